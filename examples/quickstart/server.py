@@ -1,0 +1,23 @@
+"""The smallest useful mcpkit server: `mcpkit run examples/quickstart/server.py`."""
+
+from typing import TypedDict
+
+from mcpkit import Server
+
+server = Server("quickstart", "1.0.0", instructions="Echo text and add numbers.")
+
+
+class Sum(TypedDict):
+    sum: int
+
+
+@server.tool()
+def echo(text: str) -> str:
+    """Return the text unchanged."""
+    return text
+
+
+@server.tool()
+def add(a: int, b: int) -> Sum:
+    """Add two integers."""
+    return {"sum": a + b}

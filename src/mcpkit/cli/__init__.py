@@ -1,0 +1,1 @@
+"""The `mcpkit` command line, built on the public API only."""

@@ -1,0 +1,196 @@
+"""The whole exception tree of mcpkit, and the one table from JSON-RPC error code to class.
+
+```
+MCPError                                   anything mcpkit raises on purpose
+├── RPCError                               travels as a JSON-RPC error object (has .code)
+│   ├── ParseError                  -32700 the bytes are not JSON
+│   ├── InvalidRequestError         -32600 JSON, but not a JSON-RPC request
+│   ├── MethodNotFoundError         -32601 unknown, removed or unadvertised method
+│   ├── InvalidParamsError          -32602 params (or `_meta`) do not fit the method
+│   │   └── ResourceNotFoundError   -32602 (legacy wire: -32002) with data.uri
+│   ├── InternalError               -32603 a bug or an unexpected failure; details stay in logs
+│   ├── HeaderMismatchError         -32020 an HTTP header disagrees with the body
+│   ├── MissingRequiredClientCapabilityError -32021 data.requiredCapabilities
+│   └── UnsupportedProtocolVersionError      -32022 data.supported, data.requested
+├── ToolError                              a tool failed: becomes `isError: true`, never a JSON-RPC error
+├── TransportError                         the connection itself failed (closed, timed out, refused)
+├── ProtocolViolation                      the peer broke the protocol (raised locally, never sent)
+└── AuthError                              authorization failed
+```
+
+Errors that a peer sent us are built with `RPCError.from_wire`, so a caller catches the same
+class whichever side raised it; errors that only exist on this side (`TransportError`,
+`ProtocolViolation`) carry no code and cannot be mistaken for something the peer said.
+
+This module imports only the standard library and `mcpkit.types`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+__all__ = [
+    "AuthError",
+    "HeaderMismatchError",
+    "InternalError",
+    "InvalidParamsError",
+    "InvalidRequestError",
+    "MCPError",
+    "MethodNotFoundError",
+    "MissingRequiredClientCapabilityError",
+    "ParseError",
+    "ProtocolViolation",
+    "RPCError",
+    "ResourceNotFoundError",
+    "ToolError",
+    "TransportError",
+    "UnsupportedProtocolVersionError",
+    "error_class_for_code",
+]
+
+
+class MCPError(Exception):
+    """Base of every exception mcpkit raises on purpose."""
+
+
+class RPCError(MCPError):
+    """An error that is, or came from, a JSON-RPC error object.
+
+    Subclasses fix `code`; `data` is whatever the error carries on the wire.
+    """
+
+    code: ClassVar[int] = -32603
+    default_message: ClassVar[str] = "Internal error"
+
+    def __init__(self, message: str | None = None, data: Any = None) -> None:
+        self.message = message or self.default_message
+        self.data = data
+        super().__init__(self.message)
+
+    def to_error(self) -> dict[str, Any]:
+        """The JSON-RPC `error` member."""
+        error: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            error["data"] = self.data
+        return error
+
+    @staticmethod
+    def from_wire(error: Mapping[str, Any]) -> RPCError:
+        """Rebuild the error a peer sent, as the class its code belongs to."""
+        code = error.get("code")
+        message = error.get("message")
+        cls = error_class_for_code(code) if isinstance(code, int) else None
+        if cls is None:
+            exc = RPCError(str(message) if message is not None else None, error.get("data"))
+            exc.code = code if isinstance(code, int) else -32603  # type: ignore[misc]
+            return exc
+        exc = cls.__new__(cls)
+        RPCError.__init__(exc, str(message) if message is not None else None, error.get("data"))
+        if isinstance(exc, ResourceNotFoundError):
+            data = exc.data
+            exc.uri = str(data.get("uri", "")) if isinstance(data, Mapping) else ""
+        return exc
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(code={self.code}, message={self.message!r})"
+
+
+class ParseError(RPCError):
+    code = -32700
+    default_message = "Parse error"
+
+
+class InvalidRequestError(RPCError):
+    code = -32600
+    default_message = "Invalid request"
+
+
+class MethodNotFoundError(RPCError):
+    code = -32601
+    default_message = "Method not found"
+
+
+class InvalidParamsError(RPCError):
+    code = -32602
+    default_message = "Invalid params"
+
+
+class ResourceNotFoundError(InvalidParamsError):
+    """-32602 with `data.uri` in the modern era; the legacy adapter sends -32002."""
+
+    LEGACY_CODE: ClassVar[int] = -32002
+
+    def __init__(self, uri: str, message: str | None = None) -> None:
+        super().__init__(message or f"Resource not found: {uri}", {"uri": uri})
+        self.uri = uri
+
+
+class InternalError(RPCError):
+    code = -32603
+    default_message = "Internal error"
+
+
+class HeaderMismatchError(RPCError):
+    code = -32020
+    default_message = "Header mismatch"
+
+
+class MissingRequiredClientCapabilityError(RPCError):
+    code = -32021
+    default_message = "Missing required client capability"
+
+    def __init__(self, required: Mapping[str, Any], message: str | None = None) -> None:
+        names = ", ".join(sorted(required)) or "(none)"
+        super().__init__(
+            message or f"This request needs the client capability {names}, which it did not declare",
+            {"requiredCapabilities": dict(required)},
+        )
+
+
+class UnsupportedProtocolVersionError(RPCError):
+    code = -32022
+    default_message = "Unsupported protocol version"
+
+    def __init__(self, requested: str, supported: list[str] | tuple[str, ...]) -> None:
+        super().__init__(
+            f"Unsupported protocol version {requested!r}; supported: {', '.join(supported)}",
+            {"supported": list(supported), "requested": requested},
+        )
+
+
+class ToolError(MCPError):
+    """Raised by a tool to report a failure to the model as an `isError: true` result."""
+
+
+class TransportError(MCPError):
+    """The connection failed: closed, refused, timed out or broken mid-stream."""
+
+
+class ProtocolViolation(MCPError):
+    """The peer sent something the protocol forbids; raised on this side only."""
+
+
+class AuthError(MCPError):
+    """Authorization failed."""
+
+
+_BY_CODE: dict[int, type[RPCError]] = {
+    cls.code: cls
+    for cls in (
+        ParseError,
+        InvalidRequestError,
+        MethodNotFoundError,
+        InvalidParamsError,
+        InternalError,
+        HeaderMismatchError,
+        MissingRequiredClientCapabilityError,
+        UnsupportedProtocolVersionError,
+    )
+}
+_BY_CODE[ResourceNotFoundError.LEGACY_CODE] = ResourceNotFoundError
+
+
+def error_class_for_code(code: int) -> type[RPCError] | None:
+    """The class for a JSON-RPC error code, or None for codes the spec does not define."""
+    return _BY_CODE.get(code)

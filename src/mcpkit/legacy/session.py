@@ -1,0 +1,165 @@
+"""`LegacySession`: one initialized 2025-11-25 connection and what it negotiated.
+
+What a session remembers is small and serialisable (`LegacyState`), so a shared store can hold
+it for sessions that move between instances. Requests the server sends to a legacy client
+(elicitation, sampling, roots, ping) go through `request_peer`, which the transport supplies.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from mcpkit.errors import InvalidParamsError, InvalidRequestError, MethodNotFoundError
+from mcpkit.legacy.shapes import legacy_capabilities, legacy_error, legacy_result
+from mcpkit.protocol.codec import Request, RequestId
+from mcpkit.protocol.envelope import RequestMeta
+from mcpkit.server.context import Notify
+from mcpkit.server.methods import call, serve
+from mcpkit.types.constants import (
+    LEGACY_VERSION,
+    LEGACY_VERSIONS,
+    LOG_LEVELS,
+    MODERN_VERSION,
+    PROGRESS_TOKEN_KEY,
+    SUPPORTED_VERSIONS,
+    Method,
+)
+
+__all__ = ["LegacySession", "LegacyState", "RequestPeer", "initialize_error"]
+
+RequestPeer = Callable[[str, dict[str, Any] | None], Awaitable[dict[str, Any]]]
+
+SERVED_LEGACY_VERSIONS = LEGACY_VERSIONS[:3]
+"""Initialize versions echoed back; older ones are answered with the newest legacy version."""
+
+_LEGACY_METHODS = frozenset(
+    {
+        Method.TOOLS_LIST,
+        Method.TOOLS_CALL,
+        Method.RESOURCES_LIST,
+        Method.RESOURCES_TEMPLATES_LIST,
+        Method.RESOURCES_READ,
+        Method.PROMPTS_LIST,
+        Method.PROMPTS_GET,
+        Method.COMPLETE,
+    }
+)
+
+
+@dataclass(slots=True)
+class LegacyState:
+    """Everything a legacy session must remember between requests."""
+
+    protocol_version: str
+    client_capabilities: dict[str, Any]
+    client_info: dict[str, Any] | None
+    log_level: str | None = None
+    subscriptions: list[str] = field(default_factory=list)
+    initialized: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def initialize_error(reason: str) -> InvalidRequestError:
+    """Refusal of an initialize that names the versions served (VER-7)."""
+    return InvalidRequestError(
+        f"{reason}; this server supports protocol versions {', '.join(SUPPORTED_VERSIONS)} "
+        f"({MODERN_VERSION} needs no initialize)",
+        {"supported": list(SUPPORTED_VERSIONS)},
+    )
+
+
+class LegacySession:
+    """Serves the requests of one legacy client through the modern server."""
+
+    def __init__(self, server: Any, state: LegacyState, request_peer: RequestPeer | None = None):
+        self.server = server
+        self.state = state
+        self.request_peer = request_peer
+
+    @classmethod
+    def open(
+        cls, server: Any, params: dict[str, Any] | None, request_peer: RequestPeer | None = None
+    ) -> tuple[LegacySession, dict[str, Any]]:
+        """Answer `initialize`: a new session and its InitializeResult."""
+        if params is None:
+            raise InvalidParamsError("initialize: params are required")
+        requested = params.get("protocolVersion")
+        if type(requested) is not str:
+            raise InvalidParamsError("initialize: params.protocolVersion must be a string")
+        caps = params.get("capabilities")
+        if caps is None:
+            caps = {}
+        if type(caps) is not dict:
+            raise InvalidParamsError("initialize: params.capabilities must be an object")
+        info = params.get("clientInfo")
+        if info is not None and type(info) is not dict:
+            raise InvalidParamsError("initialize: params.clientInfo must be an object")
+        version = requested if requested in SERVED_LEGACY_VERSIONS else LEGACY_VERSION
+        state = LegacyState(version, caps, info)
+        result: dict[str, Any] = {
+            "protocolVersion": version,
+            "capabilities": legacy_capabilities(server.capabilities()),
+            "serverInfo": server.info,
+        }
+        if server.instructions:
+            result["instructions"] = server.instructions
+        return cls(server, state, request_peer), result
+
+    def meta(self, params: dict[str, Any] | None) -> RequestMeta:
+        """The modern `_meta` this legacy request stands for."""
+        token = None
+        if params is not None:
+            legacy_meta = params.get("_meta")
+            if type(legacy_meta) is dict:
+                token = legacy_meta.get(PROGRESS_TOKEN_KEY)
+        s = self.state
+        return RequestMeta(MODERN_VERSION, s.client_capabilities, s.client_info, s.log_level, token)
+
+    async def handle(
+        self, request: Request, notify: Notify | None = None, principal: Any = None
+    ) -> dict[str, Any]:
+        """Serve one legacy request; returns its (legacy-shaped) response message."""
+        return await serve(
+            self.server, request, notify, principal, calls=self._call, errors=legacy_error
+        )
+
+    async def _call(
+        self,
+        server: Any,
+        method: str,
+        params: dict[str, Any] | None,
+        request_id: RequestId | None,
+        notify: Notify | None,
+        principal: Any,
+    ) -> dict[str, Any]:
+        if method == Method.PING:
+            return {}
+        if method == Method.SET_LEVEL:
+            level = (params or {}).get("level")
+            if level not in LOG_LEVELS:
+                raise InvalidParamsError(
+                    f"logging/setLevel: level must be one of {', '.join(LOG_LEVELS)}"
+                )
+            self.state.log_level = level
+            return {}
+        if method in (Method.SUBSCRIBE, Method.UNSUBSCRIBE):
+            uri = (params or {}).get("uri")
+            if type(uri) is not str:
+                raise InvalidParamsError(f"{method}: params.uri must be a string")
+            subs = self.state.subscriptions
+            if method == Method.SUBSCRIBE and uri not in subs:
+                subs.append(uri)
+            elif method == Method.UNSUBSCRIBE and uri in subs:
+                subs.remove(uri)
+            return {}
+        if method == Method.INITIALIZE:
+            raise InvalidRequestError("initialize: this connection is already initialized")
+        if method not in _LEGACY_METHODS:
+            raise MethodNotFoundError(f"Method not found: {method}", {"method": method})
+        modern = dict(params) if params else {}
+        modern["_meta"] = self.meta(params).to_meta()
+        return legacy_result(await call(server, method, modern, request_id, notify, principal))

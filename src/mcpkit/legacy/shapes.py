@@ -1,0 +1,41 @@
+"""Modern results and errors in their 2025-11-25 shapes.
+
+Legacy results have no `resultType`, no caching hints and no serverInfo in `_meta` (a legacy
+client reads identity from initialize); a missing resource is -32002. Results are copied, never
+changed in place, because modern results may be shared cached objects.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcpkit.errors import ResourceNotFoundError, RPCError
+from mcpkit.types.constants import SERVER_INFO_KEY
+
+__all__ = ["legacy_capabilities", "legacy_error", "legacy_result"]
+
+_MODERN_ONLY = ("resultType", "ttlMs", "cacheScope")
+
+
+def legacy_result(result: dict[str, Any]) -> dict[str, Any]:
+    out = {k: v for k, v in result.items() if k not in _MODERN_ONLY}
+    meta = out.get("_meta")
+    if meta is not None and SERVER_INFO_KEY in meta:
+        rest = {k: v for k, v in meta.items() if k != SERVER_INFO_KEY}
+        if rest:
+            out["_meta"] = rest
+        else:
+            del out["_meta"]
+    return out
+
+
+def legacy_error(exc: RPCError) -> dict[str, Any]:
+    error = exc.to_error()
+    if isinstance(exc, ResourceNotFoundError):
+        error["code"] = ResourceNotFoundError.LEGACY_CODE
+    return error
+
+
+def legacy_capabilities(modern: dict[str, Any]) -> dict[str, Any]:
+    """Server capabilities as initialize reports them (no `extensions` member in 2025-11-25)."""
+    return {k: v for k, v in modern.items() if k != "extensions"}

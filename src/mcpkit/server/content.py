@@ -1,0 +1,227 @@
+"""Content blocks, and how a handler's return value becomes one.
+
+Handlers return plain Python: `str` becomes text, `bytes` becomes an image, audio or blob
+resource (sniffed from the first bytes), the helpers below become their block, a list of blocks
+stays a list, and structured values become `structuredContent` with a JSON text fallback
+(TOOL-11). The conversion is here once, for tools, prompts and resources alike.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+__all__ = [
+    "Audio",
+    "Blob",
+    "ContentBlock",
+    "Image",
+    "ResourceLink",
+    "Text",
+    "ToolResult",
+    "blob_block",
+    "is_content_block",
+    "sniff_mime_type",
+    "text_block",
+    "to_content",
+]
+
+CONTENT_TYPES = frozenset({"text", "image", "audio", "resource_link", "resource"})
+
+
+def text_block(text: str) -> dict[str, Any]:
+    return {"type": "text", "text": text}
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+_MAGIC: tuple[tuple[bytes, str], ...] = (
+    (b"\x89PNG\r\n\x1a\n", "image/png"),
+    (b"\xff\xd8\xff", "image/jpeg"),
+    (b"GIF87a", "image/gif"),
+    (b"GIF89a", "image/gif"),
+    (b"OggS", "audio/ogg"),
+    (b"ID3", "audio/mpeg"),
+    (b"fLaC", "audio/flac"),
+)
+
+
+def sniff_mime_type(data: bytes) -> str:
+    """A MIME type from magic bytes, or application/octet-stream."""
+    for magic, mime in _MAGIC:
+        if data.startswith(magic):
+            return mime
+    if data[:4] == b"RIFF" and data[8:12] == b"WAVE":
+        return "audio/wav"
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "image/webp"
+    return "application/octet-stream"
+
+
+class ContentBlock:
+    """Base of the content helpers: each knows its wire form."""
+
+    __slots__ = ()
+
+    def to_block(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True, slots=True)
+class Text(ContentBlock):
+    text: str
+    annotations: Mapping[str, Any] | None = None
+
+    def to_block(self) -> dict[str, Any]:
+        block = text_block(self.text)
+        if self.annotations:
+            block["annotations"] = dict(self.annotations)
+        return block
+
+
+@dataclass(frozen=True, slots=True)
+class Image(ContentBlock):
+    """Image bytes; the MIME type is sniffed when not given."""
+
+    data: bytes
+    mime_type: str | None = None
+    annotations: Mapping[str, Any] | None = None
+
+    def to_block(self) -> dict[str, Any]:
+        block = {
+            "type": "image",
+            "data": _b64(self.data),
+            "mimeType": self.mime_type or sniff_mime_type(self.data),
+        }
+        if self.annotations:
+            block["annotations"] = dict(self.annotations)
+        return block
+
+
+@dataclass(frozen=True, slots=True)
+class Audio(ContentBlock):
+    """Audio bytes; the MIME type is sniffed when not given."""
+
+    data: bytes
+    mime_type: str | None = None
+    annotations: Mapping[str, Any] | None = None
+
+    def to_block(self) -> dict[str, Any]:
+        block = {
+            "type": "audio",
+            "data": _b64(self.data),
+            "mimeType": self.mime_type or sniff_mime_type(self.data),
+        }
+        if self.annotations:
+            block["annotations"] = dict(self.annotations)
+        return block
+
+
+def blob_block(uri: str, data: bytes, mime_type: str | None) -> dict[str, Any]:
+    """`BlobResourceContents`."""
+    out = {"uri": uri, "blob": _b64(data)}
+    if mime_type:
+        out["mimeType"] = mime_type
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Blob(ContentBlock):
+    """An embedded resource: text or bytes under a URI."""
+
+    uri: str
+    data: str | bytes
+    mime_type: str | None = None
+    annotations: Mapping[str, Any] | None = None
+
+    def contents(self) -> dict[str, Any]:
+        if isinstance(self.data, str):
+            out: dict[str, Any] = {"uri": self.uri, "text": self.data}
+            if self.mime_type:
+                out["mimeType"] = self.mime_type
+            return out
+        return blob_block(self.uri, self.data, self.mime_type or sniff_mime_type(self.data))
+
+    def to_block(self) -> dict[str, Any]:
+        block = {"type": "resource", "resource": self.contents()}
+        if self.annotations:
+            block["annotations"] = dict(self.annotations)
+        return block
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceLink(ContentBlock):
+    uri: str
+    name: str
+    title: str | None = None
+    description: str | None = None
+    mime_type: str | None = None
+
+    def to_block(self) -> dict[str, Any]:
+        block: dict[str, Any] = {"type": "resource_link", "uri": self.uri, "name": self.name}
+        if self.title:
+            block["title"] = self.title
+        if self.description:
+            block["description"] = self.description
+        if self.mime_type:
+            block["mimeType"] = self.mime_type
+        return block
+
+
+@dataclass(slots=True)
+class ToolResult:
+    """A tool's result spelled out: content, structured content, error flag and `_meta`."""
+
+    content: list[Any] = field(default_factory=list)
+    structured: Any = None
+    is_error: bool = False
+    meta: Mapping[str, Any] | None = None
+
+
+def is_content_block(value: Any) -> bool:
+    if isinstance(value, ContentBlock):
+        return True
+    return type(value) is dict and value.get("type") in CONTENT_TYPES
+
+
+def _block(value: Any) -> dict[str, Any]:
+    if isinstance(value, ContentBlock):
+        return value.to_block()
+    if type(value) is dict:
+        return value
+    if isinstance(value, str):
+        return text_block(value)
+    if isinstance(value, bytes | bytearray):
+        data = bytes(value)
+        mime = sniff_mime_type(data)
+        if mime.startswith("image/"):
+            return Image(data, mime).to_block()
+        if mime.startswith("audio/"):
+            return Audio(data, mime).to_block()
+        return Blob("mcpkit:bytes", data, mime).to_block()
+    raise TypeError(f"cannot turn {type(value).__name__} into a content block")
+
+
+def to_content(value: Any) -> list[dict[str, Any]] | None:
+    """Content blocks for a return value that is content, or None when it is structured data."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [text_block(value)]
+    if isinstance(value, ContentBlock | bytes | bytearray):
+        return [_block(value)]
+    if isinstance(value, list | tuple) and value and all(
+        is_content_block(v) or isinstance(v, str) for v in value
+    ):
+        return [_block(v) for v in value]
+    return None
+
+
+def json_text(value: Any) -> str:
+    return orjson.dumps(value).decode()

@@ -1,0 +1,116 @@
+"""Registered prompts: definitions, argument checks and message conversion for `prompts/get`."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from mcpkit.errors import InvalidParamsError
+from mcpkit.server.content import ContentBlock, is_content_block, text_block
+from mcpkit.server.context import Context
+from mcpkit.server.schema import Signature, derive_signature
+
+__all__ = ["Message", "Prompt", "build_prompt", "prompt_messages"]
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One prompt message; `content` is text, a content helper or a content block dict."""
+
+    role: str
+    content: Any
+
+    def to_wire(self) -> dict[str, Any]:
+        if self.role not in ("user", "assistant"):
+            raise ValueError(f'prompt message role must be "user" or "assistant", not {self.role!r}')
+        content = self.content
+        if isinstance(content, str):
+            block = text_block(content)
+        elif isinstance(content, ContentBlock):
+            block = content.to_block()
+        elif is_content_block(content):
+            block = content
+        else:
+            raise TypeError(f"prompt message content cannot be {type(content).__name__}")
+        return {"role": self.role, "content": block}
+
+
+@dataclass(slots=True)
+class Prompt:
+    name: str
+    fn: Callable[..., Any]
+    signature: Signature
+    definition: dict[str, Any]
+    required: tuple[str, ...]
+    is_async: bool
+
+
+def build_prompt(
+    fn: Callable[..., Any],
+    *,
+    name: str | None = None,
+    title: str | None = None,
+    description: str | None = None,
+    icons: list[dict[str, Any]] | None = None,
+    meta: Mapping[str, Any] | None = None,
+) -> Prompt:
+    prompt_name = name or fn.__name__
+    sig = derive_signature(fn, injectables=(Context,), structured_output=False)
+    arguments = []
+    for p in sig.parameters:
+        arg: dict[str, Any] = {"name": p.name}
+        if p.description:
+            arg["description"] = p.description
+        arg["required"] = p.required
+        arguments.append(arg)
+    definition: dict[str, Any] = {"name": prompt_name}
+    if title:
+        definition["title"] = title
+    desc = description if description is not None else sig.description
+    if desc:
+        definition["description"] = desc
+    if arguments:
+        definition["arguments"] = arguments
+    if icons:
+        definition["icons"] = list(icons)
+    if meta:
+        definition["_meta"] = dict(meta)
+    required = tuple(p.name for p in sig.parameters if p.required)
+    return Prompt(prompt_name, fn, sig, definition, required, inspect.iscoroutinefunction(fn))
+
+
+def check_arguments(prompt: Prompt, args: Any) -> dict[str, Any]:
+    if args is None:
+        args = {}
+    if type(args) is not dict or not all(type(v) is str for v in args.values()):
+        raise InvalidParamsError(
+            f"prompts/get {prompt.name!r}: arguments must be an object of strings"
+        )
+    missing = [n for n in prompt.required if n not in args]
+    if missing:
+        raise InvalidParamsError(
+            f"prompts/get {prompt.name!r}: missing required argument(s): {', '.join(missing)}"
+        )
+    known = {p.name for p in prompt.signature.parameters}
+    return {k: v for k, v in args.items() if k in known}
+
+
+def prompt_messages(value: Any) -> list[dict[str, Any]]:
+    """`messages` of a GetPromptResult from what a prompt function returned."""
+    if isinstance(value, str | ContentBlock) or is_content_block(value):
+        return [Message("user", value).to_wire()]
+    if isinstance(value, Message):
+        return [value.to_wire()]
+    if isinstance(value, list | tuple):
+        out = []
+        for item in value:
+            if isinstance(item, Message):
+                out.append(item.to_wire())
+            elif type(item) is dict and "role" in item and "content" in item:
+                out.append(Message(item["role"], item["content"]).to_wire())
+            else:
+                out.append(Message("user", item).to_wire())
+        return out
+    raise TypeError(f"a prompt must return text, messages or content, not {type(value).__name__}")

@@ -1,0 +1,152 @@
+"""Registered resources and resource templates: definitions, `resources/*` and URI matching.
+
+A static resource is found by an exact dict lookup; templates (RFC 6570 `{var}` and `{+var}`)
+are compiled to regular expressions at registration and tried in registration order.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import unquote
+
+from mcpkit.server.content import Blob, blob_block, json_text
+from mcpkit.server.context import Context
+from mcpkit.server.schema import Signature, derive_signature, output_to_json
+
+__all__ = ["CacheHint", "Resource", "ResourceTemplate", "UriTemplate", "read_contents"]
+
+
+@dataclass(frozen=True, slots=True)
+class CacheHint:
+    """`ttlMs` and `cacheScope` for a cacheable result (CACHE-1)."""
+
+    ttl_ms: int = 0
+    scope: str = "public"
+
+    def __post_init__(self) -> None:
+        if type(self.ttl_ms) is not int or self.ttl_ms < 0:
+            raise ValueError(f"ttl_ms must be a non-negative integer, got {self.ttl_ms!r}")
+        if self.scope not in ("public", "private"):
+            raise ValueError(f'cache scope must be "public" or "private", got {self.scope!r}')
+
+    def apply(self, result: dict[str, Any]) -> dict[str, Any]:
+        result["ttlMs"] = self.ttl_ms
+        result["cacheScope"] = self.scope
+        return result
+
+
+_VAR = re.compile(r"\{([+#]?)([A-Za-z0-9_.,]+)\}")
+
+
+class UriTemplate:
+    """A URI template of RFC 6570 levels 1-2 (`{var}`, `{+var}`), matched against URIs."""
+
+    __slots__ = ("names", "pattern", "template")
+
+    def __init__(self, template: str) -> None:
+        self.template = template
+        names: list[str] = []
+        parts: list[str] = []
+        pos = 0
+        for m in _VAR.finditer(template):
+            parts.append(re.escape(template[pos : m.start()]))
+            op, name = m.group(1), m.group(2)
+            if "," in name:
+                raise ValueError(f"URI template {template!r}: one variable per expression")
+            if name in names:
+                raise ValueError(f"URI template {template!r}: variable {name!r} appears twice")
+            names.append(name)
+            parts.append(f"(?P<{name}>.+?)" if op else f"(?P<{name}>[^/?#]+?)")
+            pos = m.end()
+        if "{" in template[pos:] or "}" in template[pos:]:
+            raise ValueError(f"URI template {template!r}: unsupported or unbalanced expression")
+        parts.append(re.escape(template[pos:]))
+        if not names:
+            raise ValueError(f"URI template {template!r} has no variables; use a resource")
+        self.names = tuple(names)
+        self.pattern = re.compile("".join(parts) + r"\Z")
+
+    def match(self, uri: str) -> dict[str, str] | None:
+        m = self.pattern.match(uri)
+        if m is None:
+            return None
+        return {k: unquote(v) for k, v in m.groupdict().items()}
+
+
+@dataclass(slots=True)
+class Resource:
+    uri: str
+    fn: Callable[..., Any]
+    signature: Signature
+    definition: dict[str, Any]
+    mime_type: str | None
+    cache: CacheHint | None
+    is_async: bool
+
+
+@dataclass(slots=True)
+class ResourceTemplate:
+    template: UriTemplate
+    fn: Callable[..., Any]
+    signature: Signature
+    definition: dict[str, Any]
+    mime_type: str | None
+    cache: CacheHint | None
+    is_async: bool
+
+
+def describe(
+    key: str,
+    value: str,
+    *,
+    name: str,
+    title: str | None,
+    description: str | None,
+    mime_type: str | None,
+    annotations: Mapping[str, Any] | None,
+    icons: list[dict[str, Any]] | None,
+    meta: Mapping[str, Any] | None,
+    size: int | None = None,
+) -> dict[str, Any]:
+    d: dict[str, Any] = {key: value, "name": name}
+    if title:
+        d["title"] = title
+    if description:
+        d["description"] = description
+    if mime_type:
+        d["mimeType"] = mime_type
+    if size is not None:
+        d["size"] = size
+    if annotations:
+        d["annotations"] = dict(annotations)
+    if icons:
+        d["icons"] = list(icons)
+    if meta:
+        d["_meta"] = dict(meta)
+    return d
+
+
+def signature_of(fn: Callable[..., Any], where: str) -> tuple[Signature, bool]:
+    sig = derive_signature(fn, injectables=(Context,), structured_output=False)
+    return sig, inspect.iscoroutinefunction(fn)
+
+
+def read_contents(uri: str, mime_type: str | None, value: Any) -> list[dict[str, Any]]:
+    """`contents` of a ReadResourceResult from what a resource function returned."""
+    if isinstance(value, str):
+        out: dict[str, Any] = {"uri": uri, "text": value}
+        if mime_type:
+            out["mimeType"] = mime_type
+        return [out]
+    if isinstance(value, bytes | bytearray):
+        return [blob_block(uri, bytes(value), mime_type or "application/octet-stream")]
+    if isinstance(value, Blob):
+        return [value.contents()]
+    if isinstance(value, list) and value and all(isinstance(v, Blob) for v in value):
+        return [v.contents() for v in value]
+    text = json_text(output_to_json(value))
+    return [{"uri": uri, "mimeType": mime_type or "application/json", "text": text}]

@@ -1,0 +1,324 @@
+"""`Server`: what an application registers, and the one entry point every transport calls.
+
+Registration (`add_tool`, `add_resource`, `add_resource_template`, `add_prompt`,
+`set_completion`, with decorators as sugar) builds every wire definition once. `handle` serves
+one modern request and returns its response message; `call` is the same without the JSON-RPC
+wrapping, for the legacy adapter. The methods themselves live in `mcpkit.server.methods`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from mcpkit.protocol.framing import DEFAULT_MAX_MESSAGE_BYTES
+from mcpkit.server.context import Notify
+from mcpkit.server.prompts import Prompt, build_prompt
+from mcpkit.server.resources import (
+    CacheHint,
+    Resource,
+    ResourceTemplate,
+    UriTemplate,
+    describe,
+    signature_of,
+)
+from mcpkit.server.subscriptions import Broker, Change, LocalBroker
+from mcpkit.server.tools import Tool, build_tool
+from mcpkit.types.constants import SERVER_INFO_KEY
+
+__all__ = ["Server", "ServerOptions"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+@dataclass(frozen=True, slots=True)
+class ServerOptions:
+    """Settings that apply to the whole server; each has a safe default."""
+
+    page_size: int = 100
+    """Items per page of every list result."""
+    list_cache: CacheHint = field(default_factory=lambda: CacheHint(60_000, "public"))
+    """Caching hint of list results and `server/discover`."""
+    read_cache: CacheHint = field(default_factory=lambda: CacheHint(0, "private"))
+    """Default caching hint of `resources/read` (a resource may override it)."""
+    logging: bool = True
+    """Advertise `logging` so handlers may send log messages to clients that ask for them."""
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+    """Largest message a transport accepts."""
+
+
+class Server:
+    """An MCP server: register tools, resources and prompts, then serve it on any transport."""
+
+    def __init__(
+        self,
+        name: str,
+        version: str = "0.0.0",
+        *,
+        title: str | None = None,
+        instructions: str | None = None,
+        website_url: str | None = None,
+        icons: list[dict[str, Any]] | None = None,
+        options: ServerOptions | None = None,
+        broker: Broker | None = None,
+    ) -> None:
+        info: dict[str, Any] = {"name": name, "version": version}
+        if title:
+            info["title"] = title
+        if website_url:
+            info["websiteUrl"] = website_url
+        if icons:
+            info["icons"] = list(icons)
+        self.info = info
+        self.name = name
+        self.version = version
+        self.instructions = instructions
+        self.options = options or ServerOptions()
+        self.result_meta: dict[str, Any] = {SERVER_INFO_KEY: info}
+        self.tools: dict[str, Tool] = {}
+        self.resources: dict[str, Resource] = {}
+        self.templates: list[ResourceTemplate] = []
+        self.prompts: dict[str, Prompt] = {}
+        self.completion: Callable[..., Any] | None = None
+        self.broker: Broker = broker or LocalBroker()
+        self.generation = 0
+        """Bumped on every registration change; list caches and cursors are keyed by it."""
+        self._cache: dict[Any, dict[str, Any]] = {}
+        from mcpkit.server.methods import method_table
+
+        self._methods = method_table(self)
+
+    # -- registration -------------------------------------------------------------------
+
+    def _changed(self, kind: str | None = None) -> None:
+        self.generation += 1
+        self._cache.clear()
+        if kind is not None:
+            self.broker.publish(Change(kind))
+
+    def notify_tools_changed(self) -> None:
+        """Tell listening clients that the tool list changed (registration does it itself)."""
+        self._changed("tools")
+
+    def notify_prompts_changed(self) -> None:
+        self._changed("prompts")
+
+    def notify_resources_changed(self) -> None:
+        self._changed("resources")
+
+    def notify_resource_updated(self, uri: str) -> None:
+        """Tell clients subscribed to `uri` (or a parent of it) that its contents changed."""
+        self.broker.publish(Change("resource", uri))
+
+    def add_tool(self, fn: Callable[..., Any], **options: Any) -> Tool:
+        """Register `fn` as a tool; see `tool()` for the options."""
+        tool = build_tool(fn, **options)
+        if tool.name in self.tools:
+            raise ValueError(f"a tool named {tool.name!r} is already registered")
+        self.tools[tool.name] = tool
+        self._changed("tools")
+        return tool
+
+    def remove_tool(self, name: str) -> None:
+        if self.tools.pop(name, None) is None:
+            raise KeyError(f"no tool named {name!r}")
+        self._changed("tools")
+
+    def tool(
+        self,
+        name: str | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        annotations: Mapping[str, Any] | None = None,
+        input_schema: dict[str, Any] | None = None,
+        output_schema: dict[str, Any] | None = None,
+        structured_output: bool | None = None,
+        icons: list[dict[str, Any]] | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> Callable[[F], F]:
+        """Register a function as a tool.
+
+        The input schema comes from the parameters' type hints (or `input_schema`), the
+        description from the docstring, the output schema from the return annotation when
+        it is structured. A parameter annotated `Context` receives the request context.
+        """
+
+        def register(fn: F) -> F:
+            self.add_tool(
+                fn,
+                name=name,
+                title=title,
+                description=description,
+                annotations=annotations,
+                input_schema=input_schema,
+                output_schema=output_schema,
+                structured_output=structured_output,
+                icons=icons,
+                meta=meta,
+            )
+            return fn
+
+        return register
+
+    def add_resource(
+        self,
+        uri: str,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        size: int | None = None,
+        annotations: Mapping[str, Any] | None = None,
+        icons: list[dict[str, Any]] | None = None,
+        meta: Mapping[str, Any] | None = None,
+        cache: CacheHint | None = None,
+    ) -> Resource:
+        if uri in self.resources:
+            raise ValueError(f"a resource with URI {uri!r} is already registered")
+        if "://" not in uri and ":" not in uri:
+            raise ValueError(f"resource URI {uri!r} has no scheme")
+        sig, is_async = signature_of(fn, uri)
+        if sig.parameters:
+            raise ValueError(
+                f"resource {uri!r}: the function takes parameters "
+                f"({', '.join(p.name for p in sig.parameters)}); use resource_template()"
+            )
+        doc = description if description is not None else sig.description
+        definition = describe(
+            "uri", uri, name=name or fn.__name__, title=title, description=doc,
+            mime_type=mime_type, annotations=annotations, icons=icons, meta=meta, size=size,
+        )
+        resource = Resource(uri, fn, sig, definition, mime_type, cache, is_async)
+        self.resources[uri] = resource
+        self._changed("resources")
+        return resource
+
+    def resource(self, uri: str, **options: Any) -> Callable[[F], F]:
+        """Register a function that returns a resource's contents (str, bytes or data)."""
+
+        def register(fn: F) -> F:
+            self.add_resource(uri, fn, **options)
+            return fn
+
+        return register
+
+    def add_resource_template(
+        self,
+        uri_template: str,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        annotations: Mapping[str, Any] | None = None,
+        icons: list[dict[str, Any]] | None = None,
+        meta: Mapping[str, Any] | None = None,
+        cache: CacheHint | None = None,
+    ) -> ResourceTemplate:
+        template = UriTemplate(uri_template)
+        sig, is_async = signature_of(fn, uri_template)
+        params = {p.name for p in sig.parameters}
+        if params != set(template.names):
+            raise ValueError(
+                f"resource template {uri_template!r}: the function's parameters "
+                f"{sorted(params)} must be exactly the template variables {sorted(template.names)}"
+            )
+        doc = description if description is not None else sig.description
+        definition = describe(
+            "uriTemplate", uri_template, name=name or fn.__name__, title=title,
+            description=doc, mime_type=mime_type, annotations=annotations, icons=icons, meta=meta,
+        )
+        entry = ResourceTemplate(template, fn, sig, definition, mime_type, cache, is_async)
+        self.templates.append(entry)
+        self._changed("resources")
+        return entry
+
+    def resource_template(self, uri_template: str, **options: Any) -> Callable[[F], F]:
+        """Register a function serving every URI that matches an RFC 6570 template."""
+
+        def register(fn: F) -> F:
+            self.add_resource_template(uri_template, fn, **options)
+            return fn
+
+        return register
+
+    def add_prompt(self, fn: Callable[..., Any], **options: Any) -> Prompt:
+        prompt = build_prompt(fn, **options)
+        if prompt.name in self.prompts:
+            raise ValueError(f"a prompt named {prompt.name!r} is already registered")
+        self.prompts[prompt.name] = prompt
+        self._changed("prompts")
+        return prompt
+
+    def prompt(
+        self,
+        name: str | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        icons: list[dict[str, Any]] | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> Callable[[F], F]:
+        """Register a function that returns a prompt's messages; its parameters are arguments."""
+
+        def register(fn: F) -> F:
+            self.add_prompt(fn, name=name, title=title, description=description, icons=icons,
+                            meta=meta)
+            return fn
+
+        return register
+
+    def set_completion(self, fn: Callable[..., Any]) -> None:
+        """Set the `completion/complete` handler: fn(ref, argument, context) -> values."""
+        if not callable(fn):
+            raise TypeError("the completion handler must be callable")
+        self.completion = fn
+        self._changed()
+
+    def completer(self) -> Callable[[F], F]:
+        """Decorator form of `set_completion`."""
+
+        def register(fn: F) -> F:
+            self.set_completion(fn)
+            return fn
+
+        return register
+
+    # -- what the server offers ------------------------------------------------------------
+
+    def capabilities(self) -> dict[str, Any]:
+        caps: dict[str, Any] = {}
+        if self.tools:
+            caps["tools"] = {"listChanged": True}
+        if self.resources or self.templates:
+            caps["resources"] = {"subscribe": True, "listChanged": True}
+        if self.prompts:
+            caps["prompts"] = {"listChanged": True}
+        if self.completion is not None:
+            caps["completions"] = {}
+        if self.options.logging:
+            caps["logging"] = {}
+        return caps
+
+    # -- serving ---------------------------------------------------------------------------
+
+    async def handle(
+        self,
+        request: Any,
+        *,
+        notify: Notify | None = None,
+        principal: Any = None,
+    ) -> dict[str, Any]:
+        """Serve one modern request; returns the JSON-RPC response message (never raises)."""
+        from mcpkit.server.methods import serve
+
+        return await serve(self, request, notify, principal)
+
+    def __repr__(self) -> str:
+        return f"Server({self.name!r}, {self.version!r})"
+

@@ -1,0 +1,149 @@
+"""Change events and their fan-out to `subscriptions/listen` streams.
+
+Application code announces changes (`Server.notify_tools_changed()` and friends); a `Broker`
+carries each `Change` to every open listen stream, which forwards only what its filter asked
+for. `LocalBroker` fans out inside one process; a broker shared by several instances
+implements the same two methods.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from mcpkit.errors import InvalidParamsError
+from mcpkit.protocol.codec import RequestId, notification_message
+from mcpkit.types.constants import SUBSCRIPTION_ID_KEY, Method
+
+__all__ = ["Broker", "Change", "ListenFilter", "LocalBroker"]
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """`kind` is "tools", "prompts", "resources" (the lists) or "resource" (one URI)."""
+
+    kind: str
+    uri: str | None = None
+
+
+class Broker(Protocol):
+    def publish(self, change: Change) -> None:
+        """Announce a change; never blocks, safe to call from any thread."""
+
+    def subscribe(self) -> Any:
+        """An async context manager yielding an async iterator of `Change`s."""
+
+    def close(self) -> None:
+        """End every subscription (server shutdown)."""
+
+
+_CLOSED = Change("closed")
+
+
+class LocalBroker:
+    """In-process fan-out; each subscriber has its own bounded queue."""
+
+    def __init__(self, queue_size: int = 256) -> None:
+        self._subscribers: set[tuple[asyncio.AbstractEventLoop, asyncio.Queue[Change]]] = set()
+        self._queue_size = queue_size
+
+    def publish(self, change: Change) -> None:
+        for loop, queue in list(self._subscribers):
+            loop.call_soon_threadsafe(_offer, queue, change)
+
+    def close(self) -> None:
+        for loop, queue in list(self._subscribers):
+            loop.call_soon_threadsafe(_offer, queue, _CLOSED)
+
+    @asynccontextmanager
+    async def subscribe(self) -> AsyncIterator[AsyncIterator[Change]]:
+        queue: asyncio.Queue[Change] = asyncio.Queue(self._queue_size)
+        entry = (asyncio.get_running_loop(), queue)
+        self._subscribers.add(entry)
+        try:
+            yield _drain(queue)
+        finally:
+            self._subscribers.discard(entry)
+
+
+def _offer(queue: asyncio.Queue[Change], change: Change) -> None:
+    # A listener that stopped reading loses duplicates of list-changed events, which carry no
+    # data; it must never make the publisher wait.
+    try:
+        queue.put_nowait(change)
+    except asyncio.QueueFull:
+        pass
+
+
+async def _drain(queue: asyncio.Queue[Change]) -> AsyncIterator[Change]:
+    while True:
+        change = await queue.get()
+        if change is _CLOSED:
+            return
+        yield change
+
+
+_LIST_FLAGS = {
+    "toolsListChanged": ("tools", Method.TOOLS_LIST_CHANGED),
+    "promptsListChanged": ("prompts", Method.PROMPTS_LIST_CHANGED),
+    "resourcesListChanged": ("resources", Method.RESOURCES_LIST_CHANGED),
+}
+
+
+class ListenFilter:
+    """What one listen request asked for, cut down to what the server can send."""
+
+    __slots__ = ("kinds", "uris")
+
+    def __init__(self, kinds: frozenset[str], uris: tuple[str, ...]) -> None:
+        self.kinds = kinds
+        self.uris = uris
+
+    @classmethod
+    def parse(cls, params: dict[str, Any], capabilities: dict[str, Any]) -> ListenFilter:
+        wanted = params.get("notifications")
+        if type(wanted) is not dict:
+            raise InvalidParamsError(
+                "subscriptions/listen: params.notifications must be an object, e.g. "
+                '{"toolsListChanged": true}'
+            )
+        kinds = set()
+        for flag, (kind, _) in _LIST_FLAGS.items():
+            value = wanted.get(flag)
+            if value is not None and type(value) is not bool:
+                raise InvalidParamsError(f"subscriptions/listen: notifications.{flag} must be a boolean")
+            if value and capabilities.get(kind, {}).get("listChanged"):
+                kinds.add(kind)
+        uris = wanted.get("resourceSubscriptions")
+        if uris is not None and (
+            type(uris) is not list or not all(type(u) is str for u in uris)
+        ):
+            raise InvalidParamsError(
+                "subscriptions/listen: notifications.resourceSubscriptions must be a list of URIs"
+            )
+        if not capabilities.get("resources", {}).get("subscribe"):
+            uris = None
+        return cls(frozenset(kinds), tuple(uris or ()))
+
+    def acknowledged(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            flag: True for flag, (kind, _) in _LIST_FLAGS.items() if kind in self.kinds
+        }
+        if self.uris:
+            out["resourceSubscriptions"] = list(self.uris)
+        return out
+
+    def message_for(self, change: Change, subscription: RequestId) -> dict[str, Any] | None:
+        meta = {SUBSCRIPTION_ID_KEY: subscription}
+        if change.kind == "resource":
+            uri = change.uri or ""
+            if any(uri == u or uri.startswith(u.rstrip("/") + "/") for u in self.uris):
+                return notification_message(Method.RESOURCE_UPDATED, {"_meta": meta, "uri": uri})
+            return None
+        if change.kind in self.kinds:
+            method = next(m for k, m in _LIST_FLAGS.values() if k == change.kind)
+            return notification_message(method, {"_meta": meta})
+        return None

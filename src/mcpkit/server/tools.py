@@ -1,0 +1,176 @@
+"""Registered tools: their definitions, `tools/list` and `tools/call`.
+
+A tool's wire definition, its argument validator and its output conversion are all built once,
+when it is registered; `tools/call` then costs a dict lookup, the compiled validation and the
+call itself, however many tools there are.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from mcpkit.errors import InternalError, InvalidParamsError, ToolError
+from mcpkit.protocol.mcp_headers import header_params
+from mcpkit.server.content import ContentBlock, json_text, text_block, to_content
+from mcpkit.server.context import Context
+from mcpkit.server.schema import ArgumentsError, Signature, derive_signature, output_to_json
+
+__all__ = ["Tool", "build_tool", "call_result"]
+
+log = logging.getLogger("mcpkit.server")
+
+_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
+
+
+@dataclass(slots=True)
+class Tool:
+    name: str
+    fn: Callable[..., Any]
+    signature: Signature
+    definition: dict[str, Any]
+    is_async: bool
+    check_output: Callable[[Any], None] | None
+
+
+def build_tool(
+    fn: Callable[..., Any],
+    *,
+    name: str | None = None,
+    title: str | None = None,
+    description: str | None = None,
+    annotations: Mapping[str, Any] | None = None,
+    input_schema: dict[str, Any] | None = None,
+    output_schema: dict[str, Any] | None = None,
+    structured_output: bool | None = None,
+    icons: list[dict[str, Any]] | None = None,
+    meta: Mapping[str, Any] | None = None,
+) -> Tool:
+    tool_name = name or fn.__name__
+    if not _NAME.match(tool_name):
+        raise ValueError(
+            f"tool name {tool_name!r} is invalid: use 1-128 characters from A-Z a-z 0-9 _ - ."
+        )
+    sig = derive_signature(
+        fn,
+        injectables=(Context,),
+        input_schema=input_schema,
+        output_schema=output_schema,
+        structured_output=structured_output,
+        passthrough_types=(ContentBlock,),
+    )
+    schema = sig.input_schema
+    if schema.get("type") != "object":
+        raise ValueError(f"tool {tool_name!r}: inputSchema must have \"type\": \"object\" at its root")
+    try:
+        header_params(schema)
+    except ValueError as exc:
+        raise ValueError(f"tool {tool_name!r}: {exc}") from None
+    definition: dict[str, Any] = {"name": tool_name}
+    if title:
+        definition["title"] = title
+    desc = description if description is not None else sig.description
+    if desc:
+        definition["description"] = desc
+    if icons:
+        definition["icons"] = list(icons)
+    definition["inputSchema"] = schema
+    if sig.output_schema is not None:
+        definition["outputSchema"] = sig.output_schema
+    if annotations:
+        definition["annotations"] = dict(annotations)
+    if meta:
+        definition["_meta"] = dict(meta)
+    check_output = None
+    if output_schema is not None:
+        check_output = _output_checker(tool_name, output_schema)
+    return Tool(
+        tool_name,
+        fn,
+        sig,
+        definition,
+        inspect.iscoroutinefunction(fn),
+        check_output,
+    )
+
+
+def _output_checker(tool_name: str, schema: dict[str, Any]) -> Callable[[Any], None]:
+    from jsonschema import validators
+
+    cls = validators.validator_for(schema)
+    validator = cls(schema)
+
+    def check(value: Any) -> None:
+        error = next(iter(validator.iter_errors(value)), None)
+        if error is not None:
+            raise InternalError(
+                f"tool {tool_name!r} returned structured content that does not match its "
+                f"outputSchema: {error.message}"
+            )
+
+    return check
+
+
+def error_result(message: str) -> dict[str, Any]:
+    return {"resultType": "complete", "content": [text_block(message)], "isError": True}
+
+
+def call_result(tool: Tool, value: Any) -> dict[str, Any]:
+    """The CallToolResult for what a tool returned."""
+    from mcpkit.server.content import ToolResult
+
+    if isinstance(value, ToolResult):
+        result: dict[str, Any] = {"resultType": "complete"}
+        result["content"] = to_content(value.content) or []
+        if value.structured is not None:
+            structured = output_to_json(value.structured)
+            if tool.check_output is not None:
+                tool.check_output(structured)
+            result["structuredContent"] = structured
+        if value.is_error:
+            result["isError"] = True
+        if value.meta:
+            result["_meta"] = dict(value.meta)
+        return result
+    sig = tool.signature
+    if sig.output_schema is None:
+        content = to_content(value)
+        if content is not None:
+            return {"resultType": "complete", "content": content}
+        structured = output_to_json(value)
+        return {"resultType": "complete", "content": [text_block(json_text(structured))]}
+    structured = output_to_json(value)
+    if sig.wrap_output:
+        structured = {"result": structured}
+    if tool.check_output is not None:
+        tool.check_output(structured)
+    return {
+        "resultType": "complete",
+        "content": [text_block(json_text(structured))],
+        "structuredContent": structured,
+    }
+
+
+def lookup(tools: Mapping[str, Tool], params: Mapping[str, Any]) -> Tool:
+    name = params.get("name")
+    if type(name) is not str:
+        raise InvalidParamsError("tools/call: params.name must be the tool's name (a string)")
+    tool = tools.get(name)
+    if tool is None:
+        raise InvalidParamsError(f"Unknown tool: {name!r}", {"name": name})
+    return tool
+
+
+def arguments_of(tool: Tool, params: Mapping[str, Any]) -> dict[str, Any] | dict[str, Any]:
+    """Validated keyword arguments, or an isError result the model can act on."""
+    args = params.get("arguments")
+    if args is not None and type(args) is not dict:
+        raise InvalidParamsError(f"tools/call {tool.name!r}: arguments must be an object")
+    try:
+        return tool.signature.validate(args)
+    except ArgumentsError as exc:
+        raise ToolError(f"Invalid arguments for tool {tool.name!r}: {exc}") from None

@@ -1,0 +1,5 @@
+"""The only I/O in mcpkit: stdio, in-memory streams and Streamable HTTP.
+
+Each transport is thin: it moves bytes, and every request ends in `Server.handle` (modern) or
+`LegacySession.handle` (legacy), through `StreamConnection` for byte streams.
+"""

@@ -1,0 +1,134 @@
+"""The stdio transport: newline-delimited JSON on the process's stdin and stdout.
+
+stdout belongs to the protocol. `claim_stdout()` moves the real stdout to a private file
+descriptor and points descriptor 1 (and `sys.stdout`) at stderr, so that `print()`, logging,
+warnings and even C extensions writing to fd 1 end up on stderr instead of corrupting the wire.
+`mcpkit run` calls it before the user's module is imported.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import sys
+import threading
+from typing import Any
+
+from mcpkit.protocol.framing import LineReader
+from mcpkit.transports.stream import StreamConnection
+
+__all__ = ["claim_stdout", "run_stdio", "serve_stdio"]
+
+_protocol_fd: int | None = None
+
+
+def claim_stdout() -> int:
+    """Reserve the real stdout for protocol messages; returns its private descriptor.
+
+    Idempotent. After it, fd 1 and `sys.stdout` write to stderr.
+    """
+    global _protocol_fd
+    if _protocol_fd is not None:
+        return _protocol_fd
+    with contextlib.suppress(Exception):
+        sys.stdout.flush()
+    fd = os.dup(1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    _protocol_fd = fd
+    return fd
+
+
+class _Writer:
+    """Writes whole messages to a blocking descriptor (one message per call, never split)."""
+
+    __slots__ = ("fd", "broken")
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.broken = False
+
+    def __call__(self, data: bytes) -> None:
+        if self.broken:
+            return
+        view = memoryview(data)
+        try:
+            while view:
+                written = os.write(self.fd, view)
+                view = view[written:]
+        except (BrokenPipeError, OSError):
+            # The client stopped reading; there is nobody left to answer.
+            self.broken = True
+
+
+class _StdinProtocol(asyncio.Protocol):
+    def __init__(self, conn: StreamConnection, reader: LineReader, done: asyncio.Event) -> None:
+        self.conn = conn
+        self.reader = reader
+        self.done = done
+
+    def data_received(self, data: bytes) -> None:
+        receive = self.conn.receive
+        for line in self.reader.feed(data):
+            receive(line)
+
+    def eof_received(self) -> bool:
+        for line in self.reader.close():
+            self.conn.receive(line)
+        self.done.set()
+        return False
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.done.set()
+
+
+async def serve_stdio(server: Any, *, stdin_fd: int = 0, stdout_fd: int | None = None) -> None:
+    """Serve `server` on stdin/stdout until stdin closes."""
+    out_fd = stdout_fd if stdout_fd is not None else claim_stdout()
+    conn = StreamConnection(server, _Writer(out_fd))
+    reader = LineReader(server.options.max_message_bytes)
+    loop = asyncio.get_running_loop()
+    done = asyncio.Event()
+    stdin = os.fdopen(os.dup(stdin_fd), "rb", buffering=0)
+    try:
+        transport, _ = await loop.connect_read_pipe(
+            lambda: _StdinProtocol(conn, reader, done), stdin
+        )
+    except ValueError:
+        # A regular file or something else epoll cannot watch: read it in a thread.
+        transport = None
+        _read_in_thread(loop, stdin, _StdinProtocol(conn, reader, done))
+    with contextlib.suppress(NotImplementedError, RuntimeError):
+        loop.add_signal_handler(signal.SIGTERM, done.set)
+    try:
+        await done.wait()
+        await conn.close()
+    finally:
+        if transport is not None:
+            transport.close()
+        server.broker.close()
+
+
+def _read_in_thread(
+    loop: asyncio.AbstractEventLoop, stream: Any, protocol: _StdinProtocol
+) -> None:
+    def pump() -> None:
+        while True:
+            chunk = stream.read(65536)
+            if not chunk:
+                loop.call_soon_threadsafe(protocol.eof_received)
+                return
+            loop.call_soon_threadsafe(protocol.data_received, chunk)
+
+    threading.Thread(target=pump, name="mcpkit-stdin", daemon=True).start()
+
+
+def run_stdio(server: Any) -> None:
+    """Serve over stdio in a new event loop; returns when stdin closes."""
+    claim_stdout()
+    try:
+        asyncio.run(serve_stdio(server))
+    except KeyboardInterrupt:
+        pass
