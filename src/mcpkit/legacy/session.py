@@ -7,6 +7,7 @@ it for sessions that move between instances. Requests the server sends to a lega
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -120,11 +121,21 @@ class LegacySession:
         return RequestMeta(MODERN_VERSION, s.client_capabilities, s.client_info, s.log_level, token)
 
     async def handle(
-        self, request: Request, notify: Notify | None = None, principal: Any = None
+        self,
+        request: Request,
+        notify: Notify | None = None,
+        principal: Any = None,
+        request_peer: RequestPeer | None = None,
     ) -> dict[str, Any]:
-        """Serve one legacy request; returns its (legacy-shaped) response message."""
+        """Serve one legacy request; returns its (legacy-shaped) response message.
+
+        `request_peer`, when given, is how requests to the client travel while this request
+        is served (on HTTP, the POST's own SSE stream); otherwise the session's is used.
+        """
+        peer = request_peer or self.request_peer
         return await serve(
-            self.server, request, notify, principal, calls=self._call, errors=legacy_error
+            self.server, request, notify, principal,
+            calls=functools.partial(self._call, peer=peer), errors=legacy_error,
         )
 
     async def _call(
@@ -135,6 +146,8 @@ class LegacySession:
         request_id: RequestId | None,
         notify: Notify | None,
         principal: Any,
+        *,
+        peer: RequestPeer | None,
     ) -> dict[str, Any]:
         if method == Method.PING:
             return {}
