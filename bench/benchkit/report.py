@@ -1,0 +1,486 @@
+"""Turn the results dict into the targets verdicts, markdown tables and a chart."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+SDK_NAMES = ("sdk-lowlevel", "sdk-mcpserver", "sdk-lowlevel-sse")
+FLAT_LIMIT = 1.25  # tools/call p50 at the largest tool count vs one tool
+CLIENT_BOUND = 0.85  # client CPU (cores) above which a throughput figure is marked
+
+
+def _get(d: Any, *path: str) -> Any:
+    for key in path:
+        if not isinstance(d, dict) or key not in d:
+            return None
+        d = d[key]
+    return d
+
+
+def _best(
+    results: dict[str, Any], names: tuple[str, ...], path: tuple[str, ...], lowest: bool
+) -> tuple[str | None, float | None]:
+    found = [(n, _get(results, path[0], n, *path[1:])) for n in names]
+    found = [(n, v) for n, v in found if isinstance(v, int | float) and v > 0]
+    if not found:
+        return None, None
+    name, value = (min if lowest else max)(found, key=lambda nv: nv[1])
+    return name, float(value)
+
+
+def _ratio(a: Any, b: Any) -> float | None:
+    if isinstance(a, int | float) and isinstance(b, int | float) and b:
+        return float(a) / float(b)
+    return None
+
+
+def targets(results: dict[str, Any]) -> list[dict[str, Any]]:
+    """The project's performance targets, each with the measured ratio and met / not met."""
+    out: list[dict[str, Any]] = []
+
+    def add(name: str, required: str, value: float | None, ok: bool | None, detail: str) -> None:
+        out.append(
+            {"target": name, "required": required, "measured": value, "met": ok, "detail": detail}
+        )
+
+    mk_seq = _get(results, "stdio", "mcpkit", "seq", "rps")
+    sdk_name, sdk_seq = _best(results, SDK_NAMES, ("stdio", "seq", "rps"), lowest=False)
+    r = _ratio(mk_seq, sdk_seq)
+    add(
+        "stdio sequential tools/call req/s vs official SDK",
+        ">= 10x",
+        r,
+        None if r is None else r >= 10,
+        f"mcpkit {mk_seq or 0:.0f} vs {sdk_name} {sdk_seq or 0:.0f} req/s",
+    )
+
+    mk_cpu = _get(results, "stdio", "mcpkit", "seq", "server_cpu_us_per_req")
+    fl_cpu = _get(results, "stdio", "floor", "seq", "server_cpu_us_per_req")
+    r = _ratio(mk_cpu, fl_cpu)
+    add(
+        "stdio server CPU per request vs floor loop",
+        "<= 3x",
+        r,
+        None if r is None else r <= 3,
+        f"mcpkit {mk_cpu or 0:.1f} vs floor {fl_cpu or 0:.1f} us/req",
+    )
+
+    mk_h = _get(results, "http", "mcpkit", "c32", "rps")
+    sdk_hname, sdk_h = _best(results, SDK_NAMES, ("http", "c32", "rps"), lowest=False)
+    r = _ratio(mk_h, sdk_h)
+    add(
+        "HTTP c=32 req/s vs official SDK",
+        ">= 3x",
+        r,
+        None if r is None else r >= 3,
+        f"mcpkit {mk_h or 0:.0f} vs {sdk_hname} {sdk_h or 0:.0f} req/s",
+    )
+    fl_h = _get(results, "http", "floor", "c32", "rps")
+    r = _ratio(mk_h, fl_h)
+    add(
+        "HTTP c=32 req/s vs bare ASGI floor",
+        ">= 0.70x",
+        r,
+        None if r is None else r >= 0.7,
+        f"mcpkit {mk_h or 0:.0f} vs floor {fl_h or 0:.0f} req/s",
+    )
+
+    mk_cold = _get(results, "cold_start", "mcpkit", "discover_ms")
+    sdk_cname, sdk_cold = _best(results, SDK_NAMES, ("cold_start", "discover_ms"), lowest=True)
+    r = _ratio(mk_cold, sdk_cold)
+    add(
+        "cold start to first answer vs official SDK",
+        "<= 0.33x",
+        r,
+        None if r is None else r <= 1 / 3,
+        f"mcpkit {mk_cold or 0:.0f} vs {sdk_cname} {sdk_cold or 0:.0f} ms",
+    )
+
+    imp = _get(results, "import", "mcpkit", "importtime_ms")
+    wall = _get(results, "import", "mcpkit", "wall_ms")
+    add(
+        "import mcpkit (-X importtime, cumulative)",
+        "< 100 ms",
+        imp,
+        None if imp is None else imp < 100,
+        f"{imp or 0:.1f} ms; whole `python -c 'import mcpkit'` {wall or 0:.0f} ms wall",
+    )
+
+    mk_rss = _get(results, "stdio", "mcpkit", "peak_rss_kb")
+    sdk_rname, sdk_rss = _best(results, SDK_NAMES, ("stdio", "peak_rss_kb"), lowest=True)
+    r = _ratio(mk_rss, sdk_rss)
+    add(
+        "peak RSS of the stdio server vs official SDK",
+        "<= 0.60x",
+        r,
+        None if r is None else r <= 0.6,
+        f"mcpkit {(mk_rss or 0) / 1024:.1f} vs {sdk_rname} {(sdk_rss or 0) / 1024:.1f} MiB",
+    )
+
+    growth = _get(results, "growth", "mcpkit")
+    if isinstance(growth, dict) and growth:
+        ns = sorted(int(n) for n in growth)
+        lo, hi = _get(growth, str(ns[0]), "call_p50_us"), _get(growth, str(ns[-1]), "call_p50_us")
+        r = _ratio(hi, lo)
+        add(
+            f"tools/call p50 latency flat with tool count ({ns[-1]} vs {ns[0]} tools)",
+            f"<= {FLAT_LIMIT}x",
+            r,
+            None if r is None else r <= FLAT_LIMIT,
+            f"{lo or 0:.0f} us -> {hi or 0:.0f} us",
+        )
+    else:
+        add(
+            "tools/call p50 latency flat with tool count",
+            f"<= {FLAT_LIMIT}x",
+            None,
+            None,
+            "not measured",
+        )
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# markdown
+
+
+def _f(v: Any, fmt: str = "{:.0f}", scale: float = 1.0) -> str:
+    if isinstance(v, int | float):
+        return fmt.format(v * scale)
+    return "-"
+
+
+def _rate(entry: Any) -> str:
+    """req/s, marked when the load generator used most of a core (then it may be the limit)."""
+    cell = _f(_get(entry, "rps"))
+    util = _get(entry, "client_cpu_util")
+    if isinstance(util, int | float) and util > CLIENT_BOUND:
+        cell += " (client-bound)"
+    return cell
+
+
+def _x(v: float | None) -> str:
+    return "-" if v is None else f"{v:.2f}x"
+
+
+def _names(results: dict[str, Any], section: str) -> list[str]:
+    order = list(results["servers"])
+    return [n for n in order if n in results.get(section, {})]
+
+
+def _unavailable_rows(results: dict[str, Any], transport: str, ncols: int) -> list[str]:
+    rows = []
+    for name, s in results["servers"].items():
+        st = s.get(transport, {})
+        if st.get("available") is False:
+            reason = str(st.get("error", "")).splitlines()[0][:120].replace("|", "/")
+            rows.append(f"| {name} | not available: {reason} |" + " |" * (ncols - 2))
+    return rows
+
+
+def markdown(results: dict[str, Any]) -> str:
+    out: list[str] = []
+    meta = results.get("meta", {})
+    m = meta.get("machine", {})
+    out.append(
+        f"Machine: {m.get('nproc')} cores, {m.get('cpu_model')}, Python {m.get('python')},"
+        f" Linux {m.get('kernel')}. Mode: {meta.get('mode')}, {meta.get('runs')} run(s) per figure (median)."
+    )
+    out.append(f"HTTP load generator: {meta.get('http_client')}; uvicorn loop: {meta.get('loop')}.")
+    out.append("")
+
+    tg = results.get("targets", [])
+    if tg:
+        out.append("### Targets (mcpkit)")
+        out.append("")
+        out.append("| target | required | measured | met? | detail |")
+        out.append("|---|---|---|---|---|")
+        for t in tg:
+            met = "not measured" if t["met"] is None else ("**met**" if t["met"] else "**not met**")
+            meas = (
+                "-"
+                if t["measured"] is None
+                else (
+                    f"{t['measured']:.1f} ms" if "ms" in t["required"] else f"{t['measured']:.2f}x"
+                )
+            )
+            out.append(f"| {t['target']} | {t['required']} | {meas} | {met} | {t['detail']} |")
+        out.append("")
+
+    sdk_ref = {}
+    for section, path in (("stdio", ("seq", "rps")), ("http", ("c32", "rps"))):
+        sdk_ref[section] = _best(results, SDK_NAMES, (section, *path), lowest=False)
+
+    if results.get("stdio") or any(s.get("stdio") for s in results["servers"].values()):
+        ref_name, ref = sdk_ref["stdio"]
+        floor = _get(results, "stdio", "floor", "seq", "rps")
+        fl_cpu = _get(results, "stdio", "floor", "seq", "server_cpu_us_per_req")
+        out.append("### stdio: `tools/call echo`")
+        out.append("")
+        out.append(
+            f"Ratios: req/s against the official SDK's faster server ({ref_name or '-'}) and against the floor loop;"
+            " CPU against the floor loop."
+        )
+        out.append("")
+        out.append(
+            "| server | era | seq req/s | seq p50 µs | seq p99 µs | pipelined (32) req/s | pipelined p99 µs"
+            " | server CPU µs/req | seq x SDK | seq x floor | CPU x floor | errors |"
+        )
+        out.append("|---|---|---|---|---|---|---|---|---|---|---|---|")
+        for name in _names(results, "stdio"):
+            r = results["stdio"][name]
+            era = _get(results, "servers", name, "stdio", "era") or "-"
+            errs = (_get(r, "seq", "errors") or 0) + (_get(r, "pipelined", "errors") or 0)
+            out.append(
+                f"| {name} | {era} | {_rate(_get(r, 'seq'))} | {_f(_get(r, 'seq', 'p50_us'))} | {_f(_get(r, 'seq', 'p99_us'))}"
+                f" | {_rate(_get(r, 'pipelined'))} | {_f(_get(r, 'pipelined', 'p99_us'))}"
+                f" | {_f(_get(r, 'seq', 'server_cpu_us_per_req'), '{:.1f}')}"
+                f" | {_x(_ratio(_get(r, 'seq', 'rps'), ref))} | {_x(_ratio(_get(r, 'seq', 'rps'), floor))}"
+                f" | {_x(_ratio(_get(r, 'seq', 'server_cpu_us_per_req'), fl_cpu))} | {errs} |"
+            )
+        out.extend(_unavailable_rows(results, "stdio", 12))
+        out.append("")
+
+    if results.get("http") or any(s.get("http") for s in results["servers"].values()):
+        ref_name, ref = sdk_ref["http"]
+        floor = _get(results, "http", "floor", "c32", "rps")
+        out.append("### Streamable HTTP: `tools/call echo`, one uvicorn worker")
+        out.append("")
+        out.append(
+            f"Ratios: c=32 req/s against the official SDK's fastest configuration ({ref_name or '-'}) and against"
+            " the bare ASGI floor."
+        )
+        out.append("")
+        out.append(
+            "| server | era | c=1 req/s | c=1 p50 ms | c=1 p99 ms | c=32 req/s | c=32 p50 ms | c=32 p99 ms"
+            " | server CPU µs/req (c=32) | c=32 x SDK | c=32 x floor | errors |"
+        )
+        out.append("|---|---|---|---|---|---|---|---|---|---|---|---|")
+        for name in _names(results, "http"):
+            r = results["http"][name]
+            era = _get(results, "servers", name, "http", "era") or "-"
+            errs = (_get(r, "c1", "errors") or 0) + (_get(r, "c32", "errors") or 0)
+            out.append(
+                f"| {name} | {era} | {_rate(_get(r, 'c1'))} | {_f(_get(r, 'c1', 'p50_us'), '{:.2f}', 1e-3)}"
+                f" | {_f(_get(r, 'c1', 'p99_us'), '{:.2f}', 1e-3)} | {_rate(_get(r, 'c32'))}"
+                f" | {_f(_get(r, 'c32', 'p50_us'), '{:.2f}', 1e-3)} | {_f(_get(r, 'c32', 'p99_us'), '{:.2f}', 1e-3)}"
+                f" | {_f(_get(r, 'c32', 'server_cpu_us_per_req'), '{:.0f}')}"
+                f" | {_x(_ratio(_get(r, 'c32', 'rps'), ref))} | {_x(_ratio(_get(r, 'c32', 'rps'), floor))} | {errs} |"
+            )
+        out.extend(_unavailable_rows(results, "http", 12))
+        out.append("")
+
+    names = [
+        n
+        for n in results["servers"]
+        if n in results.get("cold_start", {})
+        or n in results.get("stdio", {})
+        or n in results.get("http", {})
+    ]
+    if names:
+        _, sdk_cold = _best(results, SDK_NAMES, ("cold_start", "discover_ms"), lowest=True)
+        _, sdk_rss = _best(results, SDK_NAMES, ("stdio", "peak_rss_kb"), lowest=True)
+        out.append("### Startup and memory")
+        out.append("")
+        out.append(
+            "Cold start: spawn of the stdio server to its first answer (median of the samples; first answer is to"
+            " `server/discover` for modern servers, `initialize` for legacy ones). Import: `python -X importtime`"
+            " cumulative for the package and wall time of `python -c 'import PKG'`"
+            f" (bare interpreter: {_f(_get(results, 'import', '_interpreter', 'wall_ms'))} ms)."
+            " Peak RSS: VmHWM at the end of the load runs."
+        )
+        out.append("")
+        out.append(
+            "| server | first answer ms | first tools/call ms | cold x SDK | import (module) | importtime ms"
+            " | import wall ms | peak RSS stdio MiB | peak RSS HTTP MiB | RSS x SDK |"
+        )
+        out.append("|---|---|---|---|---|---|---|---|---|---|")
+        for name in names:
+            fam = results["servers"][name]["family"]
+            imp = _get(results, "import", fam) or {}
+            c = _get(results, "cold_start", name) or {}
+            rss_s = _get(results, "stdio", name, "peak_rss_kb")
+            out.append(
+                f"| {name} | {_f(c.get('discover_ms'), '{:.0f}')} | {_f(c.get('tools_call_ms'), '{:.0f}')}"
+                f" | {_x(_ratio(c.get('discover_ms'), sdk_cold))} | {imp.get('module', '-')}"
+                f" | {_f(imp.get('importtime_ms'), '{:.1f}')} | {_f(imp.get('wall_ms'), '{:.0f}')}"
+                f" | {_f(rss_s, '{:.1f}', 1 / 1024)} | {_f(_get(results, 'http', name, 'peak_rss_kb'), '{:.1f}', 1 / 1024)}"
+                f" | {_x(_ratio(rss_s, sdk_rss))} |"
+            )
+        out.append("")
+
+    growth = results.get("growth", {})
+    if growth:
+        ns = sorted({int(n) for g in growth.values() for n in g})
+        out.append("### Cost growth with the number of registered tools (stdio, sequential)")
+        out.append("")
+        head = " | ".join(
+            [f"tools/list p50 µs N={n}" for n in ns] + [f"tools/call p50 µs N={n}" for n in ns]
+        )
+        out.append(f"| server | {head} | call N={ns[-1]} / N={ns[0]} | ready with N={ns[-1]} ms |")
+        out.append("|---|" + "---|" * (2 * len(ns) + 2))
+        for name in _names(results, "growth"):
+            g = growth[name]
+            cells = [_f(_get(g, str(n), "list_p50_us")) for n in ns] + [
+                _f(_get(g, str(n), "call_p50_us")) for n in ns
+            ]
+            flat = _ratio(_get(g, str(ns[-1]), "call_p50_us"), _get(g, str(ns[0]), "call_p50_us"))
+            out.append(
+                f"| {name} | "
+                + " | ".join(cells)
+                + f" | {_x(flat)} | {_f(_get(g, str(ns[-1]), 'startup_to_first_answer_ms'))} |"
+            )
+        out.append("")
+
+    sessions = results.get("sessions", {})
+    if sessions:
+        out.append("### Idle legacy (2025-11-25) HTTP sessions")
+        out.append("")
+        out.append(
+            "`initialize` + `notifications/initialized` per session, one keep-alive connection, sessions left"
+            " open; RSS growth measured after all are open."
+        )
+        out.append("")
+        out.append(
+            "| server | sessions | total s | ms / session | RSS growth MiB | KiB / session | note |"
+        )
+        out.append("|---|---|---|---|---|---|---|")
+        for name in [n for n in results["servers"] if n in sessions]:
+            s = sessions[name]
+            if "sessions" not in s:
+                out.append(
+                    f"| {name} | - | - | - | - | - | failed: {str(s.get('error', ''))[:120]} |"
+                )
+                continue
+            out.append(
+                f"| {name} | {s['sessions']} | {_f(s.get('seconds'), '{:.2f}')} | {_f(s.get('per_session_ms'), '{:.2f}')}"
+                f" | {_f(s.get('rss_growth_kb'), '{:.1f}', 1 / 1024)} | {_f(s.get('per_session_kb'), '{:.1f}')} | |"
+            )
+        out.append("")
+
+    out.append("### Load generator check")
+    out.append("")
+    out.append(
+        "CPU the client itself used while driving each measurement (1.00 = one full core; the machine has"
+        f" {m.get('nproc')} cores, the server under test uses at most one)."
+    )
+    out.append("")
+    out.append("| measurement | client | max client CPU (cores) | max client CPU µs/req |")
+    out.append("|---|---|---|---|")
+    for section, keys, client in (
+        ("stdio", ("seq", "pipelined"), "Python stdio driver"),
+        ("http", ("c1", "c32"), meta.get("http_client", "?")),
+    ):
+        for key in keys:
+            utils = [_get(r, key, "client_cpu_util") for r in results.get(section, {}).values()]
+            per = [_get(r, key, "client_cpu_us_per_req") for r in results.get(section, {}).values()]
+            if section == "http":
+                per = [
+                    (_get(r, key, "client_cpu_s") or 0)
+                    / max(_get(r, key, "requests") or 1, 1)
+                    * 1e6
+                    for r in results.get(section, {}).values()
+                ]
+            utils = [u for u in utils if isinstance(u, int | float)]
+            per = [p for p in per if isinstance(p, int | float)]
+            if utils:
+                out.append(f"| {section} {key} | {client} | {max(utils):.2f} | {max(per):.1f} |")
+    out.append("")
+    return "\n".join(out)
+
+
+# --------------------------------------------------------------------------------------------
+# chart
+
+
+def chart(results: dict[str, Any], path: Path) -> bool:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+
+    colors = {"floor": "#9e9e9e", "mcpkit": "#1f77b4", "sdk": "#ff7f0e", "fastmcp": "#2ca02c"}
+
+    def bars(ax: Any, section: str, getter: Any, title: str, unit: str) -> None:
+        names = [n for n in results["servers"] if isinstance(getter(n), int | float)]
+        values = [getter(n) for n in names]
+        cs = [colors.get(results["servers"][n]["family"], "#555") for n in names]
+        ax.barh(names[::-1], values[::-1], color=cs[::-1])
+        for i, v in enumerate(values[::-1]):
+            ax.text(v, i, f" {v:,.0f}" if v >= 10 else f" {v:.1f}", va="center", fontsize=7)
+        ax.set_title(title, fontsize=9)
+        ax.set_xlabel(unit, fontsize=8)
+        ax.tick_params(labelsize=7)
+        if values:
+            ax.set_xlim(0, max(values) * 1.25)
+
+    fig, axes = plt.subplots(2, 3, figsize=(15, 8))
+    bars(
+        axes[0][0],
+        "stdio",
+        lambda n: _get(results, "stdio", n, "seq", "rps"),
+        "stdio sequential tools/call",
+        "req/s (higher is better)",
+    )
+    bars(
+        axes[0][1],
+        "stdio",
+        lambda n: _get(results, "stdio", n, "pipelined", "rps"),
+        "stdio pipelined (32 in flight)",
+        "req/s (higher is better)",
+    )
+    bars(
+        axes[0][2],
+        "http",
+        lambda n: _get(results, "http", n, "c32", "rps"),
+        "Streamable HTTP, c=32, 1 worker",
+        "req/s (higher is better)",
+    )
+    bars(
+        axes[1][0],
+        "cold",
+        lambda n: _get(results, "cold_start", n, "discover_ms"),
+        "cold start: spawn to first answer (stdio)",
+        "ms (lower is better)",
+    )
+    bars(
+        axes[1][1],
+        "rss",
+        lambda n: (_get(results, "stdio", n, "peak_rss_kb") or 0) / 1024 or None,
+        "peak RSS, stdio server",
+        "MiB (lower is better)",
+    )
+    ax = axes[1][2]
+    for name, g in results.get("growth", {}).items():
+        ns = sorted(int(n) for n in g)
+        ys = [_get(g, str(n), "call_p50_us") for n in ns]
+        if all(isinstance(y, int | float) for y in ys):
+            ax.plot(
+                ns,
+                ys,
+                marker="o",
+                label=name,
+                color=colors.get(results["servers"][name]["family"], "#555"),
+                linestyle="--" if name.endswith("mcpserver") else "-",
+            )
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_title("tools/call p50 latency vs registered tools (stdio)", fontsize=9)
+    ax.set_xlabel("tools", fontsize=8)
+    ax.set_ylabel("µs", fontsize=8)
+    ax.tick_params(labelsize=7)
+    ax.legend(fontsize=7)
+    m = results.get("meta", {}).get("machine", {})
+    fig.suptitle(
+        f"mcpkit benchmark — echo tool — {m.get('nproc')} cores, {m.get('cpu_model')}, Python {m.get('python')}",
+        fontsize=10,
+    )
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True

@@ -1,0 +1,751 @@
+"""The measurements. Each phase starts its servers, measures, and kills them in `finally`.
+
+A server that fails to start or answers wrongly is recorded as "not available" with the reason
+(and the tail of its stderr); the run goes on with the others.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import platform
+import re
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from benchkit import httpclient, protocol, wrkload
+from benchkit.procs import Child, ServerFailed, cpu_seconds, free_port, peak_rss_kb, rss_kb
+from benchkit.servers import REPO_DIR, Impl
+from benchkit.stats import median, percentile
+from benchkit.stdio import LoopResult, StdioPeer, pipelined, sequential
+
+LOG = print
+
+
+@dataclass
+class Config:
+    quick: bool
+    python: str
+    loop: str
+    wrk: str | None
+    runs: int
+    seq_requests: int
+    seq_seconds: float
+    pipe_requests: int
+    pipe_seconds: float
+    window: int
+    warmup_requests: int
+    http_seconds: float
+    http_requests: int
+    http_concurrency: tuple[int, ...]
+    cold_samples: int
+    import_samples: int
+    growth_ns: tuple[int, ...]
+    growth_list_requests: int
+    growth_call_requests: int
+    growth_seconds: float
+    sessions: int
+    sections: tuple[str, ...]
+    log_dir: Path
+
+    @classmethod
+    def make(
+        cls,
+        quick: bool,
+        python: str,
+        loop: str,
+        wrk: str | None,
+        sections: tuple[str, ...],
+        log_dir: Path,
+    ) -> Config:
+        if quick:
+            return cls(
+                quick=True, python=python, loop=loop, wrk=wrk, runs=1,
+                seq_requests=300, seq_seconds=2.0, pipe_requests=600, pipe_seconds=2.0, window=32,
+                warmup_requests=50, http_seconds=1.0, http_requests=5_000, http_concurrency=(1, 32),
+                cold_samples=3, import_samples=3, growth_ns=(1, 100),
+                growth_list_requests=20, growth_call_requests=100, growth_seconds=1.0,
+                sessions=50, sections=sections, log_dir=log_dir,
+            )  # fmt: skip
+        return cls(
+            quick=False, python=python, loop=loop, wrk=wrk, runs=3,
+            seq_requests=30_000, seq_seconds=3.0, pipe_requests=60_000, pipe_seconds=3.0, window=32,
+            warmup_requests=500, http_seconds=4.0, http_requests=400_000, http_concurrency=(1, 32),
+            cold_samples=10, import_samples=7, growth_ns=(1, 100, 1000),
+            growth_list_requests=300, growth_call_requests=2_000, growth_seconds=1.5,
+            sessions=1000, sections=sections, log_dir=log_dir,
+        )  # fmt: skip
+
+
+# --------------------------------------------------------------------------------------------
+# environment and bookkeeping
+
+
+def child_env(impl: Impl, extra: dict[str, str] | None = None) -> dict[str, str]:
+    env = dict(os.environ)
+    for key in ("PYTHONSTARTUP", "PYTHONINSPECT", "PYTHONPROFILEIMPORTTIME", "PYTHONTRACEMALLOC"):
+        env.pop(key, None)
+    env["PYTHONUNBUFFERED"] = "0"
+    if impl.family == "mcpkit":
+        # Measure the working tree's mcpkit even where the editable install is missing.
+        src = str(REPO_DIR / "src")
+        env["PYTHONPATH"] = src + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    if impl.family == "fastmcp":
+        env["FASTMCP_SHOW_SERVER_BANNER"] = "false"
+        env["FASTMCP_CHECK_FOR_UPDATES"] = "off"
+        env["FASTMCP_LOG_LEVEL"] = "WARNING"
+    if extra:
+        env.update(extra)
+    return env
+
+
+def rel(path: str) -> str:
+    """Paths in printed commands relative to the repository, so they can be re-run from it."""
+    with contextlib.suppress(ValueError):
+        return str(Path(path).resolve().relative_to(REPO_DIR))
+    return path
+
+
+def show_argv(argv: list[str], cfg: Config) -> str:
+    shown = [("python" if a == cfg.python else rel(a) if a.startswith("/") else a) for a in argv]
+    return shlex.join(shown)
+
+
+class Recorder:
+    def __init__(self, results: dict[str, Any]) -> None:
+        self.results = results
+
+    def unavailable(self, impl: Impl, transport: str, reason: str) -> None:
+        entry = self.results["servers"].setdefault(impl.name, {})
+        state = entry.setdefault(transport, {})
+        if state.get("available") is not False:
+            LOG(f"  ! {impl.name} ({transport}) not available: {reason.splitlines()[0][:300]}")
+        state["available"] = False
+        state.setdefault("error", reason[:2000])
+
+    def available(self, impl: Impl, transport: str, era: str) -> None:
+        state = self.results["servers"].setdefault(impl.name, {}).setdefault(transport, {})
+        if state.get("available") is not False:
+            state["available"] = True
+            state["era"] = era
+
+    def is_dead(self, impl: Impl, transport: str) -> bool:
+        return (
+            self.results["servers"].get(impl.name, {}).get(transport, {}).get("available") is False
+        )
+
+
+def aggregate(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Median of every numeric field across runs (nested dicts too); errors are summed."""
+    if not runs:
+        return {}
+    out: dict[str, Any] = {}
+    keys = [k for k in runs[0] if k != "runs"]
+    for key in keys:
+        values = [r.get(key) for r in runs]
+        first = values[0]
+        if isinstance(first, dict):
+            out[key] = aggregate([v for v in values if isinstance(v, dict)])
+        elif key in ("errors", "requests"):
+            out[key] = sum(v for v in values if isinstance(v, int | float))
+        elif isinstance(first, bool) or not isinstance(first, int | float):
+            out[key] = next((v for v in values if v is not None), first)
+        else:
+            out[key] = median([v for v in values if isinstance(v, int | float)])
+    return out
+
+
+def loop_summary(res: LoopResult) -> dict[str, Any]:
+    return res.summary()
+
+
+# --------------------------------------------------------------------------------------------
+# stdio
+
+
+@contextlib.contextmanager
+def stdio_server(
+    impl: Impl, cfg: Config, tag: str, path: Path | None = None, n_tools: int = 1
+) -> Iterator[StdioPeer]:
+    argv = impl.stdio_argv(cfg.python, path, n_tools)
+    peer = StdioPeer(argv, child_env(impl), REPO_DIR, cfg.log_dir / f"{impl.name}-{tag}.log")
+    try:
+        yield peer
+    finally:
+        peer.close()
+
+
+def open_peer(peer: StdioPeer, timeout: float = 60.0) -> str:
+    """Probe the era; open a legacy session if the server is not modern."""
+    era = peer.probe(timeout)
+    if era == "legacy":
+        peer.open_legacy()
+    return era
+
+
+def stdio_phase(impls: list[Impl], cfg: Config, rec: Recorder) -> None:
+    res = rec.results["stdio"]
+    targets = [i for i in impls if i.stdio]
+    for run in range(cfg.runs):
+        for impl in targets:
+            if rec.is_dead(impl, "stdio"):
+                continue
+            LOG(f"stdio run {run + 1}/{cfg.runs}: {impl.name}")
+            try:
+                with stdio_server(impl, cfg, f"stdio-{run}") as peer:
+                    era = open_peer(peer)
+                    rec.available(impl, "stdio", era)
+                    sequential(peer, "tools/call", cfg.warmup_requests, 2.0)
+                    seq = sequential(peer, "tools/call", cfg.seq_requests, cfg.seq_seconds)
+                    pipe = pipelined(peer, cfg.window, cfg.pipe_requests, cfg.pipe_seconds)
+                    entry = {
+                        "seq": seq.summary(),
+                        "pipelined": pipe.summary(),
+                        "peak_rss_kb": peak_rss_kb(peer.child.pid),
+                    }
+                    if not peer.child.alive():
+                        raise ServerFailed(f"server died during the run: {peer.child.log_tail()}")
+            except (ServerFailed, protocol.BadAnswer, OSError, orjson.JSONDecodeError) as exc:
+                rec.unavailable(impl, "stdio", str(exc))
+                continue
+            res.setdefault(impl.name, {"runs": []})["runs"].append(entry)
+            LOG(
+                f"    seq {entry['seq']['rps']:.0f} req/s p50 {entry['seq']['p50_us']:.0f} us;"
+                f" pipelined {entry['pipelined']['rps']:.0f} req/s;"
+                f" server CPU {entry['seq']['server_cpu_us_per_req']:.1f} us/req;"
+                f" errors {entry['seq']['errors'] + entry['pipelined']['errors']}"
+            )
+    for entry in res.values():
+        entry.update(aggregate(entry["runs"]))
+
+
+# --------------------------------------------------------------------------------------------
+# HTTP
+
+
+@contextlib.contextmanager
+def http_server(impl: Impl, cfg: Config, tag: str) -> Iterator[tuple[Child, int]]:
+    port = free_port()
+    argv = impl.http_argv(cfg.python, port, cfg.loop)
+    child = Child(
+        argv, env=child_env(impl), cwd=REPO_DIR, log_path=cfg.log_dir / f"{impl.name}-{tag}.log"
+    )
+    try:
+        yield child, port
+    finally:
+        child.kill()
+
+
+async def http_open(child: Child, port: int, timeout: float = 60.0) -> tuple[str, str | None]:
+    """Wait for the server; find its era. Returns (era, legacy session id or None)."""
+    body = protocol.encode("server/discover", "modern", 1)
+    resp = await httpclient.wait_ready(
+        port, body, protocol.modern_headers("server/discover"), timeout, child.alive
+    )
+    if resp.status == 200:
+        with contextlib.suppress(protocol.BadAnswer, orjson.JSONDecodeError):
+            if protocol.era_of_discover_answer(
+                protocol.answer_in_http_body(resp.content_type, resp.body)
+            ):
+                return "modern", None
+    session = await legacy_session(port)
+    return "legacy", session
+
+
+async def legacy_session(port: int, conn: httpclient.Connection | None = None) -> str:
+    """initialize + notifications/initialized over HTTP; returns the Mcp-Session-Id."""
+    own = conn is None
+    conn = conn or await httpclient.Connection.open(port)
+    try:
+        init = protocol.encode("initialize", "legacy", 1)
+        resp = await asyncio.wait_for(
+            conn.send(httpclient.build_request(port, init, protocol.legacy_headers(None))), 10
+        )
+        if resp.status != 200:
+            raise ServerFailed(f"initialize: HTTP {resp.status} {resp.body[:300]!r}")
+        protocol.result_of(protocol.answer_in_http_body(resp.content_type, resp.body))
+        session = resp.headers.get("mcp-session-id")
+        if not session:
+            raise ServerFailed("initialize answer carried no Mcp-Session-Id")
+        note = protocol.notification("notifications/initialized")
+        resp = await asyncio.wait_for(
+            conn.send(httpclient.build_request(port, note, protocol.legacy_headers(session))), 10
+        )
+        if resp.status not in (200, 202, 204):
+            raise ServerFailed(f"notifications/initialized: HTTP {resp.status} {resp.body[:300]!r}")
+        return session
+    finally:
+        if own:
+            conn.close()
+
+
+def call_parts(
+    era: str, session: str | None, method: str = "tools/call"
+) -> tuple[bytes, bytes, dict[str, str]]:
+    template = protocol.Template.of(method, era)
+    if era == "modern":
+        headers = protocol.modern_headers(method, "echo" if method == "tools/call" else None)
+    else:
+        headers = protocol.legacy_headers(session)
+    return template.prefix, template.suffix, headers
+
+
+async def http_check_call(port: int, era: str, session: str | None) -> None:
+    prefix, suffix, headers = call_parts(era, session)
+    resp = await httpclient.post(port, prefix + b"424242" + suffix, headers)
+    if resp.status != 200:
+        raise ServerFailed(f"tools/call: HTTP {resp.status} {resp.body[:300]!r}")
+    protocol.check_call(protocol.answer_in_http_body(resp.content_type, resp.body), 424242)
+
+
+def http_load(
+    cfg: Config,
+    port: int,
+    era: str,
+    session: str | None,
+    concurrency: int,
+    seconds: float,
+    max_requests: int,
+) -> dict[str, Any]:
+    prefix, suffix, headers = call_parts(era, session)
+    if cfg.wrk:
+        return wrkload.run_wrk(
+            cfg.wrk, port, prefix, suffix, headers, concurrency, seconds, max_requests
+        )
+
+    def make(i: int) -> bytes:
+        return httpclient.build_request(port, prefix + str(i).encode() + suffix, headers)
+
+    def check(resp: httpclient.Response) -> None:
+        protocol.check_call(protocol.answer_in_http_body(resp.content_type, resp.body))
+
+    out = asyncio.run(httpclient.load(port, make, concurrency, max_requests, seconds, check))
+    lat = sorted(out.latencies_ns)
+    return {
+        "requests": out.requests,
+        "seconds": out.seconds,
+        "rps": out.requests / out.seconds if out.seconds > 0 else 0.0,
+        "p50_us": percentile(lat, 50) / 1000 if lat else None,
+        "p99_us": percentile(lat, 99) / 1000 if lat else None,
+        "errors": out.errors,
+        "first_error": out.first_error,
+        "client_cpu_s": out.client_cpu_s,
+        "client_cpu_util": out.client_cpu_s / out.seconds if out.seconds > 0 else 0.0,
+        "client": "python-asyncio",
+    }
+
+
+def http_run(impl: Impl, cfg: Config, run: int, rec: Recorder) -> dict[str, Any]:
+    with http_server(impl, cfg, f"http-{run}") as (child, port):
+        try:
+            era, session = asyncio.run(http_open(child, port))
+            asyncio.run(http_check_call(port, era, session))
+            rec.available(impl, "http", era)
+            # warm-up: lazy imports, caches, connection setup
+            http_load(cfg, port, era, session, 8, 1.0, cfg.warmup_requests * 4)
+            entry: dict[str, Any] = {}
+            for conc in cfg.http_concurrency:
+                cpu0 = cpu_seconds(child.pid)
+                out = http_load(cfg, port, era, session, conc, cfg.http_seconds, cfg.http_requests)
+                out["server_cpu_us_per_req"] = (
+                    (cpu_seconds(child.pid) - cpu0) / max(out["requests"], 1) * 1e6
+                )
+                entry[f"c{conc}"] = out
+            asyncio.run(http_check_call(port, era, session))
+            entry["peak_rss_kb"] = peak_rss_kb(child.pid)
+            if not child.alive():
+                raise ServerFailed("server died during the run")
+            return entry
+        except Exception as exc:
+            tail = child.log_tail()
+            if tail:
+                raise ServerFailed(f"{exc!r}; stderr: {tail}") from exc
+            raise
+
+
+def http_phase(impls: list[Impl], cfg: Config, rec: Recorder) -> None:
+    res = rec.results["http"]
+    targets = [i for i in impls if i.http]
+    for run in range(cfg.runs):
+        for impl in targets:
+            if rec.is_dead(impl, "http"):
+                continue
+            LOG(f"http run {run + 1}/{cfg.runs}: {impl.name}")
+            try:
+                entry = http_run(impl, cfg, run, rec)
+            except (ServerFailed, protocol.BadAnswer, OSError, TimeoutError, ConnectionError, asyncio.IncompleteReadError, orjson.JSONDecodeError, RuntimeError) as exc:  # fmt: skip
+                rec.unavailable(impl, "http", str(exc) or repr(exc))
+                continue
+            res.setdefault(impl.name, {"runs": []})["runs"].append(entry)
+            LOG("    " + "; ".join(
+                f"c={c} {entry[f'c{c}']['rps']:.0f} req/s p99 {entry[f'c{c}']['p99_us'] / 1000:.1f} ms"
+                f" errors {entry[f'c{c}']['errors']}" for c in cfg.http_concurrency
+            ))  # fmt: skip
+    for entry in res.values():
+        entry.update(aggregate(entry["runs"]))
+
+
+# --------------------------------------------------------------------------------------------
+# cold start
+
+
+def cold_once(impl: Impl, cfg: Config, method: str, era: str) -> float:
+    """Seconds from spawn to the first answer to `method` (legacy: to initialize / after it)."""
+    argv = impl.stdio_argv(cfg.python)
+    env = child_env(impl)
+    t0 = time.perf_counter()
+    peer = StdioPeer(argv, env, REPO_DIR, cfg.log_dir / f"{impl.name}-cold.log")
+    try:
+        if era == "legacy":
+            peer.era = "legacy"
+            if method == "server/discover":
+                protocol.result_of(peer.request("initialize"))
+                return time.perf_counter() - t0
+            peer.open_legacy()
+        msg = peer.request(method, timeout=60)
+        elapsed = time.perf_counter() - t0
+        if method == "tools/call":
+            protocol.check_call(msg)
+        else:
+            protocol.result_of(msg)
+        return elapsed
+    finally:
+        peer.close()
+
+
+def cold_phase(impls: list[Impl], cfg: Config, rec: Recorder) -> None:
+    res = rec.results["cold_start"]
+    targets = [i for i in impls if i.stdio and not rec.is_dead(i, "stdio")]
+    eras = {
+        i.name: rec.results["servers"].get(i.name, {}).get("stdio", {}).get("era", "modern")
+        for i in targets
+    }
+    samples: dict[str, dict[str, list[float]]] = {
+        i.name: {"discover": [], "tools_call": []} for i in targets
+    }
+    LOG("cold start: one discarded spawn each, then " + str(cfg.cold_samples) + " samples")
+    for impl in targets:
+        try:
+            cold_once(impl, cfg, "server/discover", eras[impl.name])  # warm the OS and .pyc caches
+        except (ServerFailed, protocol.BadAnswer, OSError) as exc:
+            rec.unavailable(impl, "stdio", str(exc))
+    for _ in range(cfg.cold_samples):
+        for impl in targets:
+            if rec.is_dead(impl, "stdio"):
+                continue
+            try:
+                samples[impl.name]["discover"].append(
+                    cold_once(impl, cfg, "server/discover", eras[impl.name])
+                )
+                samples[impl.name]["tools_call"].append(
+                    cold_once(impl, cfg, "tools/call", eras[impl.name])
+                )
+            except (ServerFailed, protocol.BadAnswer, OSError) as exc:
+                rec.unavailable(impl, "stdio", str(exc))
+    for name, s in samples.items():
+        if not s["discover"]:
+            continue
+        res[name] = {
+            "first_answer_method": "server/discover" if eras[name] == "modern" else "initialize",
+            "discover_ms": median(s["discover"]) * 1000,  # type: ignore[operator]
+            "tools_call_ms": median(s["tools_call"]) * 1000,  # type: ignore[operator]
+            "samples_ms": {k: [round(v * 1000, 2) for v in vals] for k, vals in s.items()},
+        }
+        LOG(
+            f"    {name}: first answer {res[name]['discover_ms']:.0f} ms, first tools/call {res[name]['tools_call_ms']:.0f} ms"
+        )
+
+
+# --------------------------------------------------------------------------------------------
+# import time
+
+IMPORT_TARGETS = {"floor": "orjson", "mcpkit": "mcpkit", "sdk": "mcp.server", "fastmcp": "fastmcp"}
+
+
+def _importtime_us(python: str, module: str, env: dict[str, str], baseline: set[str]) -> float:
+    out = subprocess.run(
+        [python, "-X", "importtime", "-c", f"import {module}"],
+        capture_output=True, text=True, env=env, timeout=120, check=False,
+    )  # fmt: skip
+    if out.returncode != 0:
+        raise ServerFailed(f"import {module} failed: {out.stderr.strip().splitlines()[-1:]}")
+    total = 0.0
+    for line in out.stderr.splitlines():
+        m = re.match(r"import time:\s+(\d+) \|\s+(\d+) \| (\s*)(\S+)", line)
+        if m and m.group(3) == "" and m.group(4) not in baseline:
+            total += int(m.group(2))
+    return total
+
+
+def _wall_s(python: str, code: str, env: dict[str, str]) -> float:
+    t0 = time.perf_counter()
+    out = subprocess.run(
+        [python, "-c", code], capture_output=True, env=env, timeout=120, check=False
+    )
+    elapsed = time.perf_counter() - t0
+    if out.returncode != 0:
+        raise ServerFailed(
+            f"python -c {code!r} failed: {out.stderr.decode(errors='replace')[-300:]}"
+        )
+    return elapsed
+
+
+def import_phase(impls: list[Impl], cfg: Config, rec: Recorder) -> None:
+    res = rec.results["import"]
+    seen: set[str] = set()
+    base_env = child_env(impls[0])
+    base = subprocess.run([cfg.python, "-X", "importtime", "-c", "pass"], capture_output=True, text=True, env=base_env,
+                          timeout=60, check=False)  # fmt: skip
+    baseline = {m.group(1) for m in re.finditer(r"\|\s+\d+ \| (\S+)", base.stderr)}
+    baseline_wall = [_wall_s(cfg.python, "pass", base_env) for _ in range(cfg.import_samples)]
+    res["_interpreter"] = {"wall_ms": median(baseline_wall) * 1000}  # type: ignore[operator]
+    for impl in impls:
+        module = IMPORT_TARGETS[impl.family]
+        if impl.family in seen:
+            continue
+        seen.add(impl.family)
+        env = child_env(impl)
+        try:
+            _wall_s(cfg.python, f"import {module}", env)  # warm .pyc
+            cum = [
+                _importtime_us(cfg.python, module, env, baseline) for _ in range(cfg.import_samples)
+            ]
+            wall = [_wall_s(cfg.python, f"import {module}", env) for _ in range(cfg.import_samples)]
+        except (ServerFailed, OSError, subprocess.TimeoutExpired) as exc:
+            res[impl.family] = {"module": module, "available": False, "error": str(exc)}
+            LOG(f"  ! import {module}: {exc}")
+            continue
+        res[impl.family] = {
+            "module": module,
+            "importtime_ms": median(cum) / 1000,  # type: ignore[operator]
+            "wall_ms": median(wall) * 1000,  # type: ignore[operator]
+            "wall_minus_interpreter_ms": (median(wall) - median(baseline_wall)) * 1000,  # type: ignore[operator]
+        }
+        LOG(f"    import {module}: -X importtime {res[impl.family]['importtime_ms']:.1f} ms,"
+            f" wall {res[impl.family]['wall_ms']:.1f} ms")  # fmt: skip
+
+
+# --------------------------------------------------------------------------------------------
+# cost growth with the number of tools
+
+
+def growth_phase(impls: list[Impl], cfg: Config, rec: Recorder) -> None:
+    res = rec.results["growth"]
+    targets = [i for i in impls if i.stdio and not rec.is_dead(i, "stdio")]
+    with tempfile.TemporaryDirectory(prefix="mcpkit-bench-tools-") as tmp:
+        files = {(i.name, n): i.generate(n, Path(tmp)) for i in targets for n in cfg.growth_ns}
+        per_run: dict[tuple[str, int], list[dict[str, Any]]] = {}
+        for run in range(cfg.runs):
+            for impl in targets:
+                for n in cfg.growth_ns:
+                    if rec.is_dead(impl, "stdio"):
+                        continue
+                    try:
+                        with stdio_server(impl, cfg, f"tools{n}", files[(impl.name, n)], n) as peer:
+                            t0 = time.perf_counter()
+                            open_peer(peer, timeout=120)
+                            ready_ms = (time.perf_counter() - t0) * 1000
+                            sequential(peer, "tools/call", cfg.warmup_requests // 5, 1.0)
+                            lst = sequential(
+                                peer,
+                                "tools/list",
+                                cfg.growth_list_requests,
+                                cfg.growth_seconds,
+                                n_tools=n,
+                            )
+                            call = sequential(
+                                peer, "tools/call", cfg.growth_call_requests, cfg.growth_seconds
+                            )
+                            rss = peak_rss_kb(peer.child.pid)
+                    except (ServerFailed, protocol.BadAnswer, OSError) as exc:
+                        rec.unavailable(impl, "stdio", f"with {n} tools: {exc}")
+                        continue
+                    ls, cs = lst.summary(), call.summary()
+                    per_run.setdefault((impl.name, n), []).append({
+                        "list_p50_us": ls["p50_us"], "list_p99_us": ls["p99_us"],
+                        "call_p50_us": cs["p50_us"], "call_p99_us": cs["p99_us"],
+                        "call_server_cpu_us_per_req": cs["server_cpu_us_per_req"],
+                        "startup_to_first_answer_ms": ready_ms, "peak_rss_kb": rss,
+                        "errors": ls["errors"] + cs["errors"],
+                        "first_error": ls["first_error"] or cs["first_error"],
+                    })  # fmt: skip
+                    LOG(f"tools run {run + 1}: {impl.name} N={n}: list p50 {ls['p50_us']:.0f} us,"
+                        f" call p50 {cs['p50_us']:.0f} us")  # fmt: skip
+        for (name, n), runs in per_run.items():
+            res.setdefault(name, {})[str(n)] = aggregate(runs)
+
+
+# --------------------------------------------------------------------------------------------
+# idle legacy HTTP sessions
+
+
+async def _sessions(port: int, count: int) -> tuple[float, list[str]]:
+    conn = await httpclient.Connection.open(port)
+    ids: list[str] = []
+    t0 = time.perf_counter()
+    deadline = t0 + 300
+    try:
+        for _ in range(count):
+            ids.append(await legacy_session(port, conn))
+            if time.perf_counter() > deadline:
+                break
+        elapsed = time.perf_counter() - t0
+    finally:
+        conn.close()
+    return elapsed, ids
+
+
+async def _session_alive(port: int, session: str) -> None:
+    body = protocol.encode("tools/list", "legacy", 7)
+    resp = await httpclient.post(port, body, protocol.legacy_headers(session))
+    if resp.status != 200:
+        raise ServerFailed(f"tools/list on session: HTTP {resp.status} {resp.body[:200]!r}")
+    protocol.check_list(protocol.answer_in_http_body(resp.content_type, resp.body), 1)
+
+
+def sessions_phase(impls: list[Impl], cfg: Config, rec: Recorder) -> None:
+    res = rec.results["sessions"]
+    targets = [i for i in impls if i.sessions and i.http and not rec.is_dead(i, "http")]
+    per_run: dict[str, list[dict[str, Any]]] = {}
+    for run in range(cfg.runs):
+        for impl in targets:
+            LOG(f"sessions run {run + 1}/{cfg.runs}: {impl.name} x{cfg.sessions}")
+            try:
+                with http_server(impl, cfg, f"sessions-{run}") as (child, port):
+                    asyncio.run(http_open(child, port))
+                    asyncio.run(_sessions(port, 10))  # warm-up: lazy imports of the legacy path
+                    time.sleep(0.3)
+                    before = rss_kb(child.pid)
+                    elapsed, ids = asyncio.run(_sessions(port, cfg.sessions))
+                    time.sleep(0.5)
+                    after = rss_kb(child.pid)
+                    asyncio.run(_session_alive(port, ids[0]))
+                    asyncio.run(_session_alive(port, ids[-1]))
+            except (ServerFailed, protocol.BadAnswer, OSError, TimeoutError, ConnectionError, asyncio.IncompleteReadError, orjson.JSONDecodeError) as exc:  # fmt: skip
+                res.setdefault(impl.name, {})["error"] = repr(exc)[:1000]
+                LOG(f"  ! {impl.name} sessions: {exc!r}"[:400])
+                continue
+            n = len(ids)
+            per_run.setdefault(impl.name, []).append({
+                "sessions": n,
+                "seconds": elapsed,
+                "per_session_ms": elapsed / n * 1000,
+                "rss_before_kb": before,
+                "rss_after_kb": after,
+                "rss_growth_kb": after - before,
+                "per_session_kb": (after - before) / n,
+                "errors": cfg.sessions - n,
+            })  # fmt: skip
+            LOG(f"    {n} sessions in {elapsed:.2f} s, RSS +{(after - before) / 1024:.1f} MiB")
+    for name, runs in per_run.items():
+        res[name] = aggregate(runs)
+        res[name]["runs"] = runs
+
+
+# --------------------------------------------------------------------------------------------
+
+
+def machine_info(python: str) -> dict[str, Any]:
+    cpu = "unknown"
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    pyver = subprocess.run([python, "-c", "import sys; print(sys.version.split()[0])"], capture_output=True,
+                           text=True, timeout=30, check=False).stdout.strip()  # fmt: skip
+    return {
+        "nproc": os.cpu_count(),
+        "cpu_model": cpu,
+        "python": pyver or platform.python_version(),
+        "kernel": platform.release(),
+        "platform": platform.platform(),
+    }
+
+
+def package_versions(python: str) -> dict[str, str]:
+    code = (
+        "import importlib.metadata as m, json\n"
+        "out = {}\n"
+        "for n in ('mcp', 'fastmcp', 'uvicorn', 'uvloop', 'orjson', 'starlette', 'pydantic', 'mcpkit'):\n"
+        "    try: out[n] = m.version(n)\n"
+        "    except Exception: pass\n"
+        "print(json.dumps(out))"
+    )
+    out = subprocess.run(
+        [python, "-c", code], capture_output=True, text=True, timeout=30, check=False
+    )
+    try:
+        return dict(orjson.loads(out.stdout))
+    except orjson.JSONDecodeError:
+        return {}
+
+
+PHASES: dict[str, Callable[[list[Impl], Config, Recorder], None]] = {
+    "stdio": stdio_phase,
+    "http": http_phase,
+    "cold": cold_phase,
+    "import": import_phase,
+    "tools": growth_phase,
+    "sessions": sessions_phase,
+}
+
+
+def commands(impls: list[Impl], cfg: Config) -> dict[str, dict[str, str]]:
+    out: dict[str, dict[str, str]] = {}
+    for impl in impls:
+        entry: dict[str, str] = {}
+        if impl.stdio:
+            entry["stdio"] = show_argv(impl.stdio_argv(cfg.python), cfg)
+        if impl.http:
+            entry["http"] = show_argv(impl.http_argv(cfg.python, 0, cfg.loop), cfg).replace(
+                "--port 0", "--port PORT"
+            )
+            entry["http"] = entry["http"].replace("127.0.0.1:0", "127.0.0.1:PORT")
+        out[impl.name] = entry
+    return out
+
+
+def run_all(impls: list[Impl], cfg: Config) -> dict[str, Any]:
+    results: dict[str, Any] = {
+        "servers": {},
+        "stdio": {},
+        "http": {},
+        "cold_start": {},
+        "import": {},
+        "growth": {},
+        "sessions": {},
+        "errors": [],
+    }
+    for impl in impls:
+        results["servers"][impl.name] = {
+            "label": impl.label,
+            "family": impl.family,
+            "notes": impl.notes,
+        }
+    rec = Recorder(results)
+    for name, phase in PHASES.items():
+        if name not in cfg.sections:
+            continue
+        t0 = time.perf_counter()
+        try:
+            phase(impls, cfg, rec)
+        except KeyboardInterrupt:
+            raise
+        except Exception as exc:  # a bug in the harness must not lose the other phases
+            import traceback
+
+            results["errors"].append(f"{name}: {exc!r}")
+            traceback.print_exc(file=sys.stderr)
+        results.setdefault("phase_seconds", {})[name] = round(time.perf_counter() - t0, 1)
+    return results
