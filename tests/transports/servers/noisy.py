@@ -1,10 +1,9 @@
 """A server whose code writes to stdout in every way it can; none of it may reach the wire."""
 
+import logging
 import os
 import sys
 import warnings
-
-import logging
 
 print("printed at import")
 os.write(1, b"raw write to fd 1 at import\n")
