@@ -121,7 +121,7 @@ def classify(obj: Any) -> Message:
             raise _invalid(f'"params" of {method} must be an object', id)
         if "id" not in obj:
             return Notification(method, params)
-        if not _is_id(id):
+        if type(id) is not str and type(id) is not int:
             raise _invalid('"id" must be a string or an integer (never null)', None)
         return Request(id, method, params)
     if "result" in obj or "error" in obj:

@@ -94,7 +94,7 @@ class Image(ContentBlock):
     annotations: Mapping[str, Any] | None = None
 
     def to_block(self) -> dict[str, Any]:
-        block = {
+        block: dict[str, Any] = {
             "type": "image",
             "data": _b64(self.data),
             "mimeType": self.mime_type or sniff_mime_type(self.data),
@@ -113,7 +113,7 @@ class Audio(ContentBlock):
     annotations: Mapping[str, Any] | None = None
 
     def to_block(self) -> dict[str, Any]:
-        block = {
+        block: dict[str, Any] = {
             "type": "audio",
             "data": _b64(self.data),
             "mimeType": self.mime_type or sniff_mime_type(self.data),
@@ -149,7 +149,7 @@ class Blob(ContentBlock):
         return blob_block(self.uri, self.data, self.mime_type or sniff_mime_type(self.data))
 
     def to_block(self) -> dict[str, Any]:
-        block = {"type": "resource", "resource": self.contents()}
+        block: dict[str, Any] = {"type": "resource", "resource": self.contents()}
         if self.annotations:
             block["annotations"] = dict(self.annotations)
         return block

@@ -15,10 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mcpkit.errors import InternalError, InvalidParamsError, ToolError
-try:
-    from mcpkit.protocol.mcp_headers import header_params
-except ImportError:  # TEMP
-    def header_params(s): return {}
+from mcpkit.protocol.mcp_headers import header_params
 from mcpkit.server.content import ContentBlock, json_text, text_block, to_content
 from mcpkit.server.context import Context
 from mcpkit.server.schema import ArgumentsError, Signature, derive_signature, output_to_json

@@ -44,7 +44,7 @@ def claim_stdout() -> int:
 class _Writer:
     """Writes whole messages to a blocking descriptor (one message per call, never split)."""
 
-    __slots__ = ("fd", "broken")
+    __slots__ = ("broken", "fd")
 
     def __init__(self, fd: int) -> None:
         self.fd = fd
