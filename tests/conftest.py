@@ -17,7 +17,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from wire import LEGACY, MODERN, SPEC_DIR, SPEC_MISSING, check_server_message, spec_available
 
 
-
 def pytest_report_header(config: pytest.Config) -> str:
     if spec_available():
         return f"official MCP schemas: {SPEC_DIR}"

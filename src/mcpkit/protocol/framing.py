@@ -29,7 +29,7 @@ class Oversized:
 class LineReader:
     """Splits a byte stream into lines (without the newline); blank lines are skipped."""
 
-    __slots__ = ("_buf", "_dropping", "_dropped", "max_bytes")
+    __slots__ = ("_buf", "_dropped", "_dropping", "max_bytes")
 
     def __init__(self, max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> None:
         self.max_bytes = max_bytes
