@@ -127,8 +127,10 @@ def _read_in_thread(
 
 def run_stdio(server: Any) -> None:
     """Serve over stdio in a new event loop; returns when stdin closes."""
+    from mcpkit.transports.loop import run
+
     claim_stdout()
     try:
-        asyncio.run(serve_stdio(server))
+        run(serve_stdio(server))
     except KeyboardInterrupt:
         pass
