@@ -9,7 +9,6 @@ bookkeeping (`_meta` serverInfo) and the JSON-RPC envelope.
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
@@ -29,6 +28,7 @@ from mcpkit.server.context import Context, Notify
 from mcpkit.server.prompts import check_arguments, prompt_messages
 from mcpkit.server.resources import CacheHint, read_contents
 from mcpkit.server.subscriptions import ListenFilter
+from mcpkit.server.threads import run_in_worker
 from mcpkit.server.tools import arguments_of, call_result, error_result, lookup
 from mcpkit.types.constants import SERVER_INFO_KEY, SUBSCRIPTION_ID_KEY, SUPPORTED_VERSIONS, Method
 
@@ -97,17 +97,11 @@ async def call(
     return result
 
 
-async def run_sync(fn: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
-    """Run a plain function in a worker thread so it cannot stall the event loop."""
-    return await asyncio.get_running_loop().run_in_executor(
-        None, functools.partial(fn, **kwargs)
-    )
-
-
 async def invoke(fn: Callable[..., Any], is_async: bool, kwargs: dict[str, Any]) -> Any:
+    """Call a handler: async ones on the loop, plain ones in a worker thread."""
     if is_async:
         return await fn(**kwargs)
-    return await run_sync(fn, kwargs)
+    return await run_in_worker(fn, kwargs)
 
 
 def _inject(injected: dict[str, type], kwargs: dict[str, Any], ctx: Context) -> None:

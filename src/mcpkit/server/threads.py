@@ -1,0 +1,92 @@
+"""The worker threads that run plain (non-async) handlers off the event loop.
+
+A handler written as a plain function may block (a database call, a file read), so it never
+runs on the event loop's thread. The pool is a `SimpleQueue` feeding daemon threads that start
+on demand; the result comes back with one `call_soon_threadsafe`. That costs about half of
+`loop.run_in_executor`, which matters because every call of a plain tool takes this hop. The
+caller's context variables travel with the call, as with `asyncio.to_thread`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import os
+import queue
+import threading
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["WorkerPool", "run_in_worker"]
+
+_Item = tuple[asyncio.AbstractEventLoop, "asyncio.Future[Any]", Callable[[], Any]]
+
+
+def _resolve(future: asyncio.Future[Any], value: Any) -> None:
+    if not future.done():
+        future.set_result(value)
+
+
+def _reject(future: asyncio.Future[Any], exc: BaseException) -> None:
+    if not future.done():
+        future.set_exception(exc)
+
+
+class WorkerPool:
+    """At most `max_workers` threads, started when work waits and no thread is idle."""
+
+    def __init__(self, max_workers: int | None = None) -> None:
+        self.max_workers = max_workers or min(32, (os.cpu_count() or 1) + 4)
+        self._queue: queue.SimpleQueue[_Item | None] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._threads = 0
+        self._idle = 0
+
+    def submit(self, fn: Callable[[], Any]) -> asyncio.Future[Any]:
+        loop = asyncio.get_running_loop()
+        future = loop.create_future()
+        self._queue.put((loop, future, fn))
+        if self._idle == 0 and self._threads < self.max_workers:
+            with self._lock:
+                if self._idle == 0 and self._threads < self.max_workers:
+                    self._threads += 1
+                    threading.Thread(
+                        target=self._work, name=f"mcpkit-worker-{self._threads}", daemon=True
+                    ).start()
+        return future
+
+    def _work(self) -> None:
+        get = self._queue.get
+        lock = self._lock
+        while True:
+            with lock:
+                self._idle += 1
+            item = get()
+            with lock:
+                self._idle -= 1
+            if item is None:
+                with lock:
+                    self._threads -= 1
+                return
+            loop, future, fn = item
+            if future.cancelled():
+                continue
+            try:
+                value = fn()
+            except BaseException as exc:
+                loop.call_soon_threadsafe(_reject, future, exc)
+            else:
+                loop.call_soon_threadsafe(_resolve, future, value)
+
+    def shutdown(self) -> None:
+        for _ in range(self._threads):
+            self._queue.put(None)
+
+
+_pool = WorkerPool()
+
+
+async def run_in_worker(fn: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
+    """Call `fn(**kwargs)` in a worker thread with the caller's context variables."""
+    ctx = contextvars.copy_context()
+    return await _pool.submit(lambda: ctx.run(fn, **kwargs))
