@@ -1,0 +1,153 @@
+"""Read the conformance suite's saved results and print one verdict line per leg and revision.
+
+`scripts/conformance` runs the official suite with `-o DIR`, which leaves one `checks.json` per
+scenario; this turns them into `conformance <leg> <revision>: P passed, F failed` and the exit
+status. A scenario fails when any of its checks is a FAILURE (the suite's own scoring rule), or
+when it left no results at all. Scenarios listed in the expected-failures file must fail (a
+pass there means the entry is stale and must be removed); they are counted apart.
+
+Usage:
+  summarize.py required LEG REVISION RESULTS_DIR REQUIREMENTS_YAML EXPECTED_FAILURES_YAML
+  summarize.py single LABEL RESULTS_DIR SCENARIO...
+
+Imports: the standard library only (it runs before anything else is known to work).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+_STAMP = re.compile(r"-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z$")
+
+
+def load_results(results_dir: Path, prefix: str) -> dict[str, list[dict[str, Any]]]:
+    """Scenario name -> its checks, from `<dir>/<prefix><scenario>-<timestamp>/checks.json`."""
+    found: dict[str, list[dict[str, Any]]] = {}
+    for path in sorted(results_dir.rglob("checks.json")):
+        rel = path.parent.relative_to(results_dir).as_posix()
+        name = _STAMP.sub("", rel)
+        if prefix and name.startswith(prefix):
+            name = name[len(prefix) :]
+        try:
+            found[name] = json.loads(path.read_text())
+        except (OSError, ValueError) as exc:
+            found[name] = [{"id": "unreadable-results", "status": "FAILURE",
+                            "errorMessage": f"{path}: {exc}"}]
+    return found
+
+
+def read_requirements(path: Path, leg: str) -> list[str]:
+    """The scored scenarios of one leg from a requirements YAML (its simple list layout)."""
+    names: list[str] = []
+    section = None
+    for raw in path.read_text().splitlines():
+        line = raw.split("#", 1)[0].rstrip()
+        if not line:
+            continue
+        if not line.startswith(" "):
+            section = line.rstrip(":").strip()
+            continue
+        item = line.strip()
+        if section == leg and item.startswith("- "):
+            names.append(item[2:].strip())
+    return names
+
+
+def read_expected_failures(path: Path, leg: str) -> dict[str, str]:
+    """Scenario -> reason, from `leg:` lists whose entries may end in `# reason` comments."""
+    out: dict[str, str] = {}
+    section = None
+    reason = ""
+    for raw in path.read_text().splitlines():
+        if not raw.strip():
+            continue
+        if raw.lstrip().startswith("#"):
+            reason = raw.strip().lstrip("#").strip() or reason
+            continue
+        if not raw.startswith(" "):
+            section = raw.split("#", 1)[0].strip().rstrip(":")
+            continue
+        item, _, comment = raw.strip().partition("#")
+        if section == leg and item.startswith("- "):
+            out[item[2:].strip()] = comment.strip() or reason
+    return out
+
+
+def failures(checks: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [c for c in checks if c.get("status") == "FAILURE"]
+
+
+def warnings(checks: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [c for c in checks if c.get("status") == "WARNING"]
+
+
+def _describe(check: dict[str, Any]) -> str:
+    text = check.get("errorMessage") or check.get("description") or ""
+    return f"[{check.get('id')}] {text}"[:400]
+
+
+def judge(
+    label: str,
+    scenarios: list[str],
+    results: dict[str, list[dict[str, Any]]],
+    expected: dict[str, str],
+) -> bool:
+    passed, failed, expected_failed, stale, warned = [], [], [], [], []
+    for name in scenarios:
+        checks = results.get(name)
+        if checks is None:
+            checks = [{"id": "no-results", "status": "FAILURE",
+                       "errorMessage": "the scenario left no results (it did not run to the end)"}]
+        bad = failures(checks)
+        if warnings(checks):
+            warned.append((name, warnings(checks)))
+        if name in expected:
+            (expected_failed if bad else stale).append(name)
+        elif bad:
+            failed.append((name, bad))
+        else:
+            passed.append(name)
+    for name, bad in failed:
+        print(f"  FAILED {name}")
+        for check in bad:
+            print(f"      {_describe(check)}")
+    for name, warned_checks in warned:
+        if name not in expected:
+            print(f"  warning {name}: " + "; ".join(_describe(c) for c in warned_checks))
+    for name in stale:
+        print(f"  STALE expected failure {name} now passes: remove it from the expected-failures file")
+    extra = ""
+    if expected:
+        reasons = sorted({expected[n] for n in expected_failed})
+        extra = f", {len(expected_failed)} expected failures ({'; '.join(reasons)})" if expected_failed else ""
+    print(f"conformance {label}: {len(passed)} passed, {len(failed)} failed{extra}")
+    return not failed and not stale
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) >= 6 and argv[0] == "required":
+        leg, revision, results_dir, req_path, expected_path = argv[1:6]
+        scenarios = read_requirements(Path(req_path), leg)
+        if not scenarios:
+            print(f"summarize: no {leg} scenarios found in {req_path}", file=sys.stderr)
+            return 2
+        results = load_results(Path(results_dir), "server-" if leg == "server" else "")
+        expected = read_expected_failures(Path(expected_path), leg)
+        expected = {k: v for k, v in expected.items() if k in scenarios}
+        return 0 if judge(f"{leg} {revision}", scenarios, results, expected) else 1
+    if len(argv) >= 4 and argv[0] == "single":
+        label, results_dir = argv[1], argv[2]
+        prefix = "server-" if label.startswith("server") else ""
+        results = load_results(Path(results_dir), prefix)
+        return 0 if judge(label, argv[3:], results, {}) else 1
+    print(__doc__, file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
