@@ -6,6 +6,16 @@ to `on_notification` as it arrives. Requests a legacy server sends to us (elicit
 roots, ping) go to the handler set with `set_request_handler`, whose return value (a result dict,
 or an `RPCError` raised) is sent back. Cancelling the awaiting task cancels the request on the
 wire (stdio: `notifications/cancelled`; HTTP: closing the response stream).
+
+Notifications that belong to no request in flight (a legacy server's list-changed and
+resource-updated notifications, its session-wide log messages) go to the handler set with
+`set_notification_handler`, when a transport offers that method; it is optional, so a transport
+without unsolicited traffic need not have it.
+
+A `Connector` knows how to open a transport to one server, and how to name that server (`key`:
+the command line of a stdio server, the origin of an HTTP one) so its era can be remembered.
+The client opens a second transport through it when a legacy stdio server dies on the
+`server/discover` probe and must be restarted for the `initialize` handshake.
 """
 
 from __future__ import annotations
@@ -13,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
-__all__ = ["ClientTransport", "NotificationHandler", "RequestHandler"]
+__all__ = ["ClientTransport", "Connector", "NotificationHandler", "RequestHandler"]
 
 NotificationHandler = Callable[[dict[str, Any]], Awaitable[None]]
 RequestHandler = Callable[[str, dict[str, Any] | None], Awaitable[dict[str, Any]]]
@@ -33,3 +43,13 @@ class ClientTransport(Protocol):
 
     async def close(self) -> None:
         """Release the connection (and, for stdio, end the server process)."""
+
+
+class Connector(Protocol):
+    key: str
+    """Names the server for the era cache: `stdio:<command line>`, an HTTP origin, ..."""
+    kind: str
+    """`"stdio"`, `"http"` or `"memory"`: which probing rules apply (VER-9 or VER-12)."""
+
+    async def connect(self) -> ClientTransport:
+        """Open a new transport to the server (for stdio: start a new process)."""
