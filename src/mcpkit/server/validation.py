@@ -1,0 +1,645 @@
+"""Argument checking for tools and prompts: compiled checkers for derived schemas, and the
+guarded use of a user's raw JSON Schema.
+
+`mcpkit.server.schema` turns type hints into a schema and, alongside, into the checker closures
+defined here; this module owns what happens on every call: type checks without a schema
+interpreter on the hot path, coercion into the annotated Python types, and problem messages a
+model can act on ("arguments.count: expected integer, got string 'x'"). It also owns the
+registration-time checks of raw schemas (dialect, remote `$ref`, size) and the one cached
+`jsonschema` validator per raw schema.
+
+Imports: the standard library only; `jsonschema` lazily, and only when a raw schema is used.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, Final
+from urllib.parse import unquote, urldefrag, urljoin, urlsplit
+
+__all__ = [
+    "SUPPORTED_DIALECTS",
+    "ArgumentsError",
+    "ArgumentsValidator",
+    "Checker",
+    "FieldPlan",
+    "check_any",
+    "check_bool",
+    "check_float",
+    "check_int",
+    "check_none",
+    "check_str",
+    "compile_arguments",
+    "compile_raw",
+    "describe_value",
+    "is_finite_json",
+    "make_array",
+    "make_enum",
+    "make_literal",
+    "make_mapping",
+    "make_object",
+    "make_optional",
+    "make_parsed",
+    "make_pydantic",
+    "make_tuple",
+    "make_union",
+    "prepare_raw_schema",
+    "property_path",
+]
+
+Checker = Callable[[Any, str, list[str]], Any]
+"""(value, path, problems) -> the coerced value; a failure appends to `problems` instead of
+raising, so one call reports every problem at once."""
+
+ArgumentsValidator = Callable[[Mapping[str, Any] | None], dict[str, Any]]
+
+_MISSING: Final = object()
+_EMPTY: Final[Mapping[str, Any]] = MappingProxyType({})
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+class ArgumentsError(ValueError):
+    """The arguments do not fit the schema; `problems` lists each one with its JSON path."""
+
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = problems
+        super().__init__("; ".join(problems))
+
+
+def property_path(base: str, name: str) -> str:
+    """`arguments.count`, or `arguments["odd key"]` when the name is not an identifier."""
+    if _IDENTIFIER.match(name):
+        return f"{base}.{name}"
+    return f"{base}[{json.dumps(name, ensure_ascii=False)}]"
+
+
+def describe_value(value: Any) -> str:
+    """Name a value the way JSON would, so a model can see what it sent."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean true" if value else "boolean false"
+    if isinstance(value, int):
+        return f"integer {value}"
+    if isinstance(value, float):
+        return f"number {value!r}"
+    if isinstance(value, str):
+        shown = value if len(value) <= 40 else value[:37] + "..."
+        return f"string {shown!r}"
+    if isinstance(value, Mapping):
+        return "object"
+    if isinstance(value, (list, tuple)):
+        return "array"
+    return type(value).__name__
+
+
+def _problem(problems: list[str], path: str, expected: str, value: Any) -> Any:
+    problems.append(f"{path}: expected {expected}, got {describe_value(value)}")
+    return value
+
+
+# -- primitives ---------------------------------------------------------------------------------
+
+
+def check_any(value: Any, path: str, problems: list[str]) -> Any:
+    return value
+
+
+def check_str(value: Any, path: str, problems: list[str]) -> Any:
+    if isinstance(value, str):
+        return value
+    return _problem(problems, path, "string", value)
+
+
+def check_int(value: Any, path: str, problems: list[str]) -> Any:
+    # JSON Schema counts 3.0 as an integer, so a client may legitimately send it.
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    return _problem(problems, path, "integer", value)
+
+
+def check_float(value: Any, path: str, problems: list[str]) -> Any:
+    if isinstance(value, float):
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        try:
+            return float(value)
+        except OverflowError:
+            problems.append(f"{path}: number {value} is too large")
+            return value
+    return _problem(problems, path, "number", value)
+
+
+def check_bool(value: Any, path: str, problems: list[str]) -> Any:
+    if isinstance(value, bool):
+        return value
+    return _problem(problems, path, "boolean", value)
+
+
+def check_none(value: Any, path: str, problems: list[str]) -> Any:
+    if value is None:
+        return None
+    return _problem(problems, path, "null", value)
+
+
+# -- combinators --------------------------------------------------------------------------------
+
+
+def make_optional(inner: Checker) -> Checker:
+    def check(value: Any, path: str, problems: list[str]) -> Any:
+        if value is None:
+            return None
+        return inner(value, path, problems)
+
+    return check
+
+
+def make_union(options: Sequence[tuple[str, Checker]]) -> Checker:
+    """First option that accepts the value wins, so declaration order decides coercion."""
+    names = " or ".join(name for name, _ in options)
+
+    def check(value: Any, path: str, problems: list[str]) -> Any:
+        for _, option in options:
+            scratch: list[str] = []
+            result = option(value, path, scratch)
+            if not scratch:
+                return result
+        return _problem(problems, path, names, value)
+
+    return check
+
+
+def _literal_key(value: Any) -> tuple[type, Any]:
+    # Keyed by type too, because True == 1 and a bool must not match an integer literal.
+    return (type(value), value)
+
+
+def make_literal(choices: Mapping[Any, Any]) -> Checker:
+    """`choices` maps each allowed JSON value to what the function receives."""
+    table = {_literal_key(wire): python for wire, python in choices.items()}
+    shown = ", ".join(repr(wire) if isinstance(wire, str) else json.dumps(wire) for wire in choices)
+    expected = f"one of {shown}" if len(choices) > 1 else shown
+
+    def check(value: Any, path: str, problems: list[str]) -> Any:
+        try:
+            return table[_literal_key(value)]
+        except (KeyError, TypeError):
+            pass
+        if isinstance(value, float) and value.is_integer() and (int, int(value)) in table:
+            return table[(int, int(value))]
+        return _problem(problems, path, expected, value)
+
+    return check
+
+
+def make_enum(cls: type[Any]) -> Checker:
+    members = {member.value: member for member in cls}
+    inner = make_literal(members)
+
+    def check(value: Any, path: str, problems: list[str]) -> Any:
+        if isinstance(value, cls):
+            return value
+        return inner(value, path, problems)
+
+    return check
+
+
+def make_parsed(cls: type, parse: Callable[[str], Any], expected: str) -> Checker:
+    """Strings in a format (date-time, uuid...) become the annotated Python type."""
+
+    def check(value: Any, path: str, problems: list[str]) -> Any:
+        if isinstance(value, cls):
+            return value
+        if isinstance(value, str):
+            try:
+                return parse(value)
+            except ValueError:
+                pass
+        return _problem(problems, path, expected, value)
+
+    return check
+
+
+def make_array(
+    item: Checker,
+    build: Callable[[list[Any]], Any],
+    *,
+    unique: bool,
+    item_fast: frozenset[type] = frozenset(),
+) -> Checker:
+    identity = item is check_any
+
+    def check(value: Any, path: str, problems: list[str]) -> Any:
+        if not isinstance(value, (list, tuple)):
+            return _problem(problems, path, "array", value)
+        if identity or (item_fast and all(type(v) in item_fast for v in value)):
+            items = list(value)
+        else:
+            items = [item(v, f"{path}[{i}]", problems) for i, v in enumerate(value)]
+        if unique:
+            try:
+                duplicated = len(set(items)) != len(items)
+            except TypeError:
+                duplicated = True
+            if duplicated:
+                problems.append(f"{path}: items must be unique")
+                return value
+        return build(items)
+
+    return check
+
+
+def make_tuple(items: Sequence[Checker]) -> Checker:
+    count = len(items)
+
+    def check(value: Any, path: str, problems: list[str]) -> Any:
+        if not isinstance(value, (list, tuple)):
+            return _problem(problems, path, f"array of {count} items", value)
+        if len(value) != count:
+            problems.append(f"{path}: expected exactly {count} items, got {len(value)}")
+            return value
+        return tuple(
+            checker(v, f"{path}[{i}]", problems)
+            for i, (checker, v) in enumerate(zip(items, value, strict=True))
+        )
+
+    return check
+
+
+def make_mapping(item: Checker) -> Checker:
+    def check(value: Any, path: str, problems: list[str]) -> Any:
+        if not isinstance(value, Mapping):
+            return _problem(problems, path, "object", value)
+        out: dict[str, Any] = {}
+        for key, v in value.items():
+            if not isinstance(key, str):
+                problems.append(f"{path}: object keys must be strings, got {describe_value(key)}")
+                continue
+            out[key] = item(v, property_path(path, key), problems)
+        return out
+
+    return check
+
+
+@dataclass(frozen=True, slots=True)
+class FieldPlan:
+    """One property of an object: how to find, check and (maybe) skip checking it."""
+
+    name: str
+    checker: Checker
+    required: bool
+    fast_types: frozenset[type] = frozenset()
+    """Exact types accepted unchanged without calling `checker` (the primitive fast path)."""
+
+
+_Row = tuple[str, str, Checker, bool, frozenset[type]]
+
+
+def _rows(fields: Iterable[FieldPlan]) -> tuple[_Row, ...]:
+    return tuple(
+        (f.name, property_path("", f.name), f.checker, f.required, f.fast_types) for f in fields
+    )
+
+
+def _check_fields(
+    value: Mapping[str, Any], path: str, problems: list[str], rows: tuple[_Row, ...]
+) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name, suffix, checker, required, fast in rows:
+        v = value.get(name, _MISSING)
+        if v is _MISSING:
+            if required:
+                problems.append(f"{path}{suffix}: missing required property")
+        elif type(v) in fast:
+            out[name] = v
+        else:
+            out[name] = checker(v, path + suffix, problems)
+    return out
+
+
+def make_object(
+    cls: type | None, fields: Sequence[FieldPlan], build: Callable[..., Any] | None
+) -> Checker:
+    """Check a nested object; `build(**values)` makes the dataclass, None keeps a dict."""
+    rows = _rows(fields)
+
+    def check(value: Any, path: str, problems: list[str]) -> Any:
+        if cls is not None and isinstance(value, cls) and build is not None:
+            return value
+        if not isinstance(value, Mapping):
+            return _problem(problems, path, "object", value)
+        before = len(problems)
+        out = _check_fields(value, path, problems, rows)
+        if build is None or len(problems) != before:
+            return out
+        try:
+            return build(**out)
+        except (TypeError, ValueError) as exc:
+            problems.append(f"{path}: {exc}")
+            return value
+
+    return check
+
+
+def make_pydantic(cls: Any) -> Checker:
+    """Pydantic validates its own models, with its own (lax) rules and messages."""
+
+    def check(value: Any, path: str, problems: list[str]) -> Any:
+        if isinstance(value, cls):
+            return value
+        try:
+            return cls.model_validate(value)
+        except Exception as exc:
+            errors = getattr(exc, "errors", None)
+            if not callable(errors):
+                raise
+            for error in errors():
+                where = path
+                for part in error.get("loc", ()):
+                    where = (
+                        f"{where}[{part}]"
+                        if isinstance(part, int)
+                        else property_path(where, str(part))
+                    )
+                problems.append(f"{where}: {error.get('msg', 'invalid value')}")
+            return value
+
+    return check
+
+
+def compile_arguments(
+    fields: Sequence[FieldPlan], *, closed: bool, pass_extra: bool
+) -> ArgumentsValidator:
+    """Build the per-call validator for a derived schema.
+
+    `closed` reports unknown properties (the schema said additionalProperties false);
+    `pass_extra` hands them to a `**kwargs` function; otherwise they are dropped.
+    """
+    rows = _rows(fields)
+    names = frozenset(f.name for f in fields)
+
+    def not_an_object(arguments: Any) -> ArgumentsError:
+        return ArgumentsError([f"arguments: expected object, got {describe_value(arguments)}"])
+
+    def extras(arguments: Mapping[str, Any]) -> list[str]:
+        return [k for k in arguments if k not in names]
+
+    if not rows and closed:
+
+        def validate_empty(arguments: Mapping[str, Any] | None) -> dict[str, Any]:
+            if arguments is None:
+                return {}
+            if type(arguments) is not dict and not isinstance(arguments, Mapping):
+                raise not_an_object(arguments)
+            if not arguments:
+                return {}
+            raise ArgumentsError(
+                [
+                    f"{property_path('arguments', k)}: unexpected property (this takes no arguments)"
+                    for k in arguments
+                ]
+            )
+
+        return validate_empty
+
+    def validate(arguments: Mapping[str, Any] | None) -> dict[str, Any]:
+        if arguments is None:
+            arguments = _EMPTY
+        elif type(arguments) is not dict and not isinstance(arguments, Mapping):
+            raise not_an_object(arguments)
+        problems: list[str] = []
+        out = _check_fields(arguments, "arguments", problems, rows)
+        if closed:
+            problems.extend(
+                f"{property_path('arguments', k)}: unexpected property" for k in extras(arguments)
+            )
+        if problems:
+            raise ArgumentsError(problems)
+        if pass_extra:
+            for key in extras(arguments):
+                out[key] = arguments[key]
+        return out
+
+    return validate
+
+
+# -- raw user schemas ---------------------------------------------------------------------------
+
+_DIALECTS: Final = {
+    "json-schema.org/draft/2020-12/schema": "Draft202012Validator",
+    "json-schema.org/draft/2019-09/schema": "Draft201909Validator",
+    "json-schema.org/draft-07/schema": "Draft7Validator",
+    "json-schema.org/draft-06/schema": "Draft6Validator",
+    "json-schema.org/draft-04/schema": "Draft4Validator",
+}
+SUPPORTED_DIALECTS: Final = tuple(
+    f"https://{uri}" if "/draft/" in uri else f"http://{uri}#" for uri in _DIALECTS
+)
+
+_REF_KEYWORDS: Final = ("$ref", "$dynamicRef", "$recursiveRef")
+_DATA_KEYWORDS: Final = frozenset({"const", "enum", "default", "examples"})
+_MAX_DEPTH: Final = 128
+_MAX_NODES: Final = 20_000
+
+
+def _dialect_key(uri: str) -> str:
+    key = uri.strip()
+    for scheme in ("https://", "http://"):
+        if key.startswith(scheme):
+            key = key[len(scheme) :]
+            break
+    return key.rstrip("#")
+
+
+def _validator_class(schema: Mapping[str, Any], where: str) -> Any:
+    declared = schema.get("$schema")
+    if declared is None:
+        name = "Draft202012Validator"
+    elif not isinstance(declared, str) or _dialect_key(declared) not in _DIALECTS:
+        raise ValueError(
+            f"{where}: unsupported JSON Schema dialect {declared!r}; supported: "
+            f"{', '.join(SUPPORTED_DIALECTS)} (2020-12 when $schema is absent)"
+        )
+    else:
+        name = _DIALECTS[_dialect_key(declared)]
+    import jsonschema
+
+    return getattr(jsonschema, name)
+
+
+def _check_refs(schema: Mapping[str, Any], where: str) -> None:
+    """Refuse every `$ref` that would leave the document, before any validator sees it.
+
+    Same-document pointers, `$anchor`s and resources embedded with `$id` stay allowed; nothing
+    else is ever resolved, so no validator can be tricked into fetching a URL.
+    """
+    root_id = schema.get("$id")
+    root = urldefrag(root_id)[0] if isinstance(root_id, str) else ""
+    ids: set[str] = {"", root}
+    anchors: set[str] = set()
+    local: list[tuple[str, str]] = []
+    refs: list[tuple[str, str, str]] = []
+    stack: list[tuple[Any, str, str, int]] = [(schema, root, "", 0)]
+    seen = 0
+    while stack:
+        node, base, pointer, depth = stack.pop()
+        seen += 1
+        if seen > _MAX_NODES or depth > _MAX_DEPTH:
+            raise ValueError(
+                f"{where}: schema is too large or too deeply nested (limits: {_MAX_NODES} "
+                f"subschemas, depth {_MAX_DEPTH})"
+            )
+        if isinstance(node, list):
+            stack.extend((item, base, f"{pointer}/{i}", depth + 1) for i, item in enumerate(node))
+            continue
+        if not isinstance(node, Mapping):
+            continue
+        own_id = node.get("$id")
+        if isinstance(own_id, str):
+            base = urldefrag(urljoin(base, own_id))[0]
+            ids.add(base)
+        if base == root and isinstance(node.get("$anchor"), str):
+            anchors.add(node["$anchor"])
+        for keyword in _REF_KEYWORDS:
+            ref = node.get(keyword)
+            if not isinstance(ref, str):
+                continue
+            if not ref.startswith("#"):
+                refs.append((ref, urldefrag(urljoin(base, ref))[0], f"{pointer}/{keyword}"))
+            elif base == root and keyword == "$ref":
+                local.append((ref, f"{pointer}/{keyword}"))
+        for key, value in node.items():
+            if key not in _DATA_KEYWORDS and isinstance(value, (Mapping, list)):
+                escaped = str(key).replace("~", "~0").replace("/", "~1")
+                stack.append((value, base, f"{pointer}/{escaped}", depth + 1))
+    for ref, pointer in local:
+        if not _resolves(schema, ref[1:], anchors):
+            raise ValueError(f"{where}: $ref {ref!r} at {pointer} points to nothing in the schema")
+    for ref, target, pointer in refs:
+        if target in ids:
+            continue
+        parts = urlsplit(target)
+        kind = (
+            "remote"
+            if parts.netloc or parts.scheme in ("http", "https", "ftp", "ws", "wss")
+            else "external"
+        )
+        raise ValueError(
+            f"{where}: $ref {ref!r} at {pointer or '/'}: {kind} $ref not allowed; only same-document "
+            f"references (such as '#/$defs/name' or an $anchor) are resolved"
+        )
+
+
+def _resolves(schema: Mapping[str, Any], fragment: str, anchors: set[str]) -> bool:
+    """Whether a same-document reference (the part after '#') names something that exists."""
+    if not fragment.startswith("/"):
+        return fragment == "" or unquote(fragment) in anchors
+    node: Any = schema
+    for raw in fragment[1:].split("/"):
+        token = unquote(raw).replace("~1", "/").replace("~0", "~")
+        if isinstance(node, Mapping) and token in node:
+            node = node[token]
+        elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
+            node = node[int(token)]
+        else:
+            return False
+    return True
+
+
+def prepare_raw_schema(schema: Mapping[str, Any], where: str) -> Any:
+    """Check a user's schema at registration; return a validator instance to reuse per call."""
+    if not isinstance(schema, Mapping):
+        raise ValueError(f"{where}: a JSON Schema must be an object, got {type(schema).__name__}")
+    cls = _validator_class(schema, where)
+    _check_refs(schema, where)
+    from jsonschema.exceptions import SchemaError
+
+    try:
+        cls.check_schema(schema)
+    except SchemaError as exc:
+        raise ValueError(f"{where}: not a valid JSON Schema: {exc.message}") from None
+    return cls(schema)
+
+
+def _error_path(parts: Iterable[Any]) -> str:
+    path = "arguments"
+    for part in parts:
+        path = f"{path}[{part}]" if isinstance(part, int) else property_path(path, str(part))
+    return path
+
+
+def _raw_problems(errors: Iterable[Any]) -> list[str]:
+    problems: list[str] = []
+    for error in errors:
+        path = _error_path(error.absolute_path)
+        if error.validator == "required" and isinstance(error.instance, Mapping):
+            missing = [
+                name
+                for name in error.validator_value
+                if isinstance(name, str)
+                and name not in error.instance
+                and error.message.startswith(repr(name))
+            ]
+            if missing:
+                problems.extend(
+                    f"{property_path(path, name)}: missing required property" for name in missing
+                )
+                continue
+        if error.validator == "type":
+            wanted = error.validator_value
+            names = [wanted] if isinstance(wanted, str) else list(wanted)
+            expected = " or ".join(str(n) for n in names)
+            problems.append(f"{path}: expected {expected}, got {describe_value(error.instance)}")
+            continue
+        message = error.message if len(error.message) <= 300 else error.message[:297] + "..."
+        problems.append(f"{path}: {message}")
+    return problems
+
+
+def compile_raw(
+    schema: Mapping[str, Any], where: str, *, parameter_names: frozenset[str], pass_extra: bool
+) -> ArgumentsValidator:
+    """Per-call validation against a user's schema; the validator is built once, here."""
+    validator = prepare_raw_schema(schema, where)
+    if schema.get("type") != "object":
+        raise ValueError(f'{where}: an input schema must have "type": "object" at its root')
+
+    def validate(arguments: Mapping[str, Any] | None) -> dict[str, Any]:
+        if arguments is None:
+            arguments = {}
+        elif type(arguments) is not dict:
+            if not isinstance(arguments, Mapping):
+                raise ArgumentsError(
+                    [f"arguments: expected object, got {describe_value(arguments)}"]
+                )
+            arguments = dict(arguments)
+        errors = sorted(
+            validator.iter_errors(arguments), key=lambda e: [str(p) for p in e.absolute_path]
+        )
+        if errors:
+            raise ArgumentsError(_raw_problems(errors))
+        if pass_extra:
+            return dict(arguments)
+        return {k: v for k, v in arguments.items() if k in parameter_names}
+
+    return validate
+
+
+def is_finite_json(value: Any) -> bool:
+    """True for plain JSON data only; used to decide if a default can go into a schema."""
+    if value is None or isinstance(value, (str, bool, int)):
+        return True
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, list):
+        return all(is_finite_json(v) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and is_finite_json(v) for k, v in value.items())
+    return False
