@@ -64,6 +64,17 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         action="store_true",
         help="use the asyncio HTTP client even if wrk is present",
     )
+    p.add_argument(
+        "--era",
+        choices=("auto", "legacy"),
+        default="auto",
+        help="auto: each server in the era it speaks best (probed); legacy: force the 2025-11-25 handshake",
+    )
+    p.add_argument(
+        "--no-pin",
+        action="store_true",
+        help="do not pin the load generator to CPU 0 and the servers to the other CPUs",
+    )
     p.add_argument("--json", type=Path, default=None, help="where to write the JSON results")
     p.add_argument(
         "--docs",
@@ -164,6 +175,7 @@ def main(argv: list[str]) -> int:
     from benchkit import procs, report, servers, suite, wrkload
 
     procs.install_signal_handlers()
+    pinning = procs.pin_cpus(not args.no_pin)
     python = sys.executable
     sections = tuple(s for s in args.sections.split(",") if s)
     unknown = set(sections) - set(ALL_SECTIONS)
@@ -196,6 +208,7 @@ def main(argv: list[str]) -> int:
     cfg = suite.Config.make(args.quick, python, loop, wrk, sections, log_dir)
     if args.runs:
         cfg.runs = args.runs
+    cfg.force_legacy = args.era == "legacy"
 
     started = time.time()
     print(
@@ -219,6 +232,8 @@ def main(argv: list[str]) -> int:
         "machine": suite.machine_info(python),
         "packages": suite.package_versions(python),
         "loop": loop,
+        "pinning": pinning,
+        "era": args.era,
         "http_client": wrkload.wrk_version(wrk) if wrk else "python asyncio client",
         "commands": suite.commands(impls, cfg),
         "config": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(cfg).items()},

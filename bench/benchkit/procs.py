@@ -15,6 +15,23 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 _CLK_TCK = os.sysconf("SC_CLK_TCK")
+_SERVER_CPUS: set[int] | None = None
+
+
+def pin_cpus(enabled: bool) -> str:
+    """With 2+ CPUs: the harness (and the load generators it starts) on CPU 0, servers on the rest.
+
+    Returns a description for the report."""
+    global _SERVER_CPUS
+    cpus = sorted(os.sched_getaffinity(0))
+    if not enabled or len(cpus) < 2:
+        _SERVER_CPUS = None
+        return "not pinned"
+    os.sched_setaffinity(0, {cpus[0]})
+    _SERVER_CPUS = set(cpus[1:])
+    return f"load generator on CPU {cpus[0]}, server on CPU {','.join(map(str, cpus[1:]))}"
+
+
 _LIVE: dict[int, subprocess.Popen[bytes]] = {}
 _LIVE_LOCK = threading.Lock()
 
@@ -50,6 +67,9 @@ class Child:
             start_new_session=True,
         )
         self.pid = self.proc.pid
+        if _SERVER_CPUS:
+            with contextlib.suppress(OSError):
+                os.sched_setaffinity(self.pid, _SERVER_CPUS)
         with _LIVE_LOCK:
             _LIVE[self.pid] = self.proc
 

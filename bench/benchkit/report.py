@@ -187,7 +187,10 @@ def markdown(results: dict[str, Any]) -> str:
         f"Machine: {m.get('nproc')} cores, {m.get('cpu_model')}, Python {m.get('python')},"
         f" Linux {m.get('kernel')}. Mode: {meta.get('mode')}, {meta.get('runs')} run(s) per figure (median)."
     )
-    out.append(f"HTTP load generator: {meta.get('http_client')}; uvicorn loop: {meta.get('loop')}.")
+    out.append(
+        f"HTTP load generator: {meta.get('http_client')}; uvicorn loop: {meta.get('loop')};"
+        f" CPUs: {meta.get('pinning', 'not pinned')}."
+    )
     out.append("")
 
     tg = results.get("targets", [])
@@ -357,6 +360,26 @@ def markdown(results: dict[str, Any]) -> str:
                 f"| {name} | {s['sessions']} | {_f(s.get('seconds'), '{:.2f}')} | {_f(s.get('per_session_ms'), '{:.2f}')}"
                 f" | {_f(s.get('rss_growth_kb'), '{:.1f}', 1 / 1024)} | {_f(s.get('per_session_kb'), '{:.1f}')} | |"
             )
+        out.append("")
+
+    prof = results.get("profile")
+    if isinstance(prof, dict):
+        out.append("### Where mcpkit's stdio server spends its time")
+        out.append("")
+        if "error" in prof:
+            out.append(f"Profiling failed: {prof['error']}")
+        else:
+            out.append(
+                f"py-spy, {prof['samples']} samples over {prof['seconds']:.0f} s, load: {prof['load']}."
+                " Sampled only while holding the GIL (--gil), so idle waits are left out. Own = samples where the frame is the innermost; total = samples where it is anywhere on the stack."
+            )
+            out.append("")
+            out.append("| own % | frame (own time) | total % | frame (total time) |")
+            out.append("|---|---|---|---|")
+            for a, b in zip(prof["top_own"][:15], prof["top_total"][:15], strict=False):
+                out.append(
+                    f"| {a['share'] * 100:.1f} | `{a['frame']}` | {b['share'] * 100:.1f} | `{b['frame']}` |"
+                )
         out.append("")
 
     out.append("### Load generator check")

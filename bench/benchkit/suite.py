@@ -57,6 +57,7 @@ class Config:
     sessions: int
     sections: tuple[str, ...]
     log_dir: Path
+    force_legacy: bool = False
 
     @classmethod
     def make(
@@ -185,9 +186,9 @@ def stdio_server(
         peer.close()
 
 
-def open_peer(peer: StdioPeer, timeout: float = 60.0) -> str:
-    """Probe the era; open a legacy session if the server is not modern."""
-    era = peer.probe(timeout)
+def open_peer(peer: StdioPeer, timeout: float = 60.0, force_legacy: bool = False) -> str:
+    """Probe the era; open a legacy session if the server is not modern (or if told to)."""
+    era = "legacy" if force_legacy else peer.probe(timeout)
     if era == "legacy":
         peer.open_legacy()
     return era
@@ -203,7 +204,7 @@ def stdio_phase(impls: list[Impl], cfg: Config, rec: Recorder) -> None:
             LOG(f"stdio run {run + 1}/{cfg.runs}: {impl.name}")
             try:
                 with stdio_server(impl, cfg, f"stdio-{run}") as peer:
-                    era = open_peer(peer)
+                    era = open_peer(peer, force_legacy=cfg.force_legacy)
                     rec.available(impl, "stdio", era)
                     sequential(peer, "tools/call", cfg.warmup_requests, 2.0)
                     seq = sequential(peer, "tools/call", cfg.seq_requests, cfg.seq_seconds)
@@ -246,13 +247,15 @@ def http_server(impl: Impl, cfg: Config, tag: str) -> Iterator[tuple[Child, int]
         child.kill()
 
 
-async def http_open(child: Child, port: int, timeout: float = 60.0) -> tuple[str, str | None]:
+async def http_open(
+    child: Child, port: int, timeout: float = 60.0, force_legacy: bool = False
+) -> tuple[str, str | None]:
     """Wait for the server; find its era. Returns (era, legacy session id or None)."""
     body = protocol.encode("server/discover", "modern", 1)
     resp = await httpclient.wait_ready(
         port, body, protocol.modern_headers("server/discover"), timeout, child.alive
     )
-    if resp.status == 200:
+    if resp.status == 200 and not force_legacy:
         with contextlib.suppress(protocol.BadAnswer, orjson.JSONDecodeError):
             if protocol.era_of_discover_answer(
                 protocol.answer_in_http_body(resp.content_type, resp.body)
@@ -348,7 +351,7 @@ def http_load(
 def http_run(impl: Impl, cfg: Config, run: int, rec: Recorder) -> dict[str, Any]:
     with http_server(impl, cfg, f"http-{run}") as (child, port):
         try:
-            era, session = asyncio.run(http_open(child, port))
+            era, session = asyncio.run(http_open(child, port, force_legacy=cfg.force_legacy))
             asyncio.run(http_check_call(port, era, session))
             rec.available(impl, "http", era)
             # warm-up: lazy imports, caches, connection setup
@@ -553,7 +556,7 @@ def growth_phase(impls: list[Impl], cfg: Config, rec: Recorder) -> None:
                     try:
                         with stdio_server(impl, cfg, f"tools{n}", files[(impl.name, n)], n) as peer:
                             t0 = time.perf_counter()
-                            open_peer(peer, timeout=120)
+                            open_peer(peer, timeout=120, force_legacy=cfg.force_legacy)
                             ready_ms = (time.perf_counter() - t0) * 1000
                             sequential(peer, "tools/call", cfg.warmup_requests // 5, 1.0)
                             lst = sequential(

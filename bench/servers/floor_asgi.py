@@ -28,6 +28,8 @@ def create_app() -> Any:
     }
     not_found = b',"error":{"code":-32601,"message":"Method not found"}}'
     json_headers = [(b"content-type", b"application/json")]
+    # A legacy client gets a (fixed) session id with its initialize answer, and sends it back.
+    init_headers = [*json_headers, (b"mcp-session-id", b"floor-session")]
     loads = orjson.loads
     dumps = orjson.dumps
 
@@ -54,8 +56,10 @@ def create_app() -> Any:
             await send({"type": "http.response.start", "status": 202, "headers": []})
             await send({"type": "http.response.body", "body": b""})
             return
-        payload = b'{"jsonrpc":"2.0","id":' + dumps(rid) + canned.get(msg.get("method"), not_found)
-        await send({"type": "http.response.start", "status": 200, "headers": json_headers})
+        method = msg.get("method")
+        payload = b'{"jsonrpc":"2.0","id":' + dumps(rid) + canned.get(method, not_found)
+        headers = init_headers if method == "initialize" else json_headers
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
         await send({"type": "http.response.body", "body": payload})
 
     return app

@@ -1,0 +1,113 @@
+"""Where mcpkit's stdio server spends its time under load: py-spy samples the server while the
+driver keeps 32 `tools/call` requests in flight; the collapsed stacks are summed into the top
+frames by own time and by total time."""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from benchkit import servers
+from benchkit.procs import ServerFailed
+from benchkit.stdio import pipelined, sequential
+from benchkit.suite import Config, open_peer, stdio_server
+
+
+def _py_spy() -> str | None:
+    found = shutil.which("py-spy")
+    if found:
+        return found
+    candidate = Path(sys.executable).parent / "py-spy"
+    return str(candidate) if candidate.exists() else None
+
+
+def _short(frame: str) -> str:
+    """'handle (mcpkit/server/server.py:120)' -> 'handle (mcpkit/server/server.py)'."""
+    name, _, where = frame.partition(" (")
+    where = where.rstrip(")")
+    path = where.rsplit(":", 1)[0]
+    for marker in ("site-packages/", "/src/", "/lib/python3"):
+        if marker in path:
+            path = path.split(marker, 1)[1]
+            break
+    return f"{name} ({path})" if path else name
+
+
+# Entry frames every stack passes through: left out of the "total" ranking, which would
+# otherwise open with a dozen rows of 100%.
+_ENTRY = ("(<frozen runpy>)", "(asyncio/runners.py)", "(threading.py)", "(mcpkit/__main__.py)",
+          "(mcpkit/cli/main.py)", "(asyncio/base_events.py)", "(asyncio/events.py)")  # fmt: skip
+
+
+def summarize(collapsed: str, top: int = 20) -> dict[str, Any]:
+    own: Counter[str] = Counter()
+    total: Counter[str] = Counter()
+    samples = 0
+    for line in collapsed.splitlines():
+        stack, _, count_s = line.rpartition(" ")
+        if not stack or not count_s.isdigit():
+            continue
+        count = int(count_s)
+        frames = [_short(f) for f in stack.split(";") if f]
+        if not frames:
+            continue
+        samples += count
+        own[frames[-1]] += count
+        for frame in set(frames):
+            if not frame.endswith(_ENTRY):
+                total[frame] += count
+
+    def table(counter: Counter[str]) -> list[dict[str, Any]]:
+        return [
+            {"frame": f, "samples": c, "share": c / samples if samples else 0.0}
+            for f, c in counter.most_common(top)
+        ]
+
+    return {"samples": samples, "top_own": table(own), "top_total": table(total)}
+
+
+def profile_mcpkit(cfg: Config, seconds: float) -> dict[str, Any]:
+    spy = _py_spy()
+    if spy is None:
+        return {"error": "py-spy is not installed (it is in bench/requirements.txt)"}
+    impl = next(i for i in servers.IMPLS if i.name == "mcpkit")
+    print(f"profiling mcpkit's stdio server for {seconds:.0f} s with py-spy")
+    with tempfile.TemporaryDirectory(prefix="mcpkit-bench-prof-") as tmp:
+        out = Path(tmp) / "stacks.txt"
+        try:
+            with stdio_server(impl, cfg, "profile") as peer:
+                open_peer(peer)
+                sequential(peer, "tools/call", 500, 2.0)
+                argv = [spy, "record", "--pid", str(peer.child.pid), "--duration", str(int(seconds)),
+                        "--rate", "500", "--gil", "--format", "raw", "--output", str(out), "--nonblocking"]  # fmt: skip
+                spy_proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                # keep the server busy for the whole sampling window
+                load = threading.Thread(
+                    target=pipelined, args=(peer, 32, 10_000_000, seconds + 1.5), daemon=True
+                )
+                load.start()
+                try:
+                    _, err = spy_proc.communicate(timeout=seconds + 60)
+                finally:
+                    if spy_proc.poll() is None:
+                        spy_proc.kill()
+                load.join(timeout=seconds + 30)
+                if spy_proc.returncode != 0 or not out.exists():
+                    return {"error": f"py-spy failed: {err.decode(errors='replace')[-500:]}"}
+        except (ServerFailed, OSError) as exc:
+            return {"error": str(exc)}
+        result = summarize(out.read_text())
+    result["seconds"] = seconds
+    result["load"] = "stdio, 32 tools/call in flight"
+    with contextlib.suppress(Exception):
+        print(f"  {result['samples']} samples; top frames by own time:")
+        for row in result["top_own"][:12]:
+            print(f"    {row['share'] * 100:5.1f}%  {row['frame']}")
+    return result
