@@ -122,7 +122,7 @@ async def load(
 ) -> LoadResult:
     """`concurrency` keep-alive connections, each sending its next request when the last is answered.
 
-    `make_request(i)` returns the raw bytes of request i; `check(response)` raises on a bad answer.
+    `make_request(i)` returns the raw bytes of request i; `check(response, i)` raises on a bad answer.
     """
     latencies: list[int] = []
     errors = 0
@@ -137,7 +137,8 @@ async def load(
         try:
             while counter < max_requests and pc() < deadline:
                 counter += 1
-                raw = make_request(counter)
+                i = counter
+                raw = make_request(i)
                 t0 = pc()
                 try:
                     resp = await asyncio.wait_for(conn.send(raw), 10.0)
@@ -153,7 +154,7 @@ async def load(
                     first_error.append(f"HTTP {resp.status}: {resp.body[:200]!r}")
                 elif check is not None:
                     try:
-                        check(resp)
+                        check(resp, i)
                     except Exception as exc:
                         errors += 1
                         first_error.append(str(exc))

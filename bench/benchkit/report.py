@@ -263,7 +263,7 @@ def markdown(results: dict[str, Any]) -> str:
         for name in _names(results, "http"):
             r = results["http"][name]
             era = _get(results, "servers", name, "http", "era") or "-"
-            errs = (_get(r, "c1", "errors") or 0) + (_get(r, "c32", "errors") or 0)
+            errs = sum(_get(r, k, "errors") or 0 for k in ("c1", "c32", "validation"))
             out.append(
                 f"| {name} | {era} | {_rate(_get(r, 'c1'))} | {_f(_get(r, 'c1', 'p50_us'), '{:.2f}', 1e-3)}"
                 f" | {_f(_get(r, 'c1', 'p99_us'), '{:.2f}', 1e-3)} | {_rate(_get(r, 'c32'))}"

@@ -311,6 +311,22 @@ async def http_check_call(port: int, era: str, session: str | None) -> None:
     protocol.check_call(protocol.answer_in_http_body(resp.content_type, resp.body), 424242)
 
 
+def http_validate(
+    port: int, era: str, session: str | None, concurrency: int, count: int
+) -> dict[str, Any]:
+    """A burst through the harness's own client at `concurrency`: every answer's id and text checked."""
+    prefix, suffix, headers = call_parts(era, session)
+
+    def make(i: int) -> bytes:
+        return httpclient.build_request(port, prefix + str(i).encode() + suffix, headers)
+
+    def check(resp: httpclient.Response, i: int) -> None:
+        protocol.check_call(protocol.answer_in_http_body(resp.content_type, resp.body), i)
+
+    out = asyncio.run(httpclient.load(port, make, concurrency, count, 30.0, check))
+    return {"requests": out.requests, "errors": out.errors, "first_error": out.first_error}
+
+
 def http_load(
     cfg: Config,
     port: int,
@@ -329,8 +345,8 @@ def http_load(
     def make(i: int) -> bytes:
         return httpclient.build_request(port, prefix + str(i).encode() + suffix, headers)
 
-    def check(resp: httpclient.Response) -> None:
-        protocol.check_call(protocol.answer_in_http_body(resp.content_type, resp.body))
+    def check(resp: httpclient.Response, i: int) -> None:
+        protocol.check_call(protocol.answer_in_http_body(resp.content_type, resp.body), i)
 
     out = asyncio.run(httpclient.load(port, make, concurrency, max_requests, seconds, check))
     lat = sorted(out.latencies_ns)
@@ -365,6 +381,13 @@ def http_run(impl: Impl, cfg: Config, run: int, rec: Recorder) -> dict[str, Any]
                 )
                 entry[f"c{conc}"] = out
             asyncio.run(http_check_call(port, era, session))
+            entry["validation"] = http_validate(
+                port, era, session, max(cfg.http_concurrency), 10 * max(cfg.http_concurrency)
+            )
+            if entry["validation"]["errors"]:
+                entry["validation"]["errors_note"] = (
+                    "answers checked by id and text under concurrency"
+                )
             entry["peak_rss_kb"] = peak_rss_kb(child.pid)
             if not child.alive():
                 raise ServerFailed("server died during the run")

@@ -99,6 +99,8 @@ def test_http(quick: dict[str, Any], name: str) -> None:
     for conc in ("c1", "c32"):
         assert entry[conc]["rps"] > 0, entry[conc]
         assert entry[conc]["errors"] == 0, entry[conc]
+    assert entry["validation"]["requests"] > 0
+    assert entry["validation"]["errors"] == 0, entry["validation"]["first_error"]
 
 
 @pytest.mark.parametrize("name", ["floor", "mcpkit"])
