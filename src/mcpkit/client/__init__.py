@@ -1,1 +1,48 @@
-"""The mcpkit client."""
+"""The mcpkit client: one `Client` for modern and legacy servers on every transport.
+
+Everything here is async and transport-agnostic: transports come in as a `Connector` or a
+`ClientTransport` object (see `mcpkit.transports.stdio_client`, `mcpkit.transports.memory`).
+May import `mcpkit.types`, `mcpkit.errors`, `mcpkit.protocol`, `mcpkit._version`.
+"""
+
+from mcpkit.client.client import Client
+from mcpkit.client.era import EraCache, NoCommonVersionError
+from mcpkit.client.inputs import (
+    ElicitationHandler,
+    InputHandlers,
+    InputRequest,
+    RootsHandler,
+    SamplingHandler,
+)
+from mcpkit.client.listen import Subscription
+from mcpkit.client.options import (
+    ClientOptions,
+    InputRoundsExceededError,
+    LogHandler,
+    ProgressHandler,
+    RequestTimeoutError,
+    otel_trace_context,
+)
+from mcpkit.client.tools import RejectedTool
+from mcpkit.client.transport import ClientTransport, Connector
+
+__all__ = [
+    "Client",
+    "ClientOptions",
+    "ClientTransport",
+    "Connector",
+    "ElicitationHandler",
+    "EraCache",
+    "InputHandlers",
+    "InputRequest",
+    "InputRoundsExceededError",
+    "LogHandler",
+    "NoCommonVersionError",
+    "ProgressHandler",
+    "RejectedTool",
+    "RequestTimeoutError",
+    "RootsHandler",
+    "SamplingHandler",
+    "Subscription",
+    "otel_trace_context",
+]

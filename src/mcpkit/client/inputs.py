@@ -1,0 +1,189 @@
+"""What the application answers for the server: elicitation, sampling and roots.
+
+The same handlers serve both eras: in the modern era they fulfil the `inputRequests` of an
+`input_required` result (MRTR), in the legacy era they answer the requests a 2025-11-25 server
+sends over the connection. Capabilities are derived from which handlers exist (a missing handler
+means the capability is not declared, so a correct server never asks for it).
+
+A handler is a function (plain or async) taking an `InputRequest` and returning the wire result:
+an `ElicitResult` (`{"action": "accept", "content": {...}}`), a `CreateMessageResult` or a
+`ListRootsResult`. Roots may also be given as a plain list.
+
+May import `mcpkit.types` and `mcpkit.errors`.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from mcpkit.errors import InvalidParamsError, MethodNotFoundError, ProtocolViolation
+from mcpkit.types.constants import Method
+
+__all__ = [
+    "ElicitationHandler",
+    "InputHandlers",
+    "InputRequest",
+    "RootsHandler",
+    "SamplingHandler",
+    "fill_defaults",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class InputRequest:
+    """One thing the server asks of the client, with what the UI needs to show who asks."""
+
+    method: str
+    """`elicitation/create`, `sampling/createMessage` or `roots/list`."""
+    params: dict[str, Any]
+    server: Mapping[str, Any] | None = None
+    """The server's self-reported identity (display only, never trusted: META-8)."""
+    origin: str = ""
+    """The request that needed the input, e.g. `tools/call 'book_flight'`."""
+    key: str | None = None
+    """The `inputRequests` key (modern era); None for a legacy server's request."""
+
+    @property
+    def mode(self) -> str:
+        """Elicitation mode: `form` (also when the server omits it, ELIC-4) or `url`."""
+        mode = self.params.get("mode")
+        return mode if type(mode) is str else "form"
+
+    @property
+    def message(self) -> str:
+        message = self.params.get("message")
+        return message if type(message) is str else ""
+
+    @property
+    def schema(self) -> dict[str, Any]:
+        """The form's `requestedSchema` (empty for URL mode)."""
+        schema = self.params.get("requestedSchema")
+        return schema if type(schema) is dict else {}
+
+    @property
+    def url(self) -> str | None:
+        url = self.params.get("url")
+        return url if type(url) is str else None
+
+
+Reply = dict[str, Any] | Awaitable[dict[str, Any]]
+ElicitationHandler = Callable[[InputRequest], Reply]
+SamplingHandler = Callable[[InputRequest], Reply]
+RootsHandler = Callable[[InputRequest], Reply]
+
+
+async def _call(handler: Callable[[InputRequest], Reply], request: InputRequest) -> dict[str, Any]:
+    reply = handler(request)
+    if inspect.isawaitable(reply):
+        reply = await reply
+    if type(reply) is not dict:
+        raise TypeError(
+            f"the {request.method} handler returned {type(reply).__name__}; it must return the "
+            "result object (a dict)"
+        )
+    return reply
+
+
+@dataclass(slots=True)
+class InputHandlers:
+    """The application's handlers, and the capabilities they imply."""
+
+    elicit: ElicitationHandler | None = None
+    """Form-mode elicitation: declares `elicitation.form`."""
+    elicit_url: ElicitationHandler | None = None
+    """URL-mode elicitation: declares `elicitation.url`."""
+    sample: SamplingHandler | None = None
+    """Sampling (deprecated in 2026-07-28): declares `sampling`."""
+    roots: RootsHandler | Sequence[Mapping[str, Any]] | None = None
+    """Roots (deprecated in 2026-07-28), as a handler or a fixed list: declares `roots`."""
+    sampling_capability: dict[str, Any] = field(default_factory=dict)
+    """What to declare inside `sampling`, e.g. `{"tools": {}}` for tool-enabled sampling."""
+
+    def __post_init__(self) -> None:
+        if self.roots is not None and not callable(self.roots):
+            for root in self.roots:
+                uri = root.get("uri") if isinstance(root, Mapping) else None
+                if type(uri) is not str or not uri.startswith("file://"):
+                    raise ValueError(f"roots: each root needs a file:// uri (ROOT-3), got {root!r}")
+
+    def capabilities(self) -> dict[str, Any]:
+        caps: dict[str, Any] = {}
+        if self.elicit is not None or self.elicit_url is not None:
+            modes: dict[str, Any] = {}
+            if self.elicit is not None:
+                modes["form"] = {}
+            if self.elicit_url is not None:
+                modes["url"] = {}
+            caps["elicitation"] = modes
+        if self.sample is not None:
+            caps["sampling"] = dict(self.sampling_capability)
+        if self.roots is not None:
+            caps["roots"] = {}
+        return caps
+
+    async def answer(self, request: InputRequest) -> dict[str, Any]:
+        """The result for one input request; raises when the client did not offer it."""
+        method = request.method
+        if method == Method.ELICIT:
+            handler = self.elicit_url if request.mode == "url" else self.elicit
+            if request.mode not in ("form", "url"):
+                raise InvalidParamsError(
+                    f"elicitation/create: unknown mode {request.mode!r} (expected form or url)"
+                )
+            if handler is None:
+                raise _undeclared(request, f"elicitation in {request.mode} mode")
+            result = await _call(handler, request)
+            if request.mode == "form" and result.get("action") == "accept":
+                result = fill_defaults(request.schema, result)
+            return result
+        if method == Method.SAMPLE:
+            if self.sample is None:
+                raise _undeclared(request, "sampling")
+            if ("tools" in request.params or "toolChoice" in request.params) and (
+                "tools" not in self.sampling_capability
+            ):
+                raise InvalidParamsError(
+                    "sampling/createMessage: the server sent tools, but this client did not "
+                    "declare sampling.tools"
+                )
+            return await _call(self.sample, request)
+        if method == Method.ROOTS_LIST:
+            roots = self.roots
+            if roots is None:
+                raise _undeclared(request, "roots")
+            if callable(roots):
+                return await _call(roots, request)
+            return {"roots": [dict(r) for r in roots]}
+        raise MethodNotFoundError(f"Method not found: {method}", {"method": method})
+
+
+def _undeclared(request: InputRequest, what: str) -> Exception:
+    if request.key is None:
+        # A legacy server's request: answered with an error on the wire.
+        return MethodNotFoundError(
+            f"{request.method}: this client does not support {what}", {"method": request.method}
+        )
+    return ProtocolViolation(
+        f"{request.origin}: the server asked for {what} ({request.method}, input {request.key!r}), "
+        "which this client did not declare (MRTR-10); give the Client a handler for it"
+    )
+
+
+def fill_defaults(schema: Mapping[str, Any], result: dict[str, Any]) -> dict[str, Any]:
+    """An accepted form's content, with each omitted field that has a `default` filled in."""
+    properties = schema.get("properties")
+    if not isinstance(properties, Mapping):
+        return result
+    content = result.get("content")
+    content = dict(content) if isinstance(content, Mapping) else {}
+    missing = {
+        name: prop["default"]
+        for name, prop in properties.items()
+        if name not in content and isinstance(prop, Mapping) and "default" in prop
+    }
+    if not missing and "content" in result:
+        return result
+    return {**result, "content": {**content, **missing}}

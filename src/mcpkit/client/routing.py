@@ -1,0 +1,245 @@
+"""`StreamRouter`: the client's half of one ordered message stream (stdio, memory).
+
+On a stream every message shares one channel, so the client must sort what comes back:
+responses go to the request with their id; progress goes to the request that gave its token;
+listen-stream notifications go to the listen request named by their `subscriptionId`; log
+messages go to the requests that asked for a log level (a stdio server cannot say which one a
+message belongs to, so each of them sees it); whatever belongs to no request in flight goes to
+the unsolicited-notification handler. Requests a legacy server sends are answered by the
+request handler, each in its own task. Cancelling a request's awaiting task sends
+`notifications/cancelled` (never for `initialize`, which must not be cancelled).
+
+A transport supplies `write` (one whole message, never blocking) and, optionally, `drain` for
+back-pressure; it calls `receive` with each decoded message and `close` when the stream ends.
+
+May import `mcpkit.types`, `mcpkit.errors` and `mcpkit.protocol`; never a transport.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from mcpkit.client.transport import NotificationHandler, RequestHandler
+from mcpkit.errors import InternalError, MethodNotFoundError, RPCError, TransportError
+from mcpkit.protocol.codec import error_message, notification_message, result_message
+from mcpkit.types.constants import (
+    LOG_LEVEL_KEY,
+    PROGRESS_TOKEN_KEY,
+    SUBSCRIPTION_ID_KEY,
+    Method,
+)
+
+__all__ = ["StreamRouter"]
+
+log = logging.getLogger("mcpkit.client")
+
+Write = Callable[[dict[str, Any]], None]
+
+
+class _Pending:
+    __slots__ = ("future", "logs", "method", "on_notification", "token")
+
+    def __init__(
+        self,
+        future: asyncio.Future[dict[str, Any]],
+        method: str,
+        on_notification: NotificationHandler | None,
+        token: Any,
+        logs: bool,
+    ) -> None:
+        self.future = future
+        self.method = method
+        self.on_notification = on_notification
+        self.token = token
+        self.logs = logs
+
+
+class StreamRouter:
+    """Matches what a server sends on a stream to the client's requests in flight."""
+
+    def __init__(self, write: Write, drain: Callable[[], Awaitable[None]] | None = None) -> None:
+        self._write = write
+        self._drain = drain
+        self._pending: dict[Any, _Pending] = {}
+        self._tokens: dict[Any, Any] = {}
+        self._request_handler: RequestHandler | None = None
+        self._notification_handler: NotificationHandler | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._closed: TransportError | None = None
+
+    # -- the ClientTransport surface -------------------------------------------------------
+
+    def set_request_handler(self, handler: RequestHandler | None) -> None:
+        self._request_handler = handler
+
+    def set_notification_handler(self, handler: NotificationHandler | None) -> None:
+        self._notification_handler = handler
+
+    async def request(
+        self, message: dict[str, Any], *, on_notification: NotificationHandler | None = None
+    ) -> dict[str, Any]:
+        if self._closed is not None:
+            raise TransportError(str(self._closed))
+        request_id = message["id"]
+        method = message["method"]
+        if request_id in self._pending:
+            raise ValueError(f"{method}: request id {request_id!r} is already in flight")
+        params = message.get("params")
+        meta = params.get("_meta") if params else None
+        token = logs = None
+        if type(meta) is dict:
+            token = meta.get(PROGRESS_TOKEN_KEY)
+            logs = LOG_LEVEL_KEY in meta
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._pending[request_id] = _Pending(future, method, on_notification, token, bool(logs))
+        if token is not None:
+            self._tokens[token] = request_id
+        try:
+            self._write(message)
+            if self._drain is not None:
+                await self._drain()
+            return await future
+        except asyncio.CancelledError:
+            if method != Method.INITIALIZE and not future.done() and self._closed is None:
+                self._cancel_on_wire(request_id)
+            raise
+        finally:
+            self._pending.pop(request_id, None)
+            if token is not None:
+                self._tokens.pop(token, None)
+
+    async def notify(self, message: dict[str, Any]) -> None:
+        if self._closed is not None:
+            raise TransportError(str(self._closed))
+        self._write(message)
+        if self._drain is not None:
+            await self._drain()
+
+    def _cancel_on_wire(self, request_id: Any) -> None:
+        try:
+            self._write(notification_message(
+                Method.CANCELLED, {"requestId": request_id, "reason": "cancelled by the client"}
+            ))
+        except Exception:  # the stream is gone; there is nobody to tell
+            log.debug("could not send notifications/cancelled for %r", request_id)
+
+    # -- input from the transport ----------------------------------------------------------
+
+    def receive(self, message: dict[str, Any]) -> None:
+        """Route one decoded message from the server."""
+        method = message.get("method")
+        if method is None:
+            self._response(message)
+        elif "id" in message:
+            self._server_request(message["id"], method, message.get("params"))
+        else:
+            self._notification(method, message)
+
+    def _response(self, message: dict[str, Any]) -> None:
+        entry = self._pending.get(message.get("id"))
+        if entry is None:
+            # A late answer to a request we cancelled or stopped waiting for (CANC-3).
+            log.debug("ignored a response to id %r, which is not in flight", message.get("id"))
+            return
+        if not entry.future.done():
+            entry.future.set_result(message)
+
+    def _notification(self, method: str, message: dict[str, Any]) -> None:
+        params = message.get("params")
+        params = params if type(params) is dict else {}
+        targets: list[_Pending] = []
+        if method == Method.PROGRESS:
+            request_id = self._tokens.get(params.get(PROGRESS_TOKEN_KEY))
+            entry = self._pending.get(request_id) if request_id is not None else None
+            if entry is not None:
+                targets.append(entry)
+        elif method == Method.MESSAGE:
+            targets = [p for p in self._pending.values() if p.logs]
+        elif method == Method.CANCELLED:
+            entry = self._pending.get(params.get("requestId"))
+            if entry is not None:
+                # The server ended a request of ours (a listen stream it tears down).
+                self._deliver(entry, message)
+                if not entry.future.done():
+                    entry.future.set_exception(TransportError(
+                        f"{entry.method}: the server cancelled it"
+                        + (f" ({params['reason']})" if params.get("reason") else "")
+                    ))
+                return
+        else:
+            meta = params.get("_meta")
+            if type(meta) is dict and SUBSCRIPTION_ID_KEY in meta:
+                entry = self._pending.get(meta[SUBSCRIPTION_ID_KEY])
+                if entry is not None:
+                    targets.append(entry)
+        if targets:
+            for entry in targets:
+                self._deliver(entry, message)
+        elif self._notification_handler is not None:
+            self._spawn(self._notification_handler(message))
+
+    def _deliver(self, entry: _Pending, message: dict[str, Any]) -> None:
+        if entry.on_notification is not None:
+            self._spawn(entry.on_notification(message))
+
+    def _server_request(self, request_id: Any, method: str, params: Any) -> None:
+        self._spawn(self._answer(request_id, method, params if type(params) is dict else None))
+
+    async def _answer(self, request_id: Any, method: str, params: dict[str, Any] | None) -> None:
+        handler = self._request_handler
+        try:
+            if handler is None:
+                if method != Method.PING:
+                    raise MethodNotFoundError(
+                        f"Method not found: {method} (this client handles no server requests)",
+                        {"method": method},
+                    )
+                result: dict[str, Any] = {}
+            else:
+                result = await handler(method, params)
+            reply = result_message(request_id, result)
+        except RPCError as exc:
+            reply = error_message(request_id, exc.to_error())
+        except Exception:
+            log.exception("answering the server's %s request failed", method)
+            reply = error_message(
+                request_id, InternalError(f"Internal error while answering {method}").to_error()
+            )
+        if self._closed is None:
+            try:
+                self._write(reply)
+            except Exception:
+                log.debug("could not answer the server's %s request; the stream is gone", method)
+
+    def _spawn(self, coro: Awaitable[None]) -> None:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._done)
+
+    def _done(self, task: asyncio.Task[None]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("a notification handler failed", exc_info=task.exception())
+
+    # -- end of stream ---------------------------------------------------------------------
+
+    def close(self, reason: str) -> None:
+        """The stream ended: every request in flight fails with `reason`."""
+        if self._closed is None:
+            self._closed = TransportError(reason)
+        for entry in list(self._pending.values()):
+            if not entry.future.done():
+                entry.future.set_exception(TransportError(reason))
+        for task in list(self._tasks):
+            task.cancel()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed is not None
+
+    @property
+    def in_flight(self) -> int:
+        return len(self._pending)

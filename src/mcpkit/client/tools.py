@@ -1,0 +1,251 @@
+"""Tool definitions are untrusted input: vetting them, and checking results against them.
+
+A server's `tools/list` is data from a peer, not code we wrote. `vet_tool` rejects a definition
+that the client could not use safely: no name, an `inputSchema` that is not an object schema,
+a schema deeper or larger than the bounds (JSS-6), one in a dialect we do not support (JSS-3),
+one that is not valid for its dialect (JSS-4), one whose `$ref` points outside the document
+(JSS-5: never dereferenced, so the schema cannot be used), or a broken `x-mcp-header`
+declaration (TOOL-16/17). A rejected tool is dropped and reported; the others stay usable.
+
+`OutputChecker` validates `structuredContent` against a tool's `outputSchema` when the
+application asks for it (TOOL-12), with one compiled validator per schema.
+
+Imports `jsonschema` lazily, and only if it is installed; without it the structural checks
+still run. May import `mcpkit.protocol`, `mcpkit.types`, `mcpkit.errors`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urldefrag, urljoin
+
+from mcpkit.errors import ProtocolViolation
+from mcpkit.protocol.mcp_headers import InvalidHeaderDeclaration, header_params
+
+__all__ = ["MAX_SCHEMA_DEPTH", "MAX_SCHEMA_NODES", "OutputChecker", "RejectedTool", "vet_tool"]
+
+log = logging.getLogger("mcpkit.client")
+
+MAX_SCHEMA_DEPTH = 64
+"""Deepest nesting of subschemas accepted in a tool's schema."""
+MAX_SCHEMA_NODES = 10_000
+"""Most subschemas accepted in one tool's schema."""
+
+DIALECTS = {
+    "https://json-schema.org/draft/2020-12/schema": "Draft202012Validator",
+    "https://json-schema.org/draft/2019-09/schema": "Draft201909Validator",
+    "http://json-schema.org/draft-07/schema": "Draft7Validator",
+    "http://json-schema.org/draft-06/schema": "Draft6Validator",
+    "http://json-schema.org/draft-04/schema": "Draft4Validator",
+}
+"""Dialects whose schemas the client accepts (the default, without `$schema`, is 2020-12)."""
+
+_ONE = (
+    "additionalItems", "additionalProperties", "unevaluatedItems", "unevaluatedProperties",
+    "contains", "propertyNames", "not", "if", "then", "else", "contentSchema", "items",
+)
+_MANY = ("allOf", "anyOf", "oneOf", "prefixItems", "items")
+_MAP = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas",
+        "dependencies")
+
+
+@dataclass(frozen=True, slots=True)
+class RejectedTool:
+    """A tool definition the client dropped, and why."""
+
+    name: str
+    reason: str
+
+
+def _dialect(schema: Mapping[str, Any]) -> str | None:
+    declared = schema.get("$schema")
+    if declared is None:
+        return "Draft202012Validator"
+    if type(declared) is not str:
+        return None
+    return DIALECTS.get(declared.rstrip("#"))
+
+
+def _subschemas(node: Mapping[str, Any]) -> Iterator[tuple[str, Any]]:
+    for key in _ONE:
+        child = node.get(key)
+        if isinstance(child, Mapping):
+            yield key, child
+    for key in _MANY:
+        children = node.get(key)
+        if isinstance(children, list):
+            for i, child in enumerate(children):
+                yield f"{key}/{i}", child
+    for key in _MAP:
+        children = node.get(key)
+        if isinstance(children, Mapping):
+            for name, child in children.items():
+                if isinstance(child, Mapping):
+                    yield f"{key}/{name}", child
+
+
+def _resolve_pointer(root: Any, pointer: str) -> bool:
+    node = root
+    for raw in pointer.split("/")[1:]:
+        part = raw.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, Mapping) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return False
+    return True
+
+
+def check_schema_shape(schema: Any, what: str) -> None:
+    """Bounds, dialect and references of one schema; raises ValueError naming the problem."""
+    if not isinstance(schema, Mapping):
+        raise ValueError(f"{what} must be a JSON object, not {type(schema).__name__}")
+    if _dialect(schema) is None:
+        raise ValueError(
+            f"{what} declares the unsupported dialect {schema.get('$schema')!r} "
+            f"(supported: {', '.join(DIALECTS)})"
+        )
+    # Walk every subschema once, collecting $id bases, anchors and references.
+    ids: set[str] = set()
+    anchors: set[tuple[str, str]] = set()
+    refs: list[tuple[str, str, str]] = []  # (base, ref, location)
+    nodes = 0
+    stack: list[tuple[Mapping[str, Any], str, int, str]] = [(schema, "", 0, "#")]
+    while stack:
+        node, base, depth, where = stack.pop()
+        nodes += 1
+        if nodes > MAX_SCHEMA_NODES:
+            raise ValueError(f"{what} has more than {MAX_SCHEMA_NODES} subschemas")
+        if depth > MAX_SCHEMA_DEPTH:
+            raise ValueError(f"{what} nests subschemas deeper than {MAX_SCHEMA_DEPTH} levels")
+        node_id = node.get("$id")
+        if type(node_id) is str:
+            base = urldefrag(urljoin(base, node_id)).url
+            ids.add(base)
+        for key in ("$anchor", "$dynamicAnchor"):
+            if type(node.get(key)) is str:
+                anchors.add((base, node[key]))
+        for key in ("$ref", "$dynamicRef"):
+            ref = node.get(key)
+            if ref is not None:
+                if type(ref) is not str:
+                    raise ValueError(f"{what}: {key} at {where} must be a string")
+                refs.append((base, ref, where))
+        for name, child in _subschemas(node):
+            stack.append((child, base, depth + 1, f"{where}/{name}"))
+    for base, ref, where in refs:
+        target, fragment = urldefrag(urljoin(base, ref))
+        if target != base and target not in ids:
+            raise ValueError(
+                f"{what}: $ref {ref!r} at {where} points outside the schema; remote references "
+                "are never fetched, so the schema cannot be used"
+            )
+        if fragment.startswith("/") and target == "" and not _resolve_pointer(schema, fragment):
+            raise ValueError(f"{what}: $ref {ref!r} at {where} does not resolve in the schema")
+        if fragment and not fragment.startswith("/") and (target, fragment) not in anchors:
+            raise ValueError(f"{what}: $ref {ref!r} at {where} names no $anchor in the schema")
+
+
+def _validator_class(schema: Mapping[str, Any]) -> Any:
+    try:
+        import jsonschema
+    except ImportError:  # pragma: no cover - jsonschema is installed with mcpkit[schema]
+        return None
+    name = _dialect(schema) or "Draft202012Validator"
+    return getattr(jsonschema, name, None)
+
+
+def check_schema_valid(schema: Mapping[str, Any], what: str) -> None:
+    """The schema is valid for its dialect (JSS-4), when jsonschema is available."""
+    cls = _validator_class(schema)
+    if cls is None:  # pragma: no cover - only without jsonschema
+        return
+    from jsonschema.exceptions import SchemaError
+
+    try:
+        cls.check_schema(schema)
+    except SchemaError as exc:
+        location = "/".join(str(p) for p in exc.absolute_path) or "the root"
+        raise ValueError(f"{what} is not a valid JSON Schema at {location}: {exc.message}") from None
+
+
+def vet_tool(tool: Any) -> str | None:
+    """None when the definition is usable, else the reason it is not (one sentence)."""
+    if type(tool) is not dict:
+        return f"a tool definition must be an object, not {type(tool).__name__}"
+    name = tool.get("name")
+    if type(name) is not str or not name:
+        return "the tool has no name"
+    schema = tool.get("inputSchema")
+    if type(schema) is not dict:
+        return "inputSchema is missing or not an object"
+    if schema.get("type") != "object":
+        return 'inputSchema must have "type": "object" at its root'
+    try:
+        check_schema_shape(schema, "inputSchema")
+        output = tool.get("outputSchema")
+        if output is not None:
+            check_schema_shape(output, "outputSchema")
+        check_schema_valid(schema, "inputSchema")
+        if output is not None:
+            check_schema_valid(output, "outputSchema")
+        header_params(schema)
+    except InvalidHeaderDeclaration as exc:
+        return f"inputSchema: {exc}"
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
+def vet_tools(tools: Any) -> tuple[list[dict[str, Any]], list[RejectedTool]]:
+    """Split a page's tools into the usable ones and the rejected ones (logged as warnings)."""
+    if type(tools) is not list:
+        raise ProtocolViolation("tools/list: the result's tools member is not a list")
+    kept: list[dict[str, Any]] = []
+    rejected: list[RejectedTool] = []
+    for tool in tools:
+        reason = vet_tool(tool)
+        if reason is None:
+            kept.append(tool)
+            continue
+        name = tool.get("name") if type(tool) is dict else None
+        shown = name if type(name) is str and name else "(unnamed)"
+        rejected.append(RejectedTool(shown, reason))
+        log.warning("tools/list: ignored the tool %r: %s", shown, reason)
+    return kept, rejected
+
+
+class OutputChecker:
+    """Validates `structuredContent` against the `outputSchema` of the tool that returned it."""
+
+    def __init__(self) -> None:
+        self._validators: dict[str, tuple[Any, Any]] = {}
+
+    def check(self, tool: Mapping[str, Any], result: Mapping[str, Any]) -> None:
+        schema = tool.get("outputSchema")
+        if schema is None or result.get("isError"):
+            return
+        name = str(tool.get("name"))
+        if "structuredContent" not in result:
+            raise ProtocolViolation(
+                f"tools/call {name!r}: the tool declares an outputSchema but its result has no "
+                "structuredContent"
+            )
+        cached = self._validators.get(name)
+        if cached is None or cached[0] is not schema:
+            cls = _validator_class(schema)
+            if cls is None:  # pragma: no cover - only without jsonschema
+                return
+            cached = (schema, cls(schema))
+            self._validators[name] = cached
+        error = next(iter(cached[1].iter_errors(result["structuredContent"])), None)
+        if error is not None:
+            location = "/".join(str(p) for p in error.absolute_path) or "the root"
+            raise ProtocolViolation(
+                f"tools/call {name!r}: structuredContent does not match the tool's outputSchema "
+                f"at {location}: {error.message}"
+            )

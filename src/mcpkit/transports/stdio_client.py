@@ -1,0 +1,264 @@
+"""Spawning and supervising a stdio server: `StdioServer` (a `Connector`) and `StdioTransport`.
+
+The server's stdout carries the protocol, one JSON message per line; its stdin is ours and
+carries nothing else. Its stderr is the server's own business: passed through to ours,
+captured into a bounded buffer (shown when the server fails), or discarded, and never read as
+protocol. Shutdown follows the stdio transport's order: close stdin, wait, SIGTERM, wait, SIGKILL
+(STDIO-8), so no child outlives the client.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import shlex
+import sys
+from collections import deque
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+import orjson
+
+from mcpkit.client.routing import StreamRouter
+from mcpkit.client.transport import NotificationHandler, RequestHandler
+from mcpkit.errors import RPCError, TransportError
+from mcpkit.protocol.codec import encode
+from mcpkit.protocol.framing import DEFAULT_MAX_MESSAGE_BYTES, LineReader, Oversized
+
+__all__ = ["StdioServer", "StdioTransport", "python_server"]
+
+log = logging.getLogger("mcpkit.client")
+
+Stderr = Literal["inherit", "capture", "discard"]
+Tap = Any  # Callable[[str, dict[str, Any]], None]: ("send" | "receive", message)
+
+_STDERR_KEEP = 64 * 1024
+
+
+class StdioServer:
+    """How to start one stdio server; `connect()` starts a new process each time."""
+
+    kind = "stdio"
+
+    def __init__(
+        self,
+        command: str | Sequence[str],
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        stderr: Stderr = "inherit",
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        shutdown_timeout: float = 2.0,
+        tap: Tap | None = None,
+    ) -> None:
+        """`command` is an argument list, or one string split like a shell would split it.
+
+        `env` is added to this process's environment (a server must find its PATH).
+        `tap`, when given, sees every message in both directions (for tests and tracing).
+        """
+        argv = shlex.split(command) if isinstance(command, str) else [str(a) for a in command]
+        if not argv:
+            raise ValueError("StdioServer: the command is empty; name the program to run")
+        if stderr not in ("inherit", "capture", "discard"):
+            raise ValueError(
+                f"StdioServer: stderr must be 'inherit', 'capture' or 'discard', not {stderr!r}"
+            )
+        self.argv = argv
+        self.env = dict(env) if env else None
+        self.cwd = os.fspath(cwd) if cwd is not None else None
+        self.stderr: Stderr = stderr
+        self.max_message_bytes = max_message_bytes
+        self.shutdown_timeout = shutdown_timeout
+        self.tap = tap
+        self.key = "stdio:" + shlex.join(argv)
+
+    async def connect(self) -> StdioTransport:
+        stderr = {
+            "inherit": None,
+            "capture": asyncio.subprocess.PIPE,
+            "discard": asyncio.subprocess.DEVNULL,
+        }[self.stderr]
+        env = {**os.environ, **self.env} if self.env else None
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *self.argv,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=stderr,
+                env=env,
+                cwd=self.cwd,
+            )
+        except OSError as exc:
+            raise TransportError(
+                f"could not start the server {shlex.join(self.argv)!r}: {exc.strerror or exc}"
+                " (check the command and that the program is on PATH)"
+            ) from None
+        return StdioTransport(proc, self)
+
+    def __repr__(self) -> str:
+        return f"StdioServer({shlex.join(self.argv)!r})"
+
+
+def python_server(target: str, **options: Any) -> StdioServer:
+    """A Python file or module holding a `Server`, run over stdio as `mcpkit run` runs it."""
+    return StdioServer([sys.executable, "-m", "mcpkit", "run", target], **options)
+
+
+class StdioTransport:
+    """One running server process, spoken to over its stdin and stdout."""
+
+    def __init__(self, proc: asyncio.subprocess.Process, spec: StdioServer) -> None:
+        self.proc = proc
+        self.spec = spec
+        self._tap = spec.tap
+        self._router = StreamRouter(self._write, self._drain)
+        self._stderr: deque[bytes] = deque()
+        self._stderr_size = 0
+        self._reader = asyncio.ensure_future(self._read())
+        self._stderr_reader = (
+            asyncio.ensure_future(self._read_stderr()) if proc.stderr is not None else None
+        )
+
+    # -- ClientTransport -------------------------------------------------------------------
+
+    async def request(
+        self, message: dict[str, Any], *, on_notification: NotificationHandler | None = None
+    ) -> dict[str, Any]:
+        return await self._router.request(message, on_notification=on_notification)
+
+    async def notify(self, message: dict[str, Any]) -> None:
+        await self._router.notify(message)
+
+    def set_request_handler(self, handler: RequestHandler | None) -> None:
+        self._router.set_request_handler(handler)
+
+    def set_notification_handler(self, handler: NotificationHandler | None) -> None:
+        self._router.set_notification_handler(handler)
+
+    async def close(self) -> None:
+        """Close stdin, give the server `shutdown_timeout` to exit, then terminate, then kill."""
+        proc = self.proc
+        if proc.stdin is not None and not proc.stdin.is_closing():
+            proc.stdin.close()
+        timeout = self.spec.shutdown_timeout
+        for step in (None, proc.terminate, proc.kill):
+            if proc.returncode is not None:
+                break
+            if step is not None:
+                with contextlib.suppress(ProcessLookupError):
+                    step()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(proc.wait(), timeout)
+        if proc.returncode is None:  # pragma: no cover - SIGKILL did not take
+            await proc.wait()
+        self._router.close(self._exit_reason())
+        for task in (self._reader, self._stderr_reader):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+
+    # -- what the process said -------------------------------------------------------------
+
+    @property
+    def stderr_text(self) -> str:
+        """The tail of what the server wrote to stderr (with `stderr="capture"`)."""
+        return b"".join(self._stderr).decode("utf-8", "replace")
+
+    @property
+    def alive(self) -> bool:
+        return self.proc.returncode is None and not self._router.closed
+
+    # -- I/O -------------------------------------------------------------------------------
+
+    def _write(self, message: dict[str, Any]) -> None:
+        stdin = self.proc.stdin
+        if stdin is None or stdin.is_closing():
+            raise TransportError(self._exit_reason())
+        if self._tap is not None:
+            self._tap("send", message)
+        try:
+            stdin.write(encode(message) + b"\n")
+        except (BrokenPipeError, ConnectionResetError, RuntimeError):
+            raise TransportError(self._exit_reason()) from None
+
+    async def _drain(self) -> None:
+        stdin = self.proc.stdin
+        if stdin is None:
+            return
+        try:
+            await stdin.drain()
+        except (BrokenPipeError, ConnectionResetError):
+            raise TransportError(self._exit_reason()) from None
+
+    async def _read(self) -> None:
+        stdout = self.proc.stdout
+        assert stdout is not None
+        reader = LineReader(self.spec.max_message_bytes)
+        try:
+            while True:
+                chunk = await stdout.read(65536)
+                if not chunk:
+                    break
+                for line in reader.feed(chunk):
+                    self._line(line)
+            for line in reader.close():
+                self._line(line)
+            # stdout closed: the process is ending; collect its status for the message.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.proc.wait(), self.spec.shutdown_timeout)
+        finally:
+            self._router.close(self._exit_reason())
+
+    def _line(self, line: bytes | Oversized) -> None:
+        if isinstance(line, Oversized):
+            log.warning(
+                "%s: dropped a %d-byte message from the server (over the %d-byte limit)",
+                self.spec, line.size, self.spec.max_message_bytes,
+            )
+            return
+        try:
+            message = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            # STDIO-3 forbids non-protocol output on stdout; tolerate it rather than fail.
+            log.warning("%s: ignored a line on stdout that is not JSON: %r", self.spec, line[:200])
+            return
+        if type(message) is not dict or message.get("jsonrpc") != "2.0":
+            log.warning("%s: ignored a line that is not a JSON-RPC message: %r",
+                        self.spec, line[:200])
+            return
+        if self._tap is not None:
+            self._tap("receive", message)
+        try:
+            self._router.receive(message)
+        except RPCError as exc:  # pragma: no cover - the router validates what it reads
+            log.warning("%s: %s", self.spec, exc)
+
+    async def _read_stderr(self) -> None:
+        stream = self.proc.stderr
+        assert stream is not None
+        while True:
+            chunk = await stream.read(65536)
+            if not chunk:
+                return
+            self._stderr.append(chunk)
+            self._stderr_size += len(chunk)
+            while self._stderr_size > _STDERR_KEEP and len(self._stderr) > 1:
+                self._stderr_size -= len(self._stderr.popleft())
+
+    def _exit_reason(self) -> str:
+        code = self.proc.returncode
+        what = f"the server {shlex.join(self.spec.argv)!r}"
+        reason = (
+            f"{what} closed its stdout" if code is None
+            else f"{what} exited with status {code}"
+        )
+        tail = self.stderr_text.strip()
+        if tail:
+            last = tail.splitlines()[-5:]
+            reason += "; its stderr ended with:\n  " + "\n  ".join(last)
+        elif self.spec.stderr == "discard":
+            reason += " (its stderr was discarded)"
+        return reason
