@@ -24,6 +24,19 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("target", help="path/to/file.py[:name] or package.module[:name] (name defaults to 'server')")
     mode = run.add_mutually_exclusive_group()
     mode.add_argument("--stdio", action="store_true", help="serve on stdin/stdout (the default)")
+    mode.add_argument(
+        "--http", nargs="?", const="127.0.0.1:8000/mcp", metavar="[HOST:]PORT[/PATH]",
+        help="serve Streamable HTTP (both eras) with uvicorn; default 127.0.0.1:8000/mcp",
+    )
+    run.add_argument(
+        "--allow-host", action="append", default=[], metavar="HOST",
+        help="also accept this Host header (repeatable; name[:port], *.domain or *), e.g. the "
+        "public name behind a reverse proxy",
+    )
+    run.add_argument(
+        "--allow-origin", action="append", default=[], metavar="ORIGIN",
+        help="also accept this browser Origin (repeatable; https://app.example.com or *)",
+    )
     return parser
 
 
@@ -36,6 +49,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    if args.http is not None:
+        return _run_http(args)
     from mcpkit.transports.stdio import claim_stdout, run_stdio
 
     # stdout is the protocol's from here on, before the user's module can print at import.
@@ -48,4 +63,27 @@ def _run(args: argparse.Namespace) -> int:
         print(f"mcpkit run: {exc}", file=sys.stderr)
         return 2
     run_stdio(server)
+    return 0
+
+
+def _run_http(args: argparse.Namespace) -> int:
+    from mcpkit.cli.target import TargetError, load_server
+    from mcpkit.transports.http_server import parse_address, run_http
+
+    try:
+        parse_address(args.http)
+    except ValueError as exc:
+        print(f"mcpkit run: {exc}", file=sys.stderr)
+        return 2
+    try:
+        server = load_server(args.target)
+    except TargetError as exc:
+        print(f"mcpkit run: {exc}", file=sys.stderr)
+        return 2
+    try:
+        run_http(server, args.http, allowed_hosts=args.allow_host,
+                 allowed_origins=args.allow_origin)
+    except OSError as exc:
+        print(f"mcpkit run: cannot serve on {args.http}: {exc}", file=sys.stderr)
+        return 1
     return 0

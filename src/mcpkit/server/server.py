@@ -8,6 +8,7 @@ wrapping, for the legacy adapter. The methods themselves live in `mcpkit.server.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -318,6 +319,17 @@ class Server:
         from mcpkit.server.methods import serve
 
         return await serve(self, request, notify, principal)
+
+    def asgi(self, options: Any = None, **settings: Any) -> Any:
+        """This server as a plain ASGI application speaking Streamable HTTP (both eras).
+
+        Run it under any ASGI server, or mount it in Starlette/FastAPI. Settings are those of
+        `mcpkit.transports.http_server.HTTPOptions`, e.g. `allowed_hosts=("mcp.example.com",)`.
+        """
+        # Resolved when called, by name: the server layer never imports a transport, and a
+        # server that is not served over HTTP never loads it.
+        http_server = importlib.import_module("mcpkit.transports.http_server")
+        return http_server.HTTPApp(self, options, **settings)
 
     def __repr__(self) -> str:
         return f"Server({self.name!r}, {self.version!r})"

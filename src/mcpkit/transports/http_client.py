@@ -1,0 +1,406 @@
+"""`HTTPClientTransport`: the client's side of Streamable HTTP, on httpx.
+
+Modern (2026-07-28) mode sends every message as its own POST with the mirrored headers the
+server checks (MCP-Protocol-Version, Mcp-Method, Mcp-Name, and `Mcp-Param-*` for the tools
+whose `x-mcp-header` tables it has seen in a `tools/list` result or was given with
+`remember_tools`). Legacy (2025-11-25) mode starts when an `initialize` succeeds: the session id
+and negotiated version go on every later POST, requests the server sends on a response stream
+are answered through the request handler, the session's GET stream feeds the notification
+handler, and `close()` ends the session with DELETE.
+
+Responses are read as JSON or as SSE. Cancelling the awaiting task closes the response stream,
+which is the cancellation on HTTP. A stream that breaks before its response loses the request;
+it is sent again, with a new id, only as many times as the caller allows (`retries=`).
+httpx is imported with this module, never by `import mcpkit`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Iterable, Mapping
+from typing import Any, Final
+from urllib.parse import urlsplit
+
+import httpx
+import orjson
+
+from mcpkit.errors import InternalError, MethodNotFoundError, RPCError, TransportError
+from mcpkit.protocol.codec import RequestId, encode, error_message, result_message
+from mcpkit.protocol.framing import SSEDecoder
+from mcpkit.protocol.http import ScreenedTools, client_headers, screen_tools
+from mcpkit.types.constants import Header, Method
+
+__all__ = [
+    "HTTPClientTransport",
+    "HTTPConnector",
+    "HTTPStatusError",
+    "SessionExpiredError",
+]
+
+log = logging.getLogger("mcpkit.client")
+
+_ACCEPT: Final = "application/json, text/event-stream"
+_BASE_HEADERS: Final = {"accept": _ACCEPT, "content-type": "application/json"}
+DEFAULT_MAX_MESSAGE_BYTES: Final = 16 * 1024 * 1024
+
+
+class HTTPStatusError(TransportError):
+    """The server answered with an HTTP error status and no JSON-RPC message in the body."""
+
+    def __init__(self, status_code: int, body: bytes, what: str) -> None:
+        shown = body[:200].decode("utf-8", "replace")
+        super().__init__(f"{what}: HTTP {status_code}" + (f": {shown}" if shown else ""))
+        self.status_code = status_code
+        self.body = body
+
+
+class SessionExpiredError(HTTPStatusError):
+    """The legacy session is gone (404): send initialize again, without the old id."""
+
+
+class _BrokenStream(TransportError):
+    """The response stream ended before the response: the request is lost."""
+
+
+class HTTPClientTransport:
+    """One MCP endpoint over Streamable HTTP; a `ClientTransport`."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        client: httpx.AsyncClient | None = None,
+        timeout: httpx.Timeout | float | None = None,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+    ) -> None:
+        self.url = url
+        self.max_message_bytes = max_message_bytes
+        self._own_client = client is None
+        self._client = client or httpx.AsyncClient(
+            timeout=timeout if timeout is not None else httpx.Timeout(30.0, read=None),
+            follow_redirects=False,
+        )
+        self._headers = {k.lower(): v for k, v in (headers or {}).items()}
+        self._tool_params: dict[str, dict[str, tuple[str, ...]]] = {}
+        self._request_handler: Any = None
+        self._notification_handler: Any = None
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._stream_task: asyncio.Task[None] | None = None
+        self.session_id: str | None = None
+        """The legacy session's `Mcp-Session-Id` (None in modern mode, or if the server
+        gave none)."""
+        self.legacy_version: str | None = None
+        """The version a legacy `initialize` negotiated; set means legacy mode."""
+
+    @property
+    def era(self) -> str:
+        return "legacy" if self.legacy_version is not None else "modern"
+
+    # -- the ClientTransport interface --------------------------------------------------------
+
+    def set_request_handler(self, handler: Any) -> None:
+        self._request_handler = handler
+
+    def set_notification_handler(self, handler: Any) -> None:
+        """Notifications outside any request (a legacy session's GET stream)."""
+        self._notification_handler = handler
+        self._maybe_open_stream()
+
+    async def request(
+        self, message: dict[str, Any], *, on_notification: Any = None, retries: int = 0
+    ) -> dict[str, Any]:
+        """POST one request and return its response message (result or error).
+
+        A JSON-RPC error in an HTTP 4xx/5xx body is returned like any response (its code says
+        what went wrong); a status without one raises HTTPStatusError. With `retries`, a
+        stream that breaks before the response is sent again as a new request whose id gets a
+        `.retryN` suffix; the returned response carries that id.
+        """
+        attempt = 0
+        while True:
+            try:
+                response = await self._exchange(message, on_notification)
+            except _BrokenStream as exc:
+                if attempt >= retries:
+                    raise TransportError(
+                        f"{message.get('method')}: {exc}; the request is lost (re-send it with a "
+                        "new id, or pass retries=)") from None
+                attempt += 1
+                message = {**message, "id": f"{message['id']}.retry{attempt}"}
+                continue
+            self._learn(message, response)
+            return response
+
+    async def notify(self, message: dict[str, Any]) -> None:
+        """POST one notification (or a legacy answer); the server accepts it with 202."""
+        try:
+            response = await self._client.post(
+                self.url, content=encode(message), headers=self._headers_for(message))
+        except httpx.HTTPError as exc:
+            raise TransportError(f"{message.get('method', 'response')}: {_describe(exc)}") from None
+        if response.status_code == 404 and self.session_id is not None:
+            self._forget_session()
+            raise SessionExpiredError(404, response.content, "the legacy session ended")
+        if response.status_code >= 400:
+            raise HTTPStatusError(response.status_code, response.content,
+                                  f"{message.get('method', 'response')} was refused")
+        if message.get("method") == Method.INITIALIZED:
+            self._maybe_open_stream()
+
+    async def close(self) -> None:
+        """Stop background work, end a legacy session (DELETE), release connections."""
+        tasks = list(self._tasks)
+        if self._stream_task is not None:
+            tasks.append(self._stream_task)
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+        if self.session_id is not None:
+            with contextlib.suppress(httpx.HTTPError):
+                await self._client.delete(self.url, headers=self._headers_for(None))
+            self._forget_session()
+        if self._own_client:
+            await self._client.aclose()
+
+    # -- x-mcp-header tables --------------------------------------------------------------------
+
+    def remember_tools(self, tools: Iterable[Any]) -> ScreenedTools:
+        """Learn the `x-mcp-header` tables of `tools` (a `tools/list` page or the client's
+        cache) and return them screened: drop `rejected` ones from what the model sees."""
+        screened = screen_tools(tools)
+        for tool in screened.valid:
+            name = tool.get("name") if isinstance(tool, Mapping) else None
+            if isinstance(name, str):
+                self._tool_params.pop(name, None)
+        self._tool_params.update(screened.headers)
+        for name, reason in screened.rejected:
+            self._tool_params.pop(name, None)
+            log.warning("tool %r is unusable over HTTP: %s", name, reason)
+        return screened
+
+    def _learn(self, message: Mapping[str, Any], response: Mapping[str, Any]) -> None:
+        if message.get("method") == Method.TOOLS_LIST:
+            result = response.get("result")
+            tools = result.get("tools") if isinstance(result, Mapping) else None
+            if isinstance(tools, list):
+                self.remember_tools(tools)
+
+    # -- one exchange ---------------------------------------------------------------------------
+
+    def _headers_for(self, message: Mapping[str, Any] | None) -> dict[str, str]:
+        headers = {**_BASE_HEADERS, **self._headers}
+        if self.legacy_version is not None:
+            if self.session_id is not None:
+                headers[Header.SESSION_ID] = self.session_id
+            headers[Header.PROTOCOL_VERSION] = self.legacy_version
+            return headers
+        if message is None or message.get("method") == Method.INITIALIZE:
+            return headers
+        params = message.get("params")
+        name = params.get("name") if isinstance(params, Mapping) else None
+        table = self._tool_params.get(name) if isinstance(name, str) else None
+        try:
+            headers.update(client_headers(message, table))
+        except (TypeError, ValueError) as exc:
+            raise TransportError(f"{message.get('method')} {name or ''}: {exc}") from None
+        return headers
+
+    async def _exchange(self, message: dict[str, Any], on_notification: Any) -> dict[str, Any]:
+        method = message.get("method")
+        request = self._client.build_request(
+            "POST", self.url, content=encode(message), headers=self._headers_for(message))
+        try:
+            response = await self._client.send(request, stream=True)
+        except httpx.HTTPError as exc:
+            raise TransportError(f"{method}: {_describe(exc)}") from None
+        session_id: str | None = None
+        try:
+            if method == Method.INITIALIZE:
+                session_id = response.headers.get(Header.SESSION_ID)
+            status = response.status_code
+            media = response.headers.get("content-type", "").split(";")[0].strip().lower()
+            if status == 404 and self.session_id is not None:
+                body = await self._read_body(response, method)
+                self._forget_session()
+                raise SessionExpiredError(404, body, "the legacy session ended; initialize again")
+            if status == 200 and media == "text/event-stream":
+                reply = await self._read_stream(response, message, on_notification)
+            else:
+                body = await self._read_body(response, method)
+                reply = self._json_reply(status, media, body, message)
+        except httpx.HTTPError as exc:
+            raise _BrokenStream(f"the response stream broke ({_describe(exc)})") from None
+        finally:
+            await response.aclose()
+        if method == Method.INITIALIZE and isinstance(reply.get("result"), dict):
+            self._start_session(session_id, reply["result"])
+        return reply
+
+    async def _read_body(self, response: httpx.Response, method: Any) -> bytes:
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in response.aiter_bytes():
+            size += len(chunk)
+            if size > self.max_message_bytes:
+                raise TransportError(
+                    f"{method}: the response is larger than {self.max_message_bytes} bytes "
+                    "(max_message_bytes)")
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    def _json_reply(self, status: int, media: str, body: bytes,
+                    message: Mapping[str, Any]) -> dict[str, Any]:
+        what = f"{message.get('method')} (id {message.get('id')!r})"
+        reply: Any = None
+        if body and (media == "application/json" or status >= 400):
+            with contextlib.suppress(orjson.JSONDecodeError):
+                reply = orjson.loads(body)
+        if isinstance(reply, dict) and ("error" in reply or ("result" in reply and status == 200)):
+            return reply
+        if status < 400:
+            raise TransportError(
+                f"{what}: expected a JSON-RPC response, got HTTP {status} "
+                f"{media or 'without a body'}")
+        raise HTTPStatusError(status, body, what)
+
+    async def _read_stream(self, response: httpx.Response, message: Mapping[str, Any],
+                           on_notification: Any) -> dict[str, Any]:
+        request_id = message.get("id")
+        decoder = SSEDecoder()
+        pending = 0
+        async for chunk in response.aiter_bytes():
+            pending += len(chunk)
+            if pending > self.max_message_bytes:
+                raise TransportError(
+                    f"{message.get('method')}: an SSE event is larger than "
+                    f"{self.max_message_bytes} bytes (max_message_bytes)")
+            for _event, data, _id, _retry in decoder.feed(chunk):
+                pending = 0
+                if not data:
+                    continue
+                try:
+                    incoming = orjson.loads(data)
+                except orjson.JSONDecodeError:
+                    log.warning("%s: ignored an SSE event that is not JSON", message.get("method"))
+                    continue
+                if not isinstance(incoming, dict):
+                    continue
+                if "method" not in incoming:
+                    if incoming.get("id") == request_id:
+                        return incoming
+                    continue
+                if "id" in incoming:
+                    self._spawn(self._answer(incoming))
+                elif on_notification is not None:
+                    await on_notification(incoming)
+        raise _BrokenStream("the response stream ended before the response")
+
+    # -- legacy sessions ------------------------------------------------------------------------
+
+    def _start_session(self, session_id: str | None, result: Mapping[str, Any]) -> None:
+        version = result.get("protocolVersion")
+        self.legacy_version = version if isinstance(version, str) else None
+        self.session_id = session_id
+
+    def _forget_session(self) -> None:
+        self.session_id = None
+        if self._stream_task is not None:
+            self._stream_task.cancel()
+            self._stream_task = None
+
+    def _spawn(self, work: Any) -> None:
+        task: asyncio.Task[None] = asyncio.get_running_loop().create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _answer(self, request: dict[str, Any]) -> None:
+        """Answer a request the server sent (legacy) and POST the answer back."""
+        request_id: RequestId = request["id"]
+        method = request.get("method")
+        params = request.get("params")
+        try:
+            if method == Method.PING:
+                result: dict[str, Any] = {}
+            elif self._request_handler is None:
+                raise MethodNotFoundError(f"Method not found: this client does not handle {method}")
+            else:
+                result = await self._request_handler(method, params if isinstance(params, dict)
+                                                     else None)
+            reply = result_message(request_id, result)
+        except RPCError as exc:
+            reply = error_message(request_id, exc.to_error())
+        except Exception as exc:
+            log.exception("answering the server's %s failed", method)
+            reply = error_message(request_id, InternalError(
+                f"the client failed to answer {method}: {type(exc).__name__}").to_error())
+        try:
+            await self.notify(reply)
+        except TransportError as exc:
+            log.warning("could not send the answer to %s: %s", method, exc)
+
+    def _maybe_open_stream(self) -> None:
+        if (self._notification_handler is None or self.session_id is None
+                or self._stream_task is not None):
+            return
+        with contextlib.suppress(RuntimeError):  # no running loop: opened on the next call
+            self._stream_task = asyncio.get_running_loop().create_task(self._session_stream())
+
+    async def _session_stream(self) -> None:
+        """The legacy GET stream: notifications and requests outside any POST."""
+        headers = self._headers_for(None)
+        headers["accept"] = "text/event-stream"
+        try:
+            async with self._client.stream("GET", self.url, headers=headers) as response:
+                if response.status_code != 200:
+                    return  # 405: the server offers no session stream
+                decoder = SSEDecoder()
+                async for chunk in response.aiter_bytes():
+                    for _event, data, _id, _retry in decoder.feed(chunk):
+                        await self._unsolicited(data)
+        except httpx.HTTPError as exc:
+            log.info("the session stream ended: %s", _describe(exc))
+
+    async def _unsolicited(self, data: str) -> None:
+        if not data:
+            return
+        try:
+            incoming = orjson.loads(data)
+        except orjson.JSONDecodeError:
+            return
+        if not isinstance(incoming, dict) or "method" not in incoming:
+            return
+        if "id" in incoming:
+            self._spawn(self._answer(incoming))
+        elif self._notification_handler is not None:
+            await self._notification_handler(incoming)
+
+
+class HTTPConnector:
+    """Opens `HTTPClientTransport`s to one URL; its `key` (the origin and path) names the
+    server in the client's era cache."""
+
+    kind = "http"
+
+    def __init__(self, url: str, **options: Any) -> None:
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ValueError(f"{url!r} is not an http(s) URL")
+        self.url = url
+        self.key = f"{parts.scheme}://{parts.netloc}{parts.path}"
+        self.options = options
+
+    async def connect(self) -> HTTPClientTransport:
+        return HTTPClientTransport(self.url, **self.options)
+
+
+def _describe(exc: httpx.HTTPError) -> str:
+    text = str(exc) or type(exc).__name__
+    if isinstance(exc, httpx.ConnectError):
+        return f"cannot connect ({text})"
+    if isinstance(exc, httpx.TimeoutException):
+        return f"timed out ({type(exc).__name__})"
+    return text

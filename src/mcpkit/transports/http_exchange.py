@@ -1,0 +1,229 @@
+"""`Exchange`: one HTTP response to one JSON-RPC message, decided as late as possible.
+
+A handler that finishes without notifying gets a plain `application/json` response. The first
+notification (progress, a log message, a listen acknowledgement, or a legacy request to the
+client) switches the response to a `text/event-stream` before any byte of it is sent; from
+then on every message is one `data:` line, and quiet streams get `:` comment keep-alives.
+
+While a handler runs, the exchange watches for the client going away and cancels the handler
+when it does (closing the stream IS the cancellation on Streamable HTTP). The watch starts
+after a short grace period, or at once when the response becomes a stream: a request that
+finishes within the grace period costs one timer, not a task. Only ASGI and asyncio here; no
+knowledge of eras or sessions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Awaitable, Callable
+from typing import Any, Final
+
+from mcpkit.protocol.codec import encode
+from mcpkit.protocol.framing import sse_event
+
+__all__ = ["WATCH_GRACE_S", "Exchange", "json_headers", "plain_response"]
+
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+
+WATCH_GRACE_S: Final = 0.02
+"""How long a handler runs before the exchange starts watching for a disconnect."""
+
+_JSON_TYPE: Final = (b"content-type", b"application/json")
+_SSE_HEADERS: Final = (
+    (b"content-type", b"text/event-stream"),
+    (b"cache-control", b"no-cache, no-transform"),
+    (b"x-accel-buffering", b"no"),
+)
+_KEEPALIVE: Final = {"type": "http.response.body", "body": b":\n\n", "more_body": True}
+_END: Final = {"type": "http.response.body", "body": b"", "more_body": False}
+
+
+def json_headers(body: bytes, extra: list[tuple[bytes, bytes]] | None = None
+                 ) -> list[tuple[bytes, bytes]]:
+    headers = [_JSON_TYPE, (b"content-length", b"%d" % len(body))]
+    if extra:
+        headers += extra
+    return headers
+
+
+async def plain_response(
+    send: Send, status: int, message: dict[str, Any] | None = None,
+    extra: list[tuple[bytes, bytes]] | None = None,
+) -> None:
+    """A complete response: a JSON body (one message) or none at all."""
+    if message is None:
+        headers = [(b"content-length", b"0")]
+        if extra:
+            headers += extra
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": b""})
+        return
+    body = encode(message)
+    await send({"type": "http.response.start", "status": status,
+                "headers": json_headers(body, extra)})
+    await send({"type": "http.response.body", "body": body})
+
+
+class Exchange:
+    """The response to one POST (or a legacy GET stream), JSON or SSE."""
+
+    __slots__ = (
+        "_keepalive",
+        "_quiet",
+        "_timer",
+        "_watcher",
+        "cancelled",
+        "disconnected",
+        "done",
+        "extra",
+        "in_handler",
+        "keepalive_s",
+        "receive",
+        "send",
+        "streaming",
+        "task",
+    )
+
+    def __init__(self, send: Send, receive: Receive, keepalive_s: float,
+                 extra: list[tuple[bytes, bytes]] | None = None) -> None:
+        self.send = send
+        self.receive = receive
+        self.keepalive_s = keepalive_s
+        self.extra = extra
+        self.streaming = False
+        self.done = False
+        self.cancelled = False
+        self.disconnected = False
+        self.in_handler = False
+        self.task: asyncio.Task[Any] | None = None
+        self._timer: asyncio.TimerHandle | None = None
+        self._watcher: asyncio.Task[None] | None = None
+        self._keepalive: asyncio.TimerHandle | None = None
+        self._quiet = True
+
+    # -- running the handler -------------------------------------------------------------------
+
+    async def run(self, work: Awaitable[dict[str, Any]], *, watch: bool = True
+                  ) -> dict[str, Any] | None:
+        """Await the handler's response; None when the exchange was cancelled (the client left,
+        or cancelled it) and nothing more may be sent for it."""
+        task = asyncio.current_task()
+        assert task is not None
+        self.task = task
+        self.in_handler = True
+        if watch:
+            self._timer = asyncio.get_running_loop().call_later(WATCH_GRACE_S, self._start_watch)
+        try:
+            response = await work
+        except asyncio.CancelledError:
+            if self.cancelled and task.uncancel() == 0:
+                return None
+            raise
+        finally:
+            self.in_handler = False
+            self._stop_watch()
+        if self.cancelled:
+            if task.cancelling():
+                task.uncancel()
+            return None
+        return response
+
+    def cancel(self) -> None:
+        """Stop the handler: the client went away, cancelled the request, or ended its session."""
+        self.cancelled = True
+        if self.in_handler and self.task is not None:
+            self.task.cancel()
+
+    def _start_watch(self) -> None:
+        self._timer = None
+        if self._watcher is None and self.in_handler:
+            self._watcher = asyncio.get_running_loop().create_task(self._watch())
+
+    async def _watch(self) -> None:
+        while True:
+            message = await self.receive()
+            if message["type"] == "http.disconnect":
+                self.disconnected = True
+                self.cancel()
+                return
+
+    def _stop_watch(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._watcher is not None:
+            self._watcher.cancel()
+            self._watcher = None
+        if self._keepalive is not None:
+            self._keepalive.cancel()
+            self._keepalive = None
+
+    # -- writing --------------------------------------------------------------------------------
+
+    async def notify(self, message: dict[str, Any]) -> None:
+        """Send one message ahead of the response (this makes the response a stream)."""
+        if self.done or self.cancelled:
+            return
+        data = sse_event(encode(message))
+        if not self.streaming:
+            await self.start_stream()
+        self._quiet = False
+        await self.send({"type": "http.response.body", "body": data, "more_body": True})
+
+    async def start_stream(self) -> None:
+        self.streaming = True
+        headers = list(_SSE_HEADERS)
+        if self.extra:
+            headers += self.extra
+        await self.send({"type": "http.response.start", "status": 200, "headers": headers})
+        if self.in_handler and self._watcher is None:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+            self._start_watch()
+        if self.keepalive_s > 0:
+            self._keepalive = asyncio.get_running_loop().call_later(
+                self.keepalive_s, self._tick
+            )
+
+    def _tick(self) -> None:
+        if self.done or self.cancelled:
+            self._keepalive = None
+            return
+        if self._quiet:
+            asyncio.get_running_loop().create_task(self._send_keepalive())
+        self._quiet = True
+        self._keepalive = asyncio.get_running_loop().call_later(self.keepalive_s, self._tick)
+
+    async def _send_keepalive(self) -> None:
+        if self.done or self.cancelled:
+            return
+        with contextlib.suppress(Exception):
+            # The response may complete while this waits for the socket to drain.
+            await self.send(_KEEPALIVE)
+
+    async def finish(self, message: dict[str, Any], status: int = 200) -> None:
+        """The final message: the JSON body, or the stream's last event."""
+        self.done = True
+        if self.streaming:
+            await self.send({"type": "http.response.body", "body": sse_event(encode(message)),
+                             "more_body": False})
+            return
+        body = encode(message)
+        await self.send({"type": "http.response.start", "status": status,
+                         "headers": json_headers(body, self.extra)})
+        await self.send({"type": "http.response.body", "body": body})
+
+    async def abandon(self) -> None:
+        """End a cancelled exchange without a response (CANC-4): close an open stream, or
+        acknowledge the POST with an empty 202 when nothing was sent yet."""
+        if self.done or self.disconnected:
+            self.done = True
+            return
+        self.done = True
+        if self.streaming:
+            await self.send(_END)
+        else:
+            await plain_response(self.send, 202)

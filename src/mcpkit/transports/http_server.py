@@ -1,0 +1,362 @@
+"""Streamable HTTP for a `Server`: one plain ASGI application serving both eras on one URL.
+
+Modern (2026-07-28) POSTs are served statelessly: nothing is kept between requests, so any
+instance behind a round-robin balancer answers any request the same way. Each POST is checked
+in a fixed order — Host/Origin (403), size (413), media types (415/406), JSON (400/-32700), era,
+then the mirrored headers against the body (400/-32020) — before the server sees it, and its
+response is JSON or a request-scoped SSE stream (see `Exchange`). Legacy (2025-11-25) traffic,
+recognised by the rule in `mcpkit.protocol.http.classify_era`, goes to `LegacyEndpoint`.
+
+It is raw ASGI with no framework underneath, so it runs under any ASGI server (uvicorn,
+hypercorn, granian) and mounts in Starlette or FastAPI. Imports the layers below and the
+standard library; uvicorn only in `run_http`.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, Final
+
+from mcpkit.errors import (
+    HeaderMismatchError,
+    InvalidRequestError,
+    MethodNotFoundError,
+    RPCError,
+)
+from mcpkit.protocol.codec import Notification, Request, decode, error_message
+from mcpkit.protocol.http import (
+    LOOPBACK_HOSTS,
+    MODERN,
+    HostPolicy,
+    RequestHeaders,
+    accepts,
+    check_request_headers,
+    classify_era,
+    http_status,
+    is_json_content,
+    read_headers,
+)
+from mcpkit.protocol.mcp_headers import header_params
+from mcpkit.transports.http_exchange import Exchange, plain_response
+from mcpkit.transports.http_sessions import LegacyEndpoint, MemorySessionStore, SessionStore
+from mcpkit.types.constants import (
+    LEGACY_ONLY_METHODS,
+    MODERN_VERSION,
+    SUPPORTED_VERSIONS,
+    Method,
+)
+
+__all__ = ["HTTPApp", "HTTPOptions", "parse_address", "run_http"]
+
+Scope = dict[str, Any]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+
+_ALLOW_MODERN: Final = [(b"allow", b"POST")]
+_ALLOW_LEGACY: Final = [(b"allow", b"GET, POST, DELETE")]
+
+
+@dataclass(frozen=True, slots=True)
+class HTTPOptions:
+    """How the HTTP endpoint behaves; every field has a safe default."""
+
+    path: str | None = None
+    """The one path served (others get 404); None serves every path (when mounted)."""
+    allowed_hosts: tuple[str, ...] | None = None
+    """`Host` values accepted (see `HostPolicy`); None: loopback names only."""
+    allowed_origins: tuple[str, ...] = ()
+    """Browser origins accepted besides those on an allowed host (see `HostPolicy`)."""
+    max_body_bytes: int | None = None
+    """Largest POST body; None: the server's `options.max_message_bytes` (4 MiB)."""
+    keepalive_s: float = 15.0
+    """Seconds of silence after which an open SSE stream gets a `:` comment; 0 disables."""
+    legacy: bool = True
+    """Serve 2025-11-25 clients (initialize, sessions, the GET stream) on the same URL."""
+    session_store: SessionStore | None = None
+    """Where legacy sessions live; None: a `MemorySessionStore` in this process."""
+    peer_timeout_s: float = 600.0
+    """How long a legacy request waits for the client to answer a request sent to it."""
+
+
+class HTTPApp:
+    """The ASGI application for one `Server`; create it with `server.asgi(...)`."""
+
+    def __init__(self, server: Any, options: HTTPOptions | None = None, **settings: Any) -> None:
+        if options is None:
+            options = HTTPOptions(**settings)
+        elif settings:
+            raise TypeError("pass either an HTTPOptions or keyword settings, not both")
+        self.server = server
+        self.options = options
+        path = options.path
+        self._path = path.rstrip("/") or "/" if path is not None else None
+        self._policy = HostPolicy(options.allowed_hosts, options.allowed_origins)
+        self._max_body = options.max_body_bytes or server.options.max_message_bytes
+        self._keepalive = options.keepalive_s
+        self._legacy = (
+            LegacyEndpoint(server, options.session_store or MemorySessionStore(), options)
+            if options.legacy else None
+        )
+        self._params_gen = -1
+        self._params: dict[str, dict[str, tuple[str, ...]]] = {}
+
+    # -- ASGI ---------------------------------------------------------------------------------
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        kind = scope["type"]
+        if kind != "http":
+            if kind == "lifespan":
+                await self._lifespan(receive, send)
+            elif kind == "websocket":
+                await send({"type": "websocket.close", "code": 1003})
+            return
+        if self._path is not None:
+            path = scope["path"]
+            if path != self._path and path.rstrip("/") != self._path:
+                await plain_response(send, 404)
+                return
+        headers = read_headers(scope["headers"])
+        refusal = self._policy.check(headers.host, headers.origin)
+        if refusal is not None:
+            await plain_response(send, 403, error_message(
+                None, InvalidRequestError(f"Forbidden: {refusal}").to_error()))
+            return
+        method = scope["method"]
+        if method == "POST":
+            await self._post(headers, receive, send)
+            return
+        legacy = self._legacy
+        if legacy is not None and headers.session_id is not None:
+            if method == "GET":
+                await legacy.get(headers, receive, send)
+                return
+            if method == "DELETE":
+                await legacy.delete(headers, send)
+                return
+        await plain_response(send, 405, error_message(None, InvalidRequestError(
+            f"Method Not Allowed: {method} on the MCP endpoint; {MODERN_VERSION} clients POST "
+            "every message" + (" (GET and DELETE need the Mcp-Session-Id of a 2025-11-25 "
+                               "session)" if legacy is not None else "")).to_error()),
+            _ALLOW_LEGACY if legacy is not None else _ALLOW_MODERN)
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                self.close()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    def close(self) -> None:
+        """End open streams gracefully (listen streams get their final result); call it when
+        the server shuts down, before waiting for connections to drain."""
+        self.server.broker.close()
+        if self._legacy is not None:
+            self._legacy.close()
+
+    # -- POST -----------------------------------------------------------------------------------
+
+    async def _post(self, headers: RequestHeaders, receive: Receive, send: Send) -> None:
+        limit = self._max_body
+        declared = headers.content_length
+        if declared is not None:
+            try:
+                size = int(declared)
+            except ValueError:
+                await plain_response(send, 400, error_message(None, InvalidRequestError(
+                    f"Bad Request: Content-Length {declared!r} is not a number").to_error()))
+                return
+            if size > limit:
+                await _too_large(send, size, limit)
+                return
+        if not is_json_content(headers.content_type):
+            await plain_response(send, 415, error_message(None, InvalidRequestError(
+                f"Unsupported Media Type {headers.content_type.decode('latin-1')!r}: "  # type: ignore[union-attr]
+                "POST one JSON-RPC message as application/json").to_error()))
+            return
+        message = await receive()
+        body = message.get("body", b"")
+        if message.get("more_body"):
+            chunks = [body]
+            size = len(body)
+            while message.get("more_body"):
+                message = await receive()
+                if message["type"] != "http.request":
+                    return  # the client left mid-body
+                chunk = message.get("body", b"")
+                size += len(chunk)
+                if size > limit:
+                    await _too_large(send, size, limit)
+                    return
+                chunks.append(chunk)
+            body = b"".join(chunks)
+        elif len(body) > limit:
+            await _too_large(send, len(body), limit)
+            return
+        try:
+            decoded = decode(body)
+        except RPCError as exc:
+            await plain_response(send, http_status(exc.code), error_message(
+                getattr(exc, "request_id", None), exc.to_error()))
+            return
+        if self._legacy is not None:
+            era = classify_era(headers.session_id, headers.version, decoded)
+            if era != MODERN:
+                await self._legacy.post(era, headers, decoded, receive, send)
+                return
+        if type(decoded) is Request:
+            await self._modern(headers, decoded, receive, send)
+        elif type(decoded) is Notification:
+            await plain_response(send, 202)
+        else:
+            await plain_response(send, 400, error_message(None, InvalidRequestError(
+                f"Invalid request: a {MODERN_VERSION} client never sends JSON-RPC responses "
+                "(a 2025-11-25 client sends them with its Mcp-Session-Id)").to_error()))
+
+    async def _modern(self, headers: RequestHeaders, request: Request, receive: Receive,
+                      send: Send) -> None:
+        json_ok, sse_ok = accepts(headers.accept)
+        method = request.method
+        error: RPCError | None = None
+        status = 400
+        if not json_ok and not sse_ok:
+            error = InvalidRequestError(
+                f"Not Acceptable: {method} answers application/json or text/event-stream; "
+                "send Accept: application/json, text/event-stream")
+            status = 406
+        elif method in LEGACY_ONLY_METHODS:
+            error = MethodNotFoundError(
+                f"Method not found: {method} belongs to the initialize era; this request "
+                f"declared {MODERN_VERSION} (supported: {', '.join(SUPPORTED_VERSIONS)}; a "
+                "2025-11-25 client sends initialize without _meta)", {"method": method})
+            status = 404
+        else:
+            try:
+                check_request_headers(headers, request, self._tool_params(request))
+            except HeaderMismatchError as exc:
+                error = exc
+            else:
+                if method == Method.SUBSCRIPTIONS_LISTEN and not sse_ok:
+                    error = InvalidRequestError(
+                        "Not Acceptable: subscriptions/listen answers with a text/event-stream; "
+                        "add it to Accept")
+                    status = 406
+        if error is not None:
+            await plain_response(send, status, error_message(request.id, error.to_error()))
+            return
+        exchange = Exchange(send, receive, self._keepalive)
+        response = await exchange.run(self.server.handle(
+            request, notify=exchange.notify if sse_ok else None))
+        if response is None:
+            await exchange.abandon()
+            return
+        if not json_ok and not exchange.streaming:
+            await exchange.start_stream()
+        error_body = response.get("error")
+        await exchange.finish(response, http_status(error_body["code"]) if error_body else 200)
+
+    def _tool_params(self, request: Request) -> dict[str, tuple[str, ...]] | None:
+        """The `x-mcp-header` table of the tool a `tools/call` names, built once per tool."""
+        if request.method != Method.TOOLS_CALL or request.params is None:
+            return None
+        name = request.params.get("name")
+        if type(name) is not str:
+            return None
+        server = self.server
+        if server.generation != self._params_gen:
+            self._params.clear()
+            self._params_gen = server.generation
+        table = self._params.get(name)
+        if table is None:
+            tool = server.tools.get(name)
+            if tool is None:
+                return None  # unknown tools are the method's to report
+            table = header_params(tool.definition["inputSchema"])
+            self._params[name] = table
+        return table
+
+
+async def _too_large(send: Send, size: int, limit: int) -> None:
+    await plain_response(send, 413, error_message(None, InvalidRequestError(
+        f"Payload Too Large: the body has {size} bytes or more; the limit is {limit} bytes "
+        "(HTTPOptions.max_body_bytes)").to_error()), [(b"connection", b"close")])
+
+
+# -- running it -----------------------------------------------------------------------------------
+
+
+def parse_address(address: str) -> tuple[str, int, str]:
+    """`[HOST:]PORT[/PATH]` -> (host, port, path); host defaults to 127.0.0.1, path to /mcp."""
+    text = address.strip()
+    path = "/mcp"
+    slash = text.find("/")
+    if slash >= 0:
+        text, path = text[:slash], text[slash:]
+    if text.startswith("["):
+        end = text.find("]")
+        host, port_text = text[1:end], text[end + 2:] if end >= 0 else ""
+    elif ":" in text:
+        host, _, port_text = text.rpartition(":")
+    else:
+        host, port_text = "", text
+    if not port_text.isdigit() or not 0 <= int(port_text) <= 65535:
+        raise ValueError(
+            f"--http {address!r}: expected [HOST:]PORT[/PATH], e.g. 8000, 127.0.0.1:8000 or "
+            "0.0.0.0:8000/mcp"
+        )
+    return host or "127.0.0.1", int(port_text), path
+
+
+def _is_loopback(host: str) -> bool:
+    return host in ("localhost", "::1") or host.startswith("127.")
+
+
+def run_http(
+    server: Any,
+    address: str = "127.0.0.1:8000/mcp",
+    *,
+    allowed_hosts: Iterable[str] = (),
+    allowed_origins: Iterable[str] = (),
+    announce: Callable[[str], None] | None = None,
+) -> None:
+    """Serve `server` with uvicorn (one process) until interrupted.
+
+    Bound to loopback, the Host allow-list is the loopback names plus `allowed_hosts`; bound
+    elsewhere, it is `allowed_hosts`, or any host (with a warning) when none is given.
+    """
+    import uvicorn
+
+    host, port, path = parse_address(address)
+    hosts = tuple(allowed_hosts)
+    if _is_loopback(host):
+        hosts = LOOPBACK_HOSTS + hosts
+    elif not hosts:
+        hosts = ("*",)
+        print(f"mcpkit: warning: serving on {host} with any Host header accepted; name the "
+              "public host with --allow-host to keep DNS-rebinding protection", file=sys.stderr)
+    app = HTTPApp(server, HTTPOptions(path=path, allowed_hosts=hosts,
+                                      allowed_origins=tuple(allowed_origins)))
+    say = announce or (lambda line: print(line, file=sys.stderr, flush=True))
+
+    class _Uvicorn(uvicorn.Server):
+        async def startup(self, sockets: Any = None) -> None:
+            await super().startup(sockets)
+            if self.servers and self.servers[0].sockets:
+                bound = self.servers[0].sockets[0].getsockname()
+                shown = f"[{bound[0]}]" if ":" in bound[0] else bound[0]
+                say(f"mcpkit: serving {server.name} at http://{shown}:{bound[1]}{path} "
+                    f"({', '.join(SUPPORTED_VERSIONS)})")
+
+        async def shutdown(self, sockets: Any = None) -> None:
+            app.close()
+            await super().shutdown(sockets)
+
+    config = uvicorn.Config(
+        app, host=host, port=port, lifespan="on", log_level="warning", access_log=False,
+        server_header=False, timeout_graceful_shutdown=5,
+    )
+    _Uvicorn(config).run()

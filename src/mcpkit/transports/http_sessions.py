@@ -1,0 +1,378 @@
+"""Legacy (2025-11-25) Streamable HTTP: sessions, their GET stream, DELETE, and requests to the
+client carried on the SSE stream of the POST being served.
+
+What a session must remember is a `LegacyState` (small, serialisable), kept behind the
+`SessionStore` interface so a shared store can hold it for several instances. What only lives
+while a connection is open stays here, per process: futures waiting for the client's answers,
+the requests in flight (for `notifications/cancelled`) and the one GET stream.
+
+Legacy rules differ from the modern ones on purpose: handler errors travel with HTTP 200 (only
+the transport's own refusals carry a 4xx), a client disconnect does not cancel a request
+(LEG-10; `notifications/cancelled` does), and initialize mints an `Mcp-Session-Id`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import secrets
+import time
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+from typing import Any, Final, Protocol
+
+from mcpkit.errors import InvalidRequestError, RPCError, TransportError
+from mcpkit.legacy import LegacySession
+from mcpkit.legacy.session import LegacyState
+from mcpkit.protocol.codec import (
+    Message,
+    Notification,
+    Request,
+    RequestId,
+    Response,
+    error_message,
+    notification_message,
+    request_message,
+    result_message,
+)
+from mcpkit.protocol.http import LEGACY, RequestHeaders, accepts
+from mcpkit.server.subscriptions import Change
+from mcpkit.transports.http_exchange import Exchange, plain_response
+from mcpkit.types.constants import LEGACY_VERSIONS, Header, Method
+
+__all__ = ["LegacyEndpoint", "MemorySessionStore", "SessionStore"]
+
+log = logging.getLogger("mcpkit.transport")
+
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+
+_SESSION_HEADER: Final = Header.SESSION_ID.encode()
+_STATEFUL: Final = frozenset({Method.SET_LEVEL, Method.SUBSCRIBE, Method.UNSUBSCRIBE})
+"""Legacy requests that change what the session remembers (saved to the store after)."""
+_LIST_CHANGED: Final = {
+    "tools": Method.TOOLS_LIST_CHANGED,
+    "prompts": Method.PROMPTS_LIST_CHANGED,
+    "resources": Method.RESOURCES_LIST_CHANGED,
+}
+
+
+class SessionStore(Protocol):
+    """Where legacy sessions' `LegacyState` lives between requests."""
+
+    async def create(self, session_id: str, state: LegacyState) -> None: ...
+
+    async def load(self, session_id: str) -> LegacyState | None:
+        """The session's state, or None when it never existed, ended or expired."""
+
+    async def save(self, session_id: str, state: LegacyState) -> None: ...
+
+    async def delete(self, session_id: str) -> bool:
+        """End the session; False when there was none."""
+
+
+class MemorySessionStore:
+    """Sessions in this process: bounded in number (least recently used go first) and ended
+    after `idle_s` without a request, so abandoned sessions cannot pile up."""
+
+    def __init__(self, max_sessions: int = 10_000, idle_s: float = 3600.0,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.max_sessions = max_sessions
+        self.idle_s = idle_s
+        self._clock = clock
+        self._sessions: OrderedDict[str, tuple[LegacyState, float]] = OrderedDict()
+
+    async def create(self, session_id: str, state: LegacyState) -> None:
+        sessions = self._sessions
+        now = self._clock()
+        while sessions:
+            oldest, (_, seen) = next(iter(sessions.items()))
+            if len(sessions) < self.max_sessions and now - seen < self.idle_s:
+                break
+            del sessions[oldest]
+        sessions[session_id] = (state, now)
+
+    async def load(self, session_id: str) -> LegacyState | None:
+        entry = self._sessions.get(session_id)
+        if entry is None:
+            return None
+        now = self._clock()
+        if now - entry[1] >= self.idle_s:
+            del self._sessions[session_id]
+            return None
+        self._sessions[session_id] = (entry[0], now)
+        self._sessions.move_to_end(session_id)
+        return entry[0]
+
+    async def save(self, session_id: str, state: LegacyState) -> None:
+        if session_id in self._sessions:
+            self._sessions[session_id] = (state, self._clock())
+
+    async def delete(self, session_id: str) -> bool:
+        return self._sessions.pop(session_id, None) is not None
+
+    def __len__(self) -> int:
+        return len(self._sessions)
+
+
+class _Live:
+    """What one session has open in this process right now."""
+
+    __slots__ = ("inflight", "pending", "stream")
+
+    def __init__(self) -> None:
+        self.pending: dict[RequestId, asyncio.Future[dict[str, Any]]] = {}
+        self.inflight: dict[RequestId, Exchange] = {}
+        self.stream: Exchange | None = None
+
+    def idle(self) -> bool:
+        return not self.pending and not self.inflight and self.stream is None
+
+
+def _bad_request(request_id: RequestId | None, message: str) -> dict[str, Any]:
+    return error_message(request_id, InvalidRequestError(message).to_error())
+
+
+class LegacyEndpoint:
+    """The 2025-11-25 half of the endpoint: `initialize`, session traffic, GET and DELETE."""
+
+    def __init__(self, server: Any, store: SessionStore, options: Any) -> None:
+        self.server = server
+        self.store = store
+        self.options = options
+        self._live: dict[str, _Live] = {}
+        self._ids = itertools.count(1)
+
+    def _live_for(self, session_id: str) -> _Live:
+        live = self._live.get(session_id)
+        if live is None:
+            live = self._live[session_id] = _Live()
+        return live
+
+    def _release(self, session_id: str) -> None:
+        live = self._live.get(session_id)
+        if live is not None and live.idle():
+            del self._live[session_id]
+
+    def close(self) -> None:
+        for live in self._live.values():
+            for future in live.pending.values():
+                if not future.done():
+                    future.set_exception(TransportError("the server is shutting down"))
+
+    async def _session(self, headers: RequestHeaders, send: Send,
+                       request_id: RequestId | None) -> tuple[str, LegacyState] | None:
+        """The session a request names, or None after answering 404/400 for it."""
+        assert headers.session_id is not None
+        session_id = headers.session_id.decode("latin-1").strip()
+        state = await self.store.load(session_id)
+        if state is None:
+            await plain_response(send, 404, _bad_request(
+                request_id, f"Session not found: {session_id!r} ended or expired; send "
+                "initialize (without Mcp-Session-Id) to start a new one"))
+            return None
+        version = headers.version
+        if version is not None:
+            text = version.decode("latin-1").strip()
+            if text not in LEGACY_VERSIONS:
+                await plain_response(send, 400, _bad_request(
+                    request_id, f"Bad Request: MCP-Protocol-Version {text!r} is not a version "
+                    f"of a 2025-11-25 session (this session speaks {state.protocol_version})"))
+                return None
+        return session_id, state
+
+    # -- POST -----------------------------------------------------------------------------------
+
+    async def post(self, era: str, headers: RequestHeaders, message: Message,
+                   receive: Receive, send: Send) -> None:
+        request_id = message.id if isinstance(message, Request | Response) else None
+        if era == LEGACY:
+            if type(message) is Request and message.method == Method.INITIALIZE:
+                await self._initialize(message, send)
+            elif type(message) is Request:
+                await plain_response(send, 400, _bad_request(
+                    message.id, f"Bad Request: {message.method} needs the Mcp-Session-Id of an "
+                    "initialized 2025-11-25 session (send initialize first), or, for "
+                    "2026-07-28, params._meta with io.modelcontextprotocol/protocolVersion and "
+                    "the MCP-Protocol-Version header"))
+            elif type(message) is Notification:
+                await plain_response(send, 202)
+            else:
+                await plain_response(send, 400, _bad_request(
+                    None, "Bad Request: a response needs the Mcp-Session-Id of the session "
+                    "whose request it answers"))
+            return
+        found = await self._session(headers, send, request_id)
+        if found is None:
+            return
+        session_id, state = found
+        if type(message) is Request:
+            await self._request(session_id, state, headers, message, receive, send)
+        elif type(message) is Notification:
+            await self._notification(session_id, state, message)
+            await plain_response(send, 202)
+        else:
+            assert type(message) is Response
+            self._answer(session_id, message)
+            await plain_response(send, 202)
+
+    async def _initialize(self, request: Request, send: Send) -> None:
+        try:
+            session, result = LegacySession.open(self.server, request.params)
+        except RPCError as exc:
+            await plain_response(send, 200, error_message(request.id, exc.to_error()))
+            return
+        session_id = secrets.token_urlsafe(24)
+        await self.store.create(session_id, session.state)
+        await plain_response(send, 200, result_message(request.id, result),
+                             [(_SESSION_HEADER, session_id.encode())])
+
+    async def _request(self, session_id: str, state: LegacyState, headers: RequestHeaders,
+                       request: Request, receive: Receive, send: Send) -> None:
+        live = self._live_for(session_id)
+        if request.id in live.inflight:
+            await plain_response(send, 400, _bad_request(
+                request.id, f"Invalid request: id {request.id!r} is already in use by a request "
+                "in flight in this session"))
+            return
+        _, sse_ok = accepts(headers.accept)
+        exchange = Exchange(send, receive, self.options.keepalive_s)
+        live.inflight[request.id] = exchange
+
+        async def ask_client(method: str, params: dict[str, Any] | None) -> dict[str, Any]:
+            if not sse_ok:
+                raise TransportError(
+                    f"{request.method}: cannot send {method} to the client: its Accept header "
+                    "does not include text/event-stream")
+            return await self._ask(session_id, exchange, method, params)
+
+        session = LegacySession(self.server, state)
+        try:
+            response = await exchange.run(session.handle(
+                request, exchange.notify if sse_ok else None, None, request_peer=ask_client,
+            ), watch=False)
+        finally:
+            del live.inflight[request.id]
+            self._release(session_id)
+        if request.method in _STATEFUL:
+            await self.store.save(session_id, state)
+        if response is None:
+            await exchange.abandon()
+            return
+        await exchange.finish(response, 200)
+
+    async def _ask(self, session_id: str, exchange: Exchange, method: str,
+                   params: dict[str, Any] | None) -> dict[str, Any]:
+        """Send a request to the client on this POST's stream and wait for its answer."""
+        live = self._live_for(session_id)
+        request_id = f"mcpkit-{next(self._ids)}"
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        live.pending[request_id] = future
+        try:
+            await exchange.notify(request_message(request_id, method, params))
+            async with asyncio.timeout(self.options.peer_timeout_s):
+                return await future
+        except TimeoutError:
+            raise TransportError(
+                f"the client did not answer {method} within {self.options.peer_timeout_s} s"
+            ) from None
+        finally:
+            live.pending.pop(request_id, None)
+            self._release(session_id)
+
+    def _answer(self, session_id: str, response: Response) -> None:
+        live = self._live.get(session_id)
+        future = live.pending.get(response.id) if live and response.id is not None else None
+        if future is None or future.done():
+            log.warning("session %s answered an unknown request id %r", session_id, response.id)
+            return
+        if response.error is not None:
+            future.set_exception(RPCError.from_wire(response.error))
+        else:
+            future.set_result(response.result or {})
+
+    async def _notification(self, session_id: str, state: LegacyState, note: Notification) -> None:
+        if note.method == Method.INITIALIZED:
+            state.initialized = True
+            await self.store.save(session_id, state)
+        elif note.method == Method.CANCELLED:
+            request_id = (note.params or {}).get("requestId")
+            live = self._live.get(session_id)
+            exchange = live.inflight.get(request_id) if live and request_id is not None else None
+            if exchange is not None:
+                exchange.cancel()
+        # roots/list_changed and unknown notifications need nothing.
+
+    # -- GET: the session's stream of change notifications ------------------------------------
+
+    async def get(self, headers: RequestHeaders, receive: Receive, send: Send) -> None:
+        found = await self._session(headers, send, None)
+        if found is None:
+            return
+        session_id, _ = found
+        if not accepts(headers.accept)[1]:
+            await plain_response(send, 406, _bad_request(
+                None, "Not Acceptable: the session stream is text/event-stream; add it to Accept"))
+            return
+        live = self._live_for(session_id)
+        if live.stream is not None:
+            await plain_response(send, 409, _bad_request(
+                None, f"Conflict: session {session_id!r} already has its GET stream open"))
+            return
+        exchange = Exchange(send, receive, self.options.keepalive_s)
+        live.stream = exchange
+        try:
+            await exchange.start_stream()
+            outcome = await exchange.run(self._changes(session_id, exchange))
+        finally:
+            live.stream = None
+            self._release(session_id)
+        if outcome is None:
+            await exchange.abandon()
+        else:
+            exchange.done = True
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    async def _changes(self, session_id: str, exchange: Exchange) -> dict[str, Any]:
+        server = self.server
+        async with server.broker.subscribe() as changes:
+            async for change in changes:
+                message = await self._legacy_message(session_id, change)
+                if message is not None:
+                    await exchange.notify(message)
+        return {}
+
+    async def _legacy_message(self, session_id: str, change: Change) -> dict[str, Any] | None:
+        caps = self.server.capabilities()
+        if change.kind == "resource":
+            if not caps.get("resources", {}).get("subscribe") or change.uri is None:
+                return None
+            state = await self.store.load(session_id)  # subscriptions change while it is open
+            uri = change.uri
+            if state is None or not any(
+                uri == u or uri.startswith(u.rstrip("/") + "/") for u in state.subscriptions
+            ):
+                return None
+            return notification_message(Method.RESOURCE_UPDATED, {"uri": uri})
+        method = _LIST_CHANGED.get(change.kind)
+        if method is None or not caps.get(change.kind, {}).get("listChanged"):
+            return None
+        return notification_message(method, None)
+
+    # -- DELETE ---------------------------------------------------------------------------------
+
+    async def delete(self, headers: RequestHeaders, send: Send) -> None:
+        found = await self._session(headers, send, None)
+        if found is None:
+            return
+        session_id, _ = found
+        await self.store.delete(session_id)
+        live = self._live.get(session_id)
+        if live is not None:
+            if live.stream is not None:
+                live.stream.cancel()
+            for future in live.pending.values():
+                if not future.done():
+                    future.set_exception(TransportError(f"session {session_id!r} was ended"))
+        await plain_response(send, 200)
