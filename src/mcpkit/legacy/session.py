@@ -3,16 +3,28 @@
 What a session remembers is small and serialisable (`LegacyState`), so a shared store can hold
 it for sessions that move between instances. Requests the server sends to a legacy client
 (elicitation, sampling, roots, ping) go through `request_peer`, which the transport supplies.
+
+Handlers ask for input the modern way (`ctx.elicit`, ...), so the core answers a legacy
+request with `input_required` too; the session then fulfils each input request by sending it
+to the client as a real request, and serves the request again with the answers and the
+`requestState`, until it completes. One handler serves both eras without looking at either.
 """
 
 from __future__ import annotations
 
 import functools
+import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from mcpkit.errors import InvalidParamsError, InvalidRequestError, MethodNotFoundError
+from mcpkit.errors import (
+    InternalError,
+    InvalidParamsError,
+    InvalidRequestError,
+    MethodNotFoundError,
+    RPCError,
+)
 from mcpkit.legacy.shapes import legacy_capabilities, legacy_error, legacy_result
 from mcpkit.protocol.codec import Request, RequestId
 from mcpkit.protocol.envelope import RequestMeta
@@ -31,6 +43,9 @@ from mcpkit.types.constants import (
 __all__ = ["LegacySession", "LegacyState", "RequestPeer", "initialize_error"]
 
 RequestPeer = Callable[[str, dict[str, Any] | None], Awaitable[dict[str, Any]]]
+
+MAX_INPUT_ROUNDS = 16
+"""Rounds of input one legacy request may take before it is stopped as a runaway handler."""
 
 SERVED_LEGACY_VERSIONS = LEGACY_VERSIONS[:3]
 """Initialize versions echoed back; older ones are answered with the newest legacy version."""
@@ -174,5 +189,44 @@ class LegacySession:
         if method not in _LEGACY_METHODS:
             raise MethodNotFoundError(f"Method not found: {method}", {"method": method})
         modern = dict(params) if params else {}
+        modern.pop("inputResponses", None)  # not legacy fields: this session fills them
+        modern.pop("requestState", None)
         modern["_meta"] = self.meta(params).to_meta()
-        return legacy_result(await call(server, method, modern, request_id, notify, principal))
+        result = await call(server, method, modern, request_id, notify, principal)
+        for _ in range(MAX_INPUT_ROUNDS):
+            if result.get("resultType") != "input_required":
+                return legacy_result(result)
+            modern["inputResponses"] = await self._fulfil(
+                method, result.get("inputRequests") or {}, peer
+            )
+            if "requestState" in result:
+                modern["requestState"] = result["requestState"]
+            else:
+                modern.pop("requestState", None)
+            result = await call(server, method, modern, request_id, notify, principal)
+        raise InternalError(
+            f"{method}: the handler still asked for input after {MAX_INPUT_ROUNDS} rounds"
+        )
+
+    async def _fulfil(
+        self, method: str, requests: dict[str, Any], peer: RequestPeer | None
+    ) -> dict[str, Any]:
+        """Send each input request to the client, one at a time; their results by key."""
+        if requests and peer is None:
+            raise InternalError(
+                f"{method}: the handler needs input from the client, but this connection "
+                f"cannot carry requests to a {LEGACY_VERSION} client"
+            )
+        answers: dict[str, Any] = {}
+        for key, request in requests.items():
+            wanted, params = request["method"], request.get("params")
+            if wanted == Method.ELICIT and params is not None and params.get("mode") == "url":
+                params = {**params, "elicitationId": uuid.uuid4().hex}  # required in 2025-11-25
+            assert peer is not None
+            try:
+                answers[key] = await peer(wanted, params)
+            except RPCError as exc:
+                raise InternalError(
+                    f"{method}: the client answered {wanted} with error {exc.code}: {exc.message}"
+                ) from None
+        return answers

@@ -5,16 +5,33 @@ request's checked `_meta` (never anything remembered from other requests) and se
 request-scoped notifications: progress when the request gave a progress token, log messages
 when it asked for a log level and at or above it. Both go to the `notify` callable that the
 transport handed to `Server.handle`, so they travel on this request's own stream.
+
+In `tools/call`, `prompts/get` and `resources/read` a handler may also ask the client for
+input (`ask`, `elicit`, `elicit_url`, `sample`, `roots`) and keep `state` across the rounds
+of a multi round-trip request; the bookkeeping is in `mcpkit.server.mrtr`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from mcpkit.protocol.codec import RequestId, notification_message
 from mcpkit.protocol.envelope import RequestMeta
+from mcpkit.server.asking import (
+    Elicit,
+    Elicited,
+    ElicitURL,
+    ListRoots,
+    Question,
+    Root,
+    Sample,
+    Sampled,
+)
 from mcpkit.types.constants import LOG_LEVELS, PROGRESS_TOKEN_KEY, Method
+
+if TYPE_CHECKING:
+    from mcpkit.server.mrtr import Round
 
 __all__ = ["Context", "Notify"]
 
@@ -25,7 +42,9 @@ _RANK = {name: i for i, name in enumerate(LOG_LEVELS)}
 class Context:
     """The request being served, as a handler sees it."""
 
-    __slots__ = ("_last_progress", "_notify", "meta", "method", "principal", "request_id", "server")
+    __slots__ = (
+        "_last_progress", "_notify", "_round", "meta", "method", "principal", "request_id", "server"
+    )
 
     def __init__(
         self,
@@ -43,6 +62,7 @@ class Context:
         self.principal = principal
         self._notify = notify
         self._last_progress: float | None = None
+        self._round: Round | None = None
 
     @property
     def client_info(self) -> dict[str, Any] | None:
@@ -112,3 +132,90 @@ class Context:
 
     async def error(self, data: Any, logger: str | None = None) -> None:
         await self.log("error", data, logger)
+
+    # -- asking the client for input (multi round-trip requests) ------------------------------
+
+    def _asking(self) -> Round:
+        if self._round is None:
+            raise RuntimeError(
+                f"{self.method}: only tools/call, prompts/get and resources/read may ask the "
+                "client for input or keep ctx.state"
+            )
+        return self._round
+
+    @property
+    def state(self) -> dict[str, Any]:
+        """JSON data the handler keeps across the rounds of this request (sealed into
+        `requestState`, so the server holds nothing between rounds)."""
+        return self._asking().state
+
+    def can_ask(self, question: Question) -> bool:
+        """Whether this request declared the capability `question` needs."""
+        return self._asking().can_ask(self.meta.client_capabilities, question)
+
+    async def ask(
+        self,
+        questions: Mapping[str, Question],
+        *,
+        single_use: bool = False,
+        skip_unsupported: bool = False,
+    ) -> dict[str, Any]:
+        """The answers to several questions at once, by key.
+
+        When the request lacks some, this round ends with an `input_required` result asking
+        for them and the handler runs again on the retry. `single_use`: the answers count
+        only once (a replayed retry is rejected). `skip_unsupported`: questions the client
+        cannot answer are left out (their answer is None) instead of failing with -32021.
+        """
+        return await self._asking().ask(
+            self.meta.client_capabilities, questions,
+            single_use=single_use, skip_unsupported=skip_unsupported,
+        )
+
+    async def elicit(
+        self, key: str, message: str, schema: Mapping[str, Any] | None = None, *,
+        single_use: bool = False,
+    ) -> Elicited:
+        """Ask the user to fill in a form: `schema` maps field names to types (or is a JSON
+        Schema object); None asks for a plain accept or decline."""
+        answers = await self.ask({key: Elicit(message, schema)}, single_use=single_use)
+        return answers[key]  # type: ignore[no-any-return]
+
+    async def elicit_url(
+        self, key: str, message: str, url: str, *, single_use: bool = False
+    ) -> Elicited:
+        """Send the user to `url` (for secrets, payments, third-party sign-in)."""
+        answers = await self.ask({key: ElicitURL(message, url)}, single_use=single_use)
+        return answers[key]  # type: ignore[no-any-return]
+
+    async def sample(
+        self, key: str, prompt: str | Sequence[Mapping[str, Any]], *, max_tokens: int,
+        system_prompt: str | None = None, temperature: float | None = None,
+    ) -> Sampled:
+        """A completion from the client's model (more options: `ask` with a `Sample`)."""
+        question = Sample(prompt, max_tokens=max_tokens, system_prompt=system_prompt,
+                          temperature=temperature)
+        return (await self.ask({key: question}))[key]  # type: ignore[no-any-return]
+
+    async def roots(self, key: str = "roots") -> list[Root]:
+        """The `file://` roots the client exposes."""
+        return (await self.ask({key: ListRoots()}))[key]  # type: ignore[no-any-return]
+
+    async def consume_state(self) -> bool:
+        """Accept this request's `requestState` only once (for one-time actions); False when
+        it carried none. States sealed later in this request are single-use too."""
+        return await self._asking().redeem()
+
+    def mint_handle(self, kind: str, data: Any, *, ttl: float | None = None) -> str:
+        """An opaque handle for `data`, bound to this caller and `kind`, valid `ttl` seconds."""
+        from mcpkit.server.handles import DEFAULT_HANDLE_TTL, mint_handle
+
+        return mint_handle(self.server.sealer, self.principal, kind, data,
+                           DEFAULT_HANDLE_TTL if ttl is None else ttl)
+
+    def open_handle(self, kind: str, handle: Any) -> Any:
+        """The data of a handle this caller got from `mint_handle`, or HandleError."""
+        from mcpkit.server.handles import open_handle
+
+        where = self._round.where if self._round is not None else self.method
+        return open_handle(self.server.sealer, self.principal, kind, handle, where)

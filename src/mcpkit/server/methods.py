@@ -25,6 +25,8 @@ from mcpkit.protocol.codec import Request, RequestId, error_message, result_mess
 from mcpkit.protocol.cursor import decode_cursor, encode_cursor
 from mcpkit.protocol.envelope import read_meta
 from mcpkit.server.context import Context, Notify
+from mcpkit.server.handles import HandleError
+from mcpkit.server.mrtr import InputRequiredResult, begin_round
 from mcpkit.server.prompts import check_arguments, prompt_messages
 from mcpkit.server.resources import CacheHint, read_contents
 from mcpkit.server.subscriptions import ListenFilter
@@ -161,13 +163,16 @@ def method_table(server: Server) -> dict[str, Handler]:
     async def tools_call(params: dict[str, Any], ctx: Context) -> dict[str, Any]:
         require("tools", Method.TOOLS_CALL)
         tool = lookup(server.tools, params)
+        rnd = begin_round(ctx, tool.name, params.get("arguments"), params)
         try:
             kwargs = arguments_of(tool, params)
             if tool.signature.injected:
                 _inject(tool.signature.injected, kwargs, ctx)
-            value = await invoke(tool.fn, tool.is_async, kwargs)
-        except ToolError as exc:
+            value = await rnd.run(invoke(tool.fn, tool.is_async, kwargs))
+        except (ToolError, HandleError) as exc:
             return error_result(str(exc) or f"tool {tool.name!r} failed")
+        if type(value) is InputRequiredResult:
+            return value
         result = call_result(tool, value)
         meta = result.get("_meta")
         if meta is not None and SERVER_INFO_KEY not in meta:
@@ -209,7 +214,10 @@ def method_table(server: Server) -> dict[str, Handler]:
                 raise ResourceNotFoundError(uri)
         if entry.signature.injected:
             _inject(entry.signature.injected, kwargs, ctx)
-        value = await invoke(entry.fn, entry.is_async, kwargs)
+        rnd = begin_round(ctx, uri, None, params)
+        value = await rnd.run(invoke(entry.fn, entry.is_async, kwargs))
+        if type(value) is InputRequiredResult:
+            return value  # never cached (MRTR-20)
         if value is None:
             raise ResourceNotFoundError(uri)
         result = {"resultType": "complete", "contents": read_contents(uri, entry.mime_type, value)}
@@ -232,7 +240,10 @@ def method_table(server: Server) -> dict[str, Handler]:
         kwargs = check_arguments(prompt, params.get("arguments"))
         if prompt.signature.injected:
             _inject(prompt.signature.injected, kwargs, ctx)
-        value = await invoke(prompt.fn, prompt.is_async, kwargs)
+        rnd = begin_round(ctx, name, params.get("arguments"), params)
+        value = await rnd.run(invoke(prompt.fn, prompt.is_async, kwargs))
+        if type(value) is InputRequiredResult:
+            return value
         result: dict[str, Any] = {"resultType": "complete", "messages": prompt_messages(value)}
         if prompt.definition.get("description"):
             result["description"] = prompt.definition["description"]

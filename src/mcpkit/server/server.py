@@ -9,12 +9,14 @@ wrapping, for the legacy adapter. The methods themselves live in `mcpkit.server.
 from __future__ import annotations
 
 import importlib
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from mcpkit.protocol.framing import DEFAULT_MAX_MESSAGE_BYTES
 from mcpkit.server.context import Notify
+from mcpkit.server.mrtr import Sealer
 from mcpkit.server.prompts import Prompt, build_prompt
 from mcpkit.server.resources import (
     CacheHint,
@@ -27,6 +29,9 @@ from mcpkit.server.resources import (
 from mcpkit.server.subscriptions import Broker, Change, LocalBroker
 from mcpkit.server.tools import Tool, build_tool
 from mcpkit.types.constants import SERVER_INFO_KEY
+
+if TYPE_CHECKING:
+    from mcpkit.store import Store
 
 __all__ = ["Server", "ServerOptions"]
 
@@ -47,6 +52,17 @@ class ServerOptions:
     """Advertise `logging` so handlers may send log messages to clients that ask for them."""
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
     """Largest message a transport accepts."""
+    state_keys: tuple[str | bytes, ...] = ()
+    """Keys sealing `requestState` and handles (base64 text or raw bytes, 32 bytes
+    recommended): the first seals, all open, so a key rotates in before the old one is
+    dropped. Empty: the MCPKIT_STATE_KEYS environment variable, else a random per-process key
+    (retries then fail on other instances). Make one with `mcpkit.server.mrtr.new_state_key()`."""
+    state_ttl: float = 300.0
+    """Seconds a sealed `requestState` stays valid."""
+    store: Store | None = None
+    """Where single-use nonces are recorded; None: in this process's memory."""
+    clock: Callable[[], float] = time.time
+    """Unix time in seconds, for state and handle expiry."""
 
 
 class Server:
@@ -76,6 +92,8 @@ class Server:
         self.version = version
         self.instructions = instructions
         self.options = options or ServerOptions()
+        self.sealer = Sealer(self.options)
+        """Keys, clock and store for `requestState` and handles."""
         self.result_meta: dict[str, Any] = {SERVER_INFO_KEY: info}
         self.tools: dict[str, Tool] = {}
         self.resources: dict[str, Resource] = {}

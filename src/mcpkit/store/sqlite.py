@@ -1,0 +1,92 @@
+"""`SQLiteStore`: records in an SQLite file, shared by every process on the host that opens it.
+
+`add` is one upsert that only overwrites an expired record, so SQLite's write lock makes it
+atomic across processes. Calls run in a worker thread (`asyncio.to_thread`): a write waits for
+the disk and must not stall the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from mcpkit.store import Store
+
+__all__ = ["SQLiteStore"]
+
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS mcpkit_records ("
+    "key TEXT PRIMARY KEY, value BLOB NOT NULL, expires_at REAL NOT NULL)"
+)
+_ADD = (
+    "INSERT INTO mcpkit_records (key, value, expires_at) VALUES (?, ?, ?) "
+    "ON CONFLICT (key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at "
+    "WHERE mcpkit_records.expires_at <= ?"
+)
+
+
+class SQLiteStore(Store):
+    """Expiring records in one SQLite table (`mcpkit_records`)."""
+
+    def __init__(
+        self, path: str | Path, *, clock: Callable[[], float] = time.time, timeout: float = 10.0
+    ) -> None:
+        self.path = Path(path)
+        self._clock = clock
+        self._timeout = timeout
+        self._lock = threading.Lock()
+        self._db: sqlite3.Connection | None = None
+        self._adds = 0
+
+    def _connect(self) -> sqlite3.Connection:
+        if self._db is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            db = sqlite3.connect(
+                self.path, timeout=self._timeout, check_same_thread=False, isolation_level=None
+            )
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.execute(_SCHEMA)
+            self._db = db
+        return self._db
+
+    def _add(self, key: str, value: bytes, expires_at: float) -> bool:
+        now = self._clock()
+        with self._lock:
+            db = self._connect()
+            added = db.execute(_ADD, (key, value, expires_at, now)).rowcount == 1
+            self._adds += 1
+            if added and self._adds % 1024 == 0:
+                db.execute("DELETE FROM mcpkit_records WHERE expires_at <= ?", (now,))
+            return added
+
+    def _get(self, key: str) -> bytes | None:
+        with self._lock:
+            row = self._connect().execute(
+                "SELECT value FROM mcpkit_records WHERE key = ? AND expires_at > ?",
+                (key, self._clock()),
+            ).fetchone()
+        return None if row is None else bytes(row[0])
+
+    def _delete(self, key: str) -> None:
+        with self._lock:
+            self._connect().execute("DELETE FROM mcpkit_records WHERE key = ?", (key,))
+
+    async def add(self, key: str, value: bytes, expires_at: float) -> bool:
+        return await asyncio.to_thread(self._add, key, value, expires_at)
+
+    async def get(self, key: str) -> bytes | None:
+        return await asyncio.to_thread(self._get, key)
+
+    async def delete(self, key: str) -> None:
+        await asyncio.to_thread(self._delete, key)
+
+    async def close(self) -> None:
+        with self._lock:
+            if self._db is not None:
+                self._db.close()
+                self._db = None
