@@ -1,0 +1,271 @@
+"""Test helpers for HTTP: a real `mcpkit run --http` subprocess on 127.0.0.1, and a raw client
+that checks every message the server sends against the official schema of its revision."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import orjson
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from wire import LEGACY, MODERN, check_client_message, check_server_message
+
+ROOT = Path(__file__).resolve().parents[2]
+FEATURES = str(Path(__file__).parent / "servers" / "http_features.py")
+ACCEPT = "application/json, text/event-stream"
+
+
+def meta(**extra: Any) -> dict[str, Any]:
+    return {
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "tests", "version": "1.0"},
+        **extra,
+    }
+
+
+class ServerProcess:
+    """`mcpkit run TARGET --http 127.0.0.1:0 ...`, its URL read from the line it announces."""
+
+    def __init__(self, proc: subprocess.Popen[bytes], log: Path, url: str) -> None:
+        self.proc = proc
+        self.log = log
+        self.url = url
+        found = re.match(r"http://([^/]+)(/.*)", url)
+        assert found is not None
+        self.authority = found.group(1)
+        self.port = int(self.authority.rsplit(":", 1)[1])
+
+    @classmethod
+    def start(cls, target: str = FEATURES, *args: str, address: str = "127.0.0.1:0",
+              timeout: float = 20.0) -> ServerProcess:
+        handle, name = tempfile.mkstemp(prefix="mcpkit-http-", suffix=".log")
+        os.close(handle)
+        log = Path(name)
+        with open(log, "wb") as out:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "mcpkit", "run", target, "--http", address, *args],
+                cwd=ROOT, stdout=out, stderr=out, stdin=subprocess.DEVNULL,
+            )
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            found = re.search(r"serving \S+ at (http://\S+)", log.read_text(errors="replace"))
+            if found:
+                return cls(proc, log, found.group(1))
+            if proc.poll() is not None:
+                break
+            time.sleep(0.02)
+        proc.kill()
+        proc.wait()
+        raise AssertionError(f"the server did not start: {log.read_text(errors='replace')}")
+
+    def stop(self) -> int:
+        """Terminate (SIGTERM), wait for exit, kill if it lingers; returns the exit status."""
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        with contextlib.suppress(OSError):
+            self.log.unlink()
+        return self.proc.returncode
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace")
+
+
+async def raw_post(port: int, headers: list[tuple[str, str]], body: bytes
+                   ) -> tuple[int, dict[str, Any] | None]:
+    """POST over a bare socket, for header bytes an HTTP library refuses to send (padded
+    values); returns the status and the JSON body, if any."""
+    import asyncio
+
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    try:
+        head = ["POST /mcp HTTP/1.1", f"Host: 127.0.0.1:{port}",
+                f"Content-Length: {len(body)}", "Connection: close"]
+        head += [f"{name}:{value}" for name, value in headers]
+        writer.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body)
+        await writer.drain()
+        data = await asyncio.wait_for(reader.read(), 10)
+    finally:
+        writer.close()
+    status = int(data.split(b" ", 2)[1])
+    payload = data.split(b"\r\n\r\n", 1)[1]
+    return status, orjson.loads(payload) if payload else None
+
+
+class Reply:
+    """One HTTP response, its JSON-RPC messages parsed (one for JSON, one per SSE event)."""
+
+    def __init__(self, response: httpx.Response, body: bytes, messages: list[dict[str, Any]]):
+        self.status = response.status_code
+        self.headers = response.headers
+        self.body = body
+        self.messages = messages
+
+    @property
+    def media(self) -> str:
+        return self.headers.get("content-type", "").split(";")[0]
+
+    @property
+    def message(self) -> dict[str, Any]:
+        """The last message (the response, for a request)."""
+        assert self.messages, f"HTTP {self.status} with no message: {self.body!r}"
+        return self.messages[-1]
+
+    @property
+    def error(self) -> dict[str, Any]:
+        error: dict[str, Any] = self.message["error"]
+        return error
+
+
+def parse_sse(body: bytes) -> list[dict[str, Any]]:
+    """Messages of an SSE body, insisting that each is one `data:` line of JSON."""
+    out = []
+    for block in body.decode().split("\n\n"):
+        for line in block.split("\n"):
+            if not line or line.startswith(":"):
+                continue
+            assert line.startswith("data: "), f"unexpected SSE line {line!r}"
+            out.append(orjson.loads(line[6:]))
+    return out
+
+
+def mirrored(message: dict[str, Any]) -> dict[str, str]:
+    """The headers a conforming modern client sends for `message` (names spelled freely)."""
+    headers = {"Accept": ACCEPT, "Content-Type": "application/json"}
+    params = message.get("params") or {}
+    version = (params.get("_meta") or {}).get("io.modelcontextprotocol/protocolVersion")
+    if version is not None:
+        headers["MCP-Protocol-Version"] = version
+    if "id" in message:
+        headers["Mcp-Method"] = message["method"]
+        name = params.get("uri" if message["method"] == "resources/read" else "name")
+        if name is not None and message["method"] in ("tools/call", "prompts/get",
+                                                      "resources/read"):
+            headers["Mcp-Name"] = name
+    return headers
+
+
+class Peer:
+    """A raw HTTP client of one endpoint; every server message is schema-checked."""
+
+    def __init__(self, url: str, client: httpx.AsyncClient) -> None:
+        self.url = url
+        self.client = client
+        self.revision = MODERN
+        self.session: str | None = None
+        self.ids = 0
+
+    def request_message(self, method: str, params: dict[str, Any] | None = None, *,
+                        with_meta: bool = True, **meta_extra: Any) -> dict[str, Any]:
+        self.ids += 1
+        if with_meta:
+            params = {**(params or {}), "_meta": meta(**meta_extra)}
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": self.ids, "method": method}
+        if params is not None:
+            message["params"] = params
+        return message
+
+    async def post(self, message: dict[str, Any] | bytes, headers: dict[str, str] | None = None,
+                   *, mirror: bool = True, check_client: bool = True) -> Reply:
+        """POST a message (a dict, mirrored headers added unless `mirror` is False, or raw
+        bytes) and read the whole response."""
+        sent, all_headers, method = self._prepare(message, headers, mirror, check_client)
+        response = await self.client.post(self.url, content=sent, headers=all_headers)
+        return self._reply(response, response.content, method)
+
+    @contextlib.asynccontextmanager
+    async def stream(self, message: dict[str, Any], headers: dict[str, str] | None = None
+                     ) -> AsyncIterator[AsyncIterator[dict[str, Any]]]:
+        """POST a request and read its SSE response event by event; leaving closes it."""
+        sent, all_headers, method = self._prepare(message, headers, True, True)
+        async with self.client.stream("POST", self.url, content=sent,
+                                      headers=all_headers) as response:
+            assert response.status_code == 200, await response.aread()
+            assert response.headers["content-type"] == "text/event-stream"
+            assert response.headers["x-accel-buffering"] == "no"
+            yield self._events(response, method)
+
+    def get_stream(self) -> contextlib.AbstractAsyncContextManager[httpx.Response]:
+        """The legacy session's GET stream."""
+        headers = {"Accept": "text/event-stream", "Mcp-Session-Id": self.session or "",
+                   "MCP-Protocol-Version": LEGACY}
+        return self.client.stream("GET", self.url, headers=headers)
+
+    async def events(self, response: httpx.Response, method: str | None = None
+                     ) -> AsyncIterator[dict[str, Any]]:
+        async for message in self._events(response, method):
+            yield message
+
+    async def _events(self, response: httpx.Response, method: str | None
+                      ) -> AsyncIterator[dict[str, Any]]:
+        buffer = b""
+        async for chunk in response.aiter_bytes():
+            buffer += chunk
+            while b"\n\n" in buffer:
+                block, buffer = buffer.split(b"\n\n", 1)
+                for message in parse_sse(block + b"\n\n"):
+                    self._check(message, method)
+                    yield message
+
+    def _prepare(self, message: dict[str, Any] | bytes, headers: dict[str, str] | None,
+                 mirror: bool, check_client: bool) -> tuple[bytes, dict[str, str], str | None]:
+        if isinstance(message, bytes):
+            return message, {"Content-Type": "application/json", **(headers or {})}, None
+        if check_client:
+            check_client_message(self.revision, message)
+        all_headers = mirrored(message) if mirror else {"Content-Type": "application/json"}
+        if self.session is not None:
+            all_headers["Mcp-Session-Id"] = self.session
+            all_headers["MCP-Protocol-Version"] = LEGACY
+        all_headers.update(headers or {})
+        method = message.get("method") if "id" in message else None
+        return orjson.dumps(message), all_headers, method
+
+    def _reply(self, response: httpx.Response, body: bytes, method: str | None) -> Reply:
+        media = response.headers.get("content-type", "").split(";")[0]
+        if media == "text/event-stream":
+            messages = parse_sse(body)
+        elif body:
+            assert media == "application/json", (response.status_code, media, body)
+            assert b"\n" not in body, "one message, one line"
+            messages = [orjson.loads(body)]
+        else:
+            messages = []
+        for message in messages:
+            self._check(message, method)
+        return Reply(response, body, messages)
+
+    def _check(self, message: dict[str, Any], method: str | None) -> None:
+        check_server_message(self.revision, message, method if "method" not in message else None)
+
+    async def initialize(self, capabilities: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Open a legacy session (initialize, then notifications/initialized)."""
+        self.revision = LEGACY
+        message = self.request_message("initialize", {
+            "protocolVersion": LEGACY, "capabilities": capabilities or {},
+            "clientInfo": {"name": "legacy-tests", "version": "1.0"}}, with_meta=False)
+        reply = await self.post(message, mirror=False)
+        assert reply.status == 200, reply.body
+        session = reply.headers.get("mcp-session-id")
+        assert session and all(0x21 <= ord(c) <= 0x7E for c in session), session
+        self.session = session
+        note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        assert (await self.post(note, mirror=False)).status == 202
+        result: dict[str, Any] = reply.message["result"]
+        return result
