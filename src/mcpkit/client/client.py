@@ -18,38 +18,38 @@ arrive as objects (a `Connector` or a `ClientTransport`), never by import.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import inspect
 import itertools
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 from mcpkit._version import __version__
 from mcpkit.client.cache import ResultCache
-from mcpkit.client.era import PROCESS_ERAS, Era, EraCache, NoCommonVersionError, read_probe
-from mcpkit.client.inputs import InputHandlers, InputRequest
-from mcpkit.client.listen import Subscription
+from mcpkit.client.era import Era
+from mcpkit.client.inputs import (
+    ElicitationHandler,
+    InputHandlers,
+    InputRequest,
+    RootsHandler,
+    SamplingHandler,
+    run_rounds,
+)
+from mcpkit.client.listen import LegacyListeners, Subscription
+from mcpkit.client.opening import Opener, exchange, result_of
 from mcpkit.client.options import (
     ClientOptions,
-    InputRoundsExceededError,
     LogHandler,
     ProgressHandler,
-    RequestTimeoutError,
+    call_notifications,
     valid_trace_context,
 )
 from mcpkit.client.tools import OutputChecker, RejectedTool, vet_tools
 from mcpkit.client.transport import ClientTransport, Connector
-from mcpkit.errors import InvalidParamsError, ProtocolViolation, RPCError, TransportError
-from mcpkit.protocol.codec import notification_message
+from mcpkit.errors import InvalidParamsError, ProtocolViolation, ResourceNotFoundError
 from mcpkit.types.constants import (
-    CLIENT_CAPABILITIES_KEY,
-    CLIENT_INFO_KEY,
-    LEGACY_VERSIONS,
     LOG_LEVEL_KEY,
     LOG_LEVELS,
     PROGRESS_TOKEN_KEY,
-    PROTOCOL_VERSION_KEY,
     SERVER_INFO_KEY,
     Method,
 )
@@ -77,10 +77,10 @@ class Client:
         target: Connector | ClientTransport,
         *,
         client_info: Mapping[str, Any] | None = None,
-        elicit: Any = None,
-        elicit_url: Any = None,
-        sample: Any = None,
-        roots: Any = None,
+        elicit: ElicitationHandler | None = None,
+        elicit_url: ElicitationHandler | None = None,
+        sample: SamplingHandler | None = None,
+        roots: RootsHandler | Sequence[Mapping[str, Any]] | None = None,
         on_log: LogHandler | None = None,
         options: ClientOptions | None = None,
     ) -> None:
@@ -101,7 +101,6 @@ class Client:
         """What every request declares (CAP-1), derived from the handlers."""
         self.client_info = dict(client_info) if client_info else dict(_UNSET_INFO)
         self.on_log = on_log
-        self._eras = EraCache(opts.era_cache) if opts.era_cache is not None else None
         self._transport: ClientTransport | None = None
         self._lock = asyncio.Lock()
         self._ids = itertools.count(1)
@@ -109,8 +108,7 @@ class Client:
         self._cache = ResultCache()
         self._outputs = OutputChecker()
         self._base_meta: dict[str, Any] = {}
-        self._legacy_listeners: list[Subscription] = []
-        self._legacy_uris: dict[str, int] = {}
+        self._legacy = LegacyListeners(self._request)
         self.era: Era | None = None
         """`"modern"` or `"legacy"` once connected."""
         self.protocol_version: str | None = None
@@ -146,218 +144,34 @@ class Client:
 
     async def close(self) -> None:
         """Close listen streams and the transport (for stdio: end the server process)."""
-        for sub in list(self._legacy_listeners):
-            self._legacy_listeners.remove(sub)
+        self._legacy.clear()
         transport, self._transport = self._transport, None
         if transport is not None:
             await transport.close()
 
-    async def _new_transport(self) -> ClientTransport:
-        if self._connector is not None:
-            return await self._connector.connect()
-        if self._given is None:
-            raise TransportError("this Client was given a transport, which is closed now")
-        transport, self._given = self._given, None
-        return transport
-
     async def _open(self) -> None:
-        transport = await self._new_transport()
-        try:
-            mode = self.options.era
-            if mode == "legacy":
-                await self._initialize(transport)
-            elif mode == "modern":
-                self._become_modern(transport, self.options.protocol_version or _preferred())
-            else:
-                transport = await self._probe(transport)
-        except BaseException:
-            await transport.close()
-            raise
-
-    def _remembered(self) -> Any:
-        key = self._connector.key if self._connector is not None else None
-        if key is None:
-            return None
-        return (self._eras.get(key) if self._eras is not None else None) or PROCESS_ERAS.get(key)
-
-    def _remember(self, era: Era, version: str | None) -> None:
-        if self._connector is None:
+        opener = Opener(
+            self._connector, self._given, self.options, self.capabilities, self.client_info,
+            self._ids.__next__, self._answer_server, self._unsolicited,
+        )
+        self._given = None
+        opened = await opener.open()
+        self.era = opened.era
+        self.protocol_version = opened.version
+        self.server_info = opened.server_info
+        self.server_capabilities = opened.capabilities
+        self.instructions = opened.instructions
+        self._transport = opened.transport
+        if opened.era == "modern":
+            self._base_meta = opener.meta_for(opened.version)
+            if opened.discover is not None and self.options.cache:
+                self._cache.put(Method.DISCOVER, None, opened.discover)
             return
-        key = self._connector.key
-        PROCESS_ERAS.put(key, era, version)
-        if self._eras is not None:
-            self._eras.put(key, era, version)
-
-    def _forget(self) -> None:
-        if self._connector is not None:
-            PROCESS_ERAS.forget(self._connector.key)
-            if self._eras is not None:
-                self._eras.forget(self._connector.key)
-
-    async def _restart(self, transport: ClientTransport, why: str) -> ClientTransport:
-        """A new connection (for stdio, a new process), once, for the legacy handshake."""
-        if self._connector is None:
-            raise TransportError(f"{why}; give the Client a connector so it can reconnect")
-        log.info("%s; connecting again for the initialize handshake", why)
-        await transport.close()
-        return await self._connector.connect()
-
-    async def _probe(self, transport: ClientTransport) -> ClientTransport:
-        """The dual-era probe (VER-9, VER-12); returns the transport that ended up connected."""
-        remembered = self._remembered()
-        if remembered is not None and remembered.era == "legacy":
-            try:
-                await self._initialize(transport)
-                return transport
-            except (RPCError, TransportError, ProtocolViolation) as exc:
-                self._forget()
-                transport = await self._restart(transport, f"initialize failed ({exc})")
-        sent = self.options.protocol_version or _preferred()
-        if remembered is not None and remembered.version and not self.options.protocol_version:
-            sent = remembered.version
-        response, died = await self._send_probe(transport, sent)
-        if died:
-            transport = await self._restart(transport, "the server closed on server/discover")
-            await self._initialize(transport)
-            self._remember("legacy", None)
-            return transport
-        outcome = read_probe(response, sent)
-        if outcome.era == "modern":
-            assert outcome.version is not None
-            discover = outcome.discover
-            if outcome.retry:
-                response, died = await self._send_probe(transport, outcome.version)
-                if died or response is None:
-                    raise TransportError(
-                        f"server/discover with version {outcome.version} got no answer"
-                    )
-                if "error" in response:
-                    raise RPCError.from_wire(response["error"])
-                discover = response.get("result")
-            self._become_modern(transport, outcome.version, discover)
-            self._remember("modern", outcome.version)
-            return transport
-        try:
-            await self._initialize(transport)
-        except (RPCError, TransportError) as exc:
-            # A dual-era server that pinned this connection to the modern era on the probe,
-            # or one that closed: a fresh process takes the handshake.
-            transport = await self._restart(transport, f"initialize after the probe failed ({exc})")
-            await self._initialize(transport)
-        self._remember("legacy", None)
-        return transport
-
-    async def _send_probe(
-        self, transport: ClientTransport, version: str
-    ) -> tuple[dict[str, Any] | None, bool]:
-        """(response or None when silent, whether the server died on it)."""
-        message = {
-            "jsonrpc": "2.0", "id": next(self._ids), "method": Method.DISCOVER,
-            "params": {"_meta": self._meta_for(version)},
-        }
-        task = asyncio.ensure_future(transport.request(message))
-        done, _ = await asyncio.wait({task}, timeout=self.options.probe_timeout)
-        if not done:
-            # Slow or silent: do not probe again, and do not cancel on the wire (a legacy
-            # server may dislike notifications before initialize); a late answer is ignored.
-            task.add_done_callback(_consume)
-            return None, False
-        try:
-            return task.result(), False
-        except TransportError as exc:
-            status = getattr(exc, "status", None)
-            if isinstance(status, int) and 400 <= status < 500:
-                return None, False  # HTTP 4xx without a modern error body (VER-12)
-            if self._connector is not None and self._connector.kind == "stdio":
-                return None, True
-            raise
-
-    def _meta_for(self, version: str) -> dict[str, Any]:
-        meta: dict[str, Any] = {
-            PROTOCOL_VERSION_KEY: version,
-            CLIENT_CAPABILITIES_KEY: self.capabilities,
-        }
-        if self.options.send_client_info:
-            meta[CLIENT_INFO_KEY] = self.client_info
-        if self.options.log_level is not None:
-            meta[LOG_LEVEL_KEY] = self.options.log_level
-        return meta
-
-    def _become_modern(
-        self, transport: ClientTransport, version: str, discover: dict[str, Any] | None = None
-    ) -> None:
-        self._transport = transport
-        self.era = "modern"
-        self.protocol_version = version
-        self._base_meta = self._meta_for(version)
-        _set_notification_handler(transport, self._unsolicited)
-        if type(discover) is dict:
-            self._learn(discover)
-            if self.options.cache:
-                self._cache.put(Method.DISCOVER, None, discover)
-
-    def _learn(self, discover: dict[str, Any]) -> None:
-        caps = discover.get("capabilities")
-        self.server_capabilities = caps if type(caps) is dict else {}
-        instructions = discover.get("instructions")
-        self.instructions = instructions if type(instructions) is str else None
-        meta = discover.get("_meta")
-        info = meta.get(SERVER_INFO_KEY) if type(meta) is dict else None
-        if type(info) is dict:
-            self.server_info = info
-
-    async def _initialize(self, transport: ClientTransport) -> None:
-        """The 2025-11-25 handshake (LEG-1), then the session's log level (LEG-5)."""
-        transport.set_request_handler(self._answer_server)
-        _set_notification_handler(transport, self._unsolicited)
-        params = {
-            "protocolVersion": self.options.legacy_version,
-            "capabilities": self.capabilities,
-            "clientInfo": self.client_info,
-        }
-        message = {"jsonrpc": "2.0", "id": next(self._ids), "method": Method.INITIALIZE,
-                   "params": params}
-        response = await self._exchange(transport, message, None, self.options.timeout)
-        result = _result_of(response, Method.INITIALIZE)
-        version = result.get("protocolVersion")
-        if version not in LEGACY_VERSIONS:
-            raise NoCommonVersionError(
-                f"initialize: the server answered protocol version {version!r}; this client "
-                f"speaks {', '.join(LEGACY_VERSIONS)} in the initialize era"
-            )
-        await transport.notify(notification_message(Method.INITIALIZED, None))
-        self._transport = transport
-        self.era = "legacy"
-        self.protocol_version = version
-        caps = result.get("capabilities")
-        self.server_capabilities = caps if type(caps) is dict else {}
-        info = result.get("serverInfo")
-        self.server_info = info if type(info) is dict else None
-        instructions = result.get("instructions")
-        self.instructions = instructions if type(instructions) is str else None
         level = self.options.log_level
-        if level is not None and "logging" in self.server_capabilities:
-            await self._request(Method.SET_LEVEL, {"level": level})
+        if level is not None and "logging" in (opened.capabilities or {}):
+            await self._request(Method.SET_LEVEL, {"level": level})  # LEG-5
 
     # -- the request path ------------------------------------------------------------------
-
-    async def _exchange(
-        self,
-        transport: ClientTransport,
-        message: dict[str, Any],
-        on_notification: Any,
-        timeout: float | None,
-    ) -> dict[str, Any]:
-        if timeout is None:
-            return await transport.request(message, on_notification=on_notification)
-        try:
-            async with asyncio.timeout(timeout):
-                return await transport.request(message, on_notification=on_notification)
-        except TimeoutError:
-            raise RequestTimeoutError(
-                f"{message['method']}: no response within {timeout} s; the request was "
-                "cancelled (raise the timeout for slow servers)"
-            ) from None
 
     async def _request(
         self,
@@ -373,11 +187,11 @@ class Client:
             transport = self._transport
             assert transport is not None
         message = {"jsonrpc": "2.0", "id": next(self._ids), "method": method, "params": params}
-        response = await self._exchange(
+        response = await exchange(
             transport, message, on_notification,
             self.options.timeout if timeout is _DEFAULT else timeout,
         )
-        return _result_of(response, method)
+        return result_of(response, method)
 
     def _params(
         self, fields: dict[str, Any], token: Any = None, level: str | None = None,
@@ -435,70 +249,18 @@ class Client:
         on_note = None
         log = log or self.on_log
         if progress is not None or (log is not None and (log_level or self.options.log_level)):
-            on_note = _notes(progress, log)
+            on_note = call_notifications(progress, log)
         result = await self._request(method, params, on_note, timeout)
         kind = result.get("resultType")
         if kind is None or kind == "complete":
             return result, False
-        return await self._rounds(method, params, result, what, on_note, timeout), True
 
-    async def _rounds(
-        self,
-        method: str,
-        params: dict[str, Any],
-        result: dict[str, Any],
-        what: str,
-        on_note: Any,
-        timeout: float | None,
-    ) -> dict[str, Any]:
-        """The MRTR loop (MRTR-12..15): answer, retry with a new id, until complete."""
-        limit = self.options.max_rounds
-        rounds = 0
-        while True:
-            kind = result.get("resultType", "complete")
-            if kind == "complete":
-                return result
-            if kind != "input_required":
-                raise ProtocolViolation(
-                    f"{what}: the server answered with resultType {kind!r}, which this client "
-                    "does not know (expected complete or input_required)"
-                )
-            rounds += 1
-            if rounds > limit:
-                raise InputRoundsExceededError(
-                    f"{what}: the server still asks for input after {limit} rounds; giving up "
-                    "(raise ClientOptions.max_rounds if it legitimately needs more)"
-                )
-            requests = result.get("inputRequests")
-            state = result.get("requestState")
-            if requests is None and state is None:
-                raise ProtocolViolation(
-                    f"{what}: an input_required result needs inputRequests or requestState "
-                    "(MRTR-5)"
-                )
-            if state is not None and type(state) is not str:
-                raise ProtocolViolation(f"{what}: requestState must be a string")
-            retry = dict(params)
-            if requests is not None:
-                retry["inputResponses"] = await self._fulfil(requests, what)
-            if state is not None:
-                retry["requestState"] = state  # byte for byte, never parsed (MRTR-13)
-            result = await self._request(method, retry, on_note, timeout)
+        async def send(retry: dict[str, Any]) -> dict[str, Any]:
+            return await self._request(method, retry, on_note, timeout)
 
-    async def _fulfil(self, requests: Any, what: str) -> dict[str, Any]:
-        if type(requests) is not dict:
-            raise ProtocolViolation(f"{what}: inputRequests must be an object of input requests")
-        responses: dict[str, Any] = {}
-        for key, entry in requests.items():
-            method = entry.get("method") if type(entry) is dict else None
-            if type(method) is not str:
-                raise ProtocolViolation(f"{what}: input request {key!r} has no method")
-            params = entry.get("params")
-            request = InputRequest(
-                method, params if type(params) is dict else {}, self.server_info, what, key
-            )
-            responses[key] = await self._inputs.answer(request)
-        return responses
+        result = await run_rounds(send, params, result, what, self._inputs, self.server_info,
+                                  self.options.max_rounds)
+        return result, True
 
     async def _answer_server(self, method: str, params: dict[str, Any] | None) -> dict[str, Any]:
         """A legacy server's own request, answered by the same handlers (LEG-7)."""
@@ -510,14 +272,11 @@ class Client:
     async def _unsolicited(self, message: dict[str, Any]) -> None:
         """Notifications outside any request: a legacy session's changes and log messages."""
         self._cache.invalidate(message)
-        method = message.get("method")
-        if method == Method.MESSAGE and self.on_log is not None:
-            params = message.get("params") or {}
-            await _maybe(self.on_log(params.get("level", "info"), params.get("data"),
-                                     params.get("logger")))
+        if message.get("method") == Method.MESSAGE:
+            if self.on_log is not None:
+                await call_notifications(None, self.on_log)(message)
             return
-        for sub in list(self._legacy_listeners):
-            sub._offer_legacy(message)
+        self._legacy.offer(message)
 
     # -- lists, with the cache -------------------------------------------------------------
 
@@ -598,7 +357,11 @@ class Client:
             if cached is not None:
                 return cached
         result = await self._request(Method.DISCOVER, self._params({}))
-        self._learn(result)
+        caps, info = result.get("capabilities"), (result.get("_meta") or {}).get(SERVER_INFO_KEY)
+        self.server_capabilities = caps if type(caps) is dict else {}
+        self.server_info = info if type(info) is dict else self.server_info
+        instructions = result.get("instructions")
+        self.instructions = instructions if type(instructions) is str else None
         if self.options.cache:
             self._cache.put(Method.DISCOVER, None, result)
         return result
@@ -662,10 +425,17 @@ class Client:
             cached = self._cache.get(Method.RESOURCES_READ, uri)
             if cached is not None:
                 return cached
-        result, rounds = await self._call(
-            Method.RESOURCES_READ, {"uri": uri}, f"resources/read {uri!r}",
-            progress=progress, log=log, timeout=timeout, meta=meta,
-        )
+        try:
+            result, rounds = await self._call(
+                Method.RESOURCES_READ, {"uri": uri}, f"resources/read {uri!r}",
+                progress=progress, log=log, timeout=timeout, meta=meta,
+            )
+        except InvalidParamsError as exc:
+            # RES-6: not found is -32602 with data.uri (legacy -32002 arrives as the class).
+            data = exc.data
+            if type(exc) is InvalidParamsError and type(data) is dict and data.get("uri") == uri:
+                raise ResourceNotFoundError(uri, exc.message) from None
+            raise
         if type(result.get("contents")) is not list:
             raise ProtocolViolation(f"resources/read {uri!r}: the result has no contents list")
         if self.options.cache and not rounds:
@@ -736,77 +506,7 @@ class Client:
         params = self._params({"notifications": notifications})
         return await self._request(Method.SUBSCRIPTIONS_LISTEN, params, on_note, None)
 
-    async def _legacy_listen(self, sub: Subscription, uris: Sequence[str]) -> list[str]:
-        self._legacy_listeners.append(sub)
-        done: list[str] = []
-        for uri in uris:
-            if self._legacy_uris.get(uri, 0) == 0:
-                await self._request(Method.SUBSCRIBE, {"uri": uri})
-            self._legacy_uris[uri] = self._legacy_uris.get(uri, 0) + 1
-            done.append(uri)
-        return done
-
-    async def _legacy_unlisten(self, sub: Subscription, uris: Sequence[str]) -> None:
-        if sub in self._legacy_listeners:
-            self._legacy_listeners.remove(sub)
-        for uri in uris:
-            count = self._legacy_uris.get(uri, 0) - 1
-            if count <= 0:
-                self._legacy_uris.pop(uri, None)
-                if self._transport is not None:
-                    with contextlib.suppress(RPCError, TransportError):
-                        await self._request(Method.UNSUBSCRIBE, {"uri": uri})
-            else:
-                self._legacy_uris[uri] = count
-
     def __repr__(self) -> str:
         where = self._connector if self._connector is not None else self._transport
         state = f"{self.era} {self.protocol_version}" if self.era else "not connected"
         return f"Client({where!r}, {state})"
-
-
-def _preferred() -> str:
-    from mcpkit.client.era import MODERN_CLIENT_VERSIONS
-
-    return MODERN_CLIENT_VERSIONS[0]
-
-
-def _result_of(response: dict[str, Any], method: str) -> dict[str, Any]:
-    error = response.get("error")
-    if error is not None:
-        raise RPCError.from_wire(error if type(error) is dict else {"message": str(error)})
-    result = response.get("result")
-    if type(result) is not dict:
-        raise ProtocolViolation(f"{method}: the response has no result object")
-    return result
-
-
-def _set_notification_handler(transport: ClientTransport, handler: Any) -> None:
-    setter: Callable[[Any], None] | None = getattr(transport, "set_notification_handler", None)
-    if setter is not None:
-        setter(handler)
-
-
-async def _maybe(value: Any) -> None:
-    if inspect.isawaitable(value):
-        await value
-
-
-def _notes(progress: ProgressHandler | None, log: LogHandler | None) -> Any:
-    async def on_note(message: dict[str, Any]) -> None:
-        method = message.get("method")
-        params = message.get("params")
-        if type(params) is not dict:
-            return
-        if method == Method.PROGRESS and progress is not None:
-            await _maybe(progress(params.get("progress", 0), params.get("total"),
-                                  params.get("message")))
-        elif method == Method.MESSAGE and log is not None:
-            await _maybe(log(params.get("level", "info"), params.get("data"), params.get("logger")))
-
-    return on_note
-
-
-def _consume(task: asyncio.Future[Any]) -> None:
-    if not task.cancelled():
-        task.exception()

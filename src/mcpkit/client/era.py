@@ -174,6 +174,12 @@ class EraCache:
         if self._entries.pop(key, None) is not None:
             self._save()
 
+    def clear(self) -> None:
+        """Forget every server (and empty the file, when there is one)."""
+        self._loaded = True
+        self._entries.clear()
+        self._save()
+
     def _save(self) -> None:
         if self.path is None:
             return

@@ -1,8 +1,8 @@
 """What the application answers for the server: elicitation, sampling and roots.
 
 The same handlers serve both eras: in the modern era they fulfil the `inputRequests` of an
-`input_required` result (MRTR), in the legacy era they answer the requests a 2025-11-25 server
-sends over the connection. Capabilities are derived from which handlers exist (a missing handler
+`input_required` result (`run_rounds`, the MRTR loop), in the legacy era they answer the
+requests a 2025-11-25 server sends over the connection. Capabilities are derived from which handlers exist (a missing handler
 means the capability is not declared, so a correct server never asks for it).
 
 A handler is a function (plain or async) taking an `InputRequest` and returning the wire result:
@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from mcpkit.client.options import InputRoundsExceededError
 from mcpkit.errors import InvalidParamsError, MethodNotFoundError, ProtocolViolation
 from mcpkit.types.constants import Method
 
@@ -29,6 +30,7 @@ __all__ = [
     "RootsHandler",
     "SamplingHandler",
     "fill_defaults",
+    "run_rounds",
 ]
 
 
@@ -187,3 +189,67 @@ def fill_defaults(schema: Mapping[str, Any], result: dict[str, Any]) -> dict[str
     if not missing and "content" in result:
         return result
     return {**result, "content": {**content, **missing}}
+
+
+async def run_rounds(
+    send: Callable[[dict[str, Any]], Awaitable[dict[str, Any]]],
+    params: dict[str, Any],
+    result: dict[str, Any],
+    what: str,
+    handlers: InputHandlers,
+    server: Mapping[str, Any] | None,
+    limit: int,
+) -> dict[str, Any]:
+    """The MRTR loop (MRTR-12..15), from the first `input_required` result to a complete one.
+
+    Each round answers the round's `inputRequests` and retries the original params through
+    `send` (which gives every retry a new id) with those `inputResponses` and the round's
+    `requestState`, byte for byte; a round without a state sends none, and nothing of a round
+    travels on any other request.
+    """
+    rounds = 0
+    while True:
+        kind = result.get("resultType", "complete")
+        if kind == "complete":
+            return result
+        if kind != "input_required":
+            raise ProtocolViolation(
+                f"{what}: the server answered with resultType {kind!r}, which this client does "
+                "not know (expected complete or input_required)"
+            )
+        rounds += 1
+        if rounds > limit:
+            raise InputRoundsExceededError(
+                f"{what}: the server still asks for input after {limit} rounds; giving up "
+                "(raise ClientOptions.max_rounds if it legitimately needs more)"
+            )
+        requests = result.get("inputRequests")
+        state = result.get("requestState")
+        if requests is None and state is None:
+            raise ProtocolViolation(
+                f"{what}: an input_required result needs inputRequests or requestState (MRTR-5)"
+            )
+        if state is not None and type(state) is not str:
+            raise ProtocolViolation(f"{what}: requestState must be a string")
+        retry = dict(params)
+        if requests is not None:
+            retry["inputResponses"] = await _fulfil(requests, what, handlers, server)
+        if state is not None:
+            retry["requestState"] = state
+        result = await send(retry)
+
+
+async def _fulfil(
+    requests: Any, what: str, handlers: InputHandlers, server: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    if type(requests) is not dict:
+        raise ProtocolViolation(f"{what}: inputRequests must be an object of input requests")
+    responses: dict[str, Any] = {}
+    for key, entry in requests.items():
+        method = entry.get("method") if type(entry) is dict else None
+        if type(method) is not str:
+            raise ProtocolViolation(f"{what}: input request {key!r} has no method")
+        params = entry.get("params")
+        request = InputRequest(method, params if type(params) is dict else {}, server, what, key)
+        responses[key] = await handlers.answer(request)
+    return responses

@@ -19,16 +19,17 @@ May import `mcpkit.types`, `mcpkit.errors`, `mcpkit.protocol`.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from mcpkit.errors import MCPError, TransportError
+from mcpkit.errors import MCPError, RPCError, TransportError
 from mcpkit.types.constants import Method
 
 if TYPE_CHECKING:
     from mcpkit.client.client import Client
 
-__all__ = ["Subscription"]
+__all__ = ["LegacyListeners", "Subscription"]
 
 _END = object()
 
@@ -118,8 +119,8 @@ class Subscription:
                 await task
             except (asyncio.CancelledError, MCPError):
                 pass
-        if self._legacy_uris or self in self._client._legacy_listeners:
-            await self._client._legacy_unlisten(self, self._legacy_uris)
+        if self._client.era == "legacy":
+            await self._client._legacy.remove(self, self._legacy_uris)
         self._queue.put_nowait(_END)
 
     async def __aenter__(self) -> Subscription:
@@ -181,11 +182,11 @@ class Subscription:
                 ack[flag] = True
         uris = self.requested.get("resourceSubscriptions") or []
         if uris and (caps.get("resources") or {}).get("subscribe"):
-            self._legacy_uris = await client._legacy_listen(self, uris)
+            self._legacy_uris = await client._legacy.add(self, uris)
             if self._legacy_uris:
                 ack["resourceSubscriptions"] = list(self._legacy_uris)
         else:
-            await client._legacy_listen(self, [])
+            await client._legacy.add(self, [])
         self.acknowledged = ack
         self._acked.set()
 
@@ -204,3 +205,44 @@ class Subscription:
                 uri == u or uri.startswith(u.rstrip("/") + "/") for u in self._legacy_uris
             ):
                 self._queue.put_nowait(message)
+
+
+class LegacyListeners:
+    """The subscriptions of a legacy session, and the `resources/subscribe`s they share."""
+
+    def __init__(
+        self, request: Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
+    ) -> None:
+        self._request = request
+        self._subscriptions: list[Subscription] = []
+        self._uris: dict[str, int] = {}
+
+    async def add(self, sub: Subscription, uris: Sequence[str]) -> list[str]:
+        self._subscriptions.append(sub)
+        for uri in uris:
+            if self._uris.get(uri, 0) == 0:
+                await self._request(Method.SUBSCRIBE, {"uri": uri})
+            self._uris[uri] = self._uris.get(uri, 0) + 1
+        return list(uris)
+
+    async def remove(self, sub: Subscription, uris: Sequence[str]) -> None:
+        if sub in self._subscriptions:
+            self._subscriptions.remove(sub)
+        for uri in uris:
+            count = self._uris.get(uri, 0) - 1
+            if count > 0:
+                self._uris[uri] = count
+                continue
+            self._uris.pop(uri, None)
+            with contextlib.suppress(RPCError, TransportError):
+                await self._request(Method.UNSUBSCRIBE, {"uri": uri})
+
+    def offer(self, message: dict[str, Any]) -> None:
+        for sub in list(self._subscriptions):
+            sub._offer_legacy(message)
+
+    def clear(self) -> None:
+        for sub in self._subscriptions:
+            sub._queue.put_nowait(_END)
+        self._subscriptions.clear()
+        self._uris.clear()

@@ -10,6 +10,7 @@ May import `mcpkit.types` and `mcpkit.errors`.
 from __future__ import annotations
 
 import importlib
+import inspect
 import os
 import re
 from collections.abc import Awaitable, Callable, Mapping
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from mcpkit.errors import MCPError, TransportError
-from mcpkit.types.constants import LEGACY_VERSION, LOG_LEVELS, TRACE_KEYS
+from mcpkit.types.constants import LEGACY_VERSION, LOG_LEVELS, TRACE_KEYS, Method
 
 __all__ = [
     "ClientOptions",
@@ -25,6 +26,7 @@ __all__ = [
     "LogHandler",
     "ProgressHandler",
     "RequestTimeoutError",
+    "call_notifications",
     "otel_trace_context",
     "valid_trace_context",
 ]
@@ -123,3 +125,24 @@ def otel_trace_context() -> dict[str, str]:
     carrier: dict[str, str] = {}
     propagate.inject(carrier)
     return carrier
+
+
+def call_notifications(
+    progress: ProgressHandler | None, log: LogHandler | None
+) -> Callable[[dict[str, Any]], Awaitable[None]]:
+    """The notification handler of one call: progress and log messages to their callbacks."""
+
+    async def on_notification(message: dict[str, Any]) -> None:
+        method = message.get("method")
+        params = message.get("params")
+        if type(params) is not dict:
+            return
+        reply: Any = None
+        if method == Method.PROGRESS and progress is not None:
+            reply = progress(params.get("progress", 0), params.get("total"), params.get("message"))
+        elif method == Method.MESSAGE and log is not None:
+            reply = log(params.get("level", "info"), params.get("data"), params.get("logger"))
+        if inspect.isawaitable(reply):
+            await reply
+
+    return on_notification

@@ -103,7 +103,10 @@ class StreamRouter:
                 await self._drain()
             return await future
         except asyncio.CancelledError:
-            if method != Method.INITIALIZE and not future.done() and self._closed is None:
+            # Cancelling the awaiting task cancels `future` too; a future holding an answer
+            # means the server already finished, and there is nothing left to cancel.
+            answered = future.done() and not future.cancelled()
+            if method != Method.INITIALIZE and not answered and self._closed is None:
                 self._cancel_on_wire(request_id)
             raise
         finally:

@@ -1,0 +1,313 @@
+"""A deliberately small MCP peer that speaks raw JSON-RPC on stdio, for the client's tests.
+
+It does by hand what a real server may do and what mcpkit's own server never would: answer
+`input_required` with fixed states, answer the probe in each of the ways legacy servers do
+(-32601, -32602, an empty result, silence, dying), send requests to a legacy client, reject the
+first request with -32022. `python raw_server.py MODE`; every message it receives is appended to
+the file named by RAW_SERVER_LOG as `<pid> <json>` so a test can see what arrived where.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any
+
+MODE = sys.argv[1] if len(sys.argv) > 1 else "modern"
+LOG = os.environ.get("RAW_SERVER_LOG")
+MODERN = "2026-07-28"
+TRICKY_STATE = ' s2: "ünïcode" \\ slash/ \t tab  +/= '
+ECHO_STATE = "eyJzdGVwIjoxfQ==  \u2603 \\n"
+pending: dict[str, Any] = {}  # legacy: our request id -> (call id, key)
+answers: dict[Any, dict[str, Any]] = {}
+first_request_seen = False
+
+
+def send(message: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.flush()
+
+
+def record(message: Any) -> None:
+    if LOG:
+        with open(LOG, "a", encoding="utf-8") as f:
+            f.write(f"{os.getpid()} {json.dumps(message)}\n")
+
+
+def result(id: Any, body: dict[str, Any], modern: bool = True) -> None:
+    if modern:
+        body = {"resultType": "complete", **body} if "resultType" not in body else body
+    send({"jsonrpc": "2.0", "id": id, "result": body})
+
+
+def error(id: Any, code: int, message: str, data: Any = None) -> None:
+    err: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        err["data"] = data
+    send({"jsonrpc": "2.0", "id": id, "error": err})
+
+
+def text(value: Any) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": json.dumps(value)}], "structuredContent": value}
+
+
+def elicit(message: str, **props: Any) -> dict[str, Any]:
+    return {"method": "elicitation/create", "params": {
+        "mode": "form", "message": message,
+        "requestedSchema": {"type": "object", "properties": props or {"name": {"type": "string"}}},
+    }}
+
+
+SAMPLE = {"method": "sampling/createMessage", "params": {
+    "messages": [{"role": "user", "content": {"type": "text", "text": "Capital of France?"}}],
+    "maxTokens": 50,
+}}
+
+TOOLS = [
+    {"name": "plain", "description": "Reports what it received.",
+     "inputSchema": {"type": "object", "properties": {"n": {"type": "integer"}}}},
+    {"name": "with_refs", "description": "Local references are fine.",
+     "inputSchema": {"type": "object", "$defs": {"id": {"$anchor": "ident", "type": "string"}},
+                     "properties": {"a": {"$ref": "#/$defs/id"}, "b": {"$ref": "#ident"}},
+                     "if": {"required": ["a"]}, "then": {"required": ["b"]},
+                     "additionalProperties": False}},
+    {"name": "typed_out", "description": "Declares an output schema it keeps.",
+     "inputSchema": {"type": "object"},
+     "outputSchema": {"type": "object", "properties": {"n": {"type": "integer"}},
+                      "required": ["n"]}},
+    {"name": "bad_output", "description": "Declares an output schema it breaks.",
+     "inputSchema": {"type": "object"},
+     "outputSchema": {"type": "object", "properties": {"n": {"type": "integer"}},
+                      "required": ["n"]}},
+    {"name": "remote_ref", "description": "Points at a network schema.",
+     "inputSchema": {"type": "object",
+                     "properties": {"u": {"$ref": "http://127.0.0.1:9/canary.json"}}}},
+    {"name": "not_object", "description": "Root is an array.", "inputSchema": {"type": "array"}},
+    {"description": "No name at all.", "inputSchema": {"type": "object"}},
+    {"name": "bad_header", "description": "x-mcp-header on an object property.",
+     "inputSchema": {"type": "object", "properties": {
+         "o": {"type": "object", "x-mcp-header": "Obj"}}}},
+    {"name": "bad_dialect", "description": "Unknown $schema.",
+     "inputSchema": {"$schema": "https://example.com/my-dialect", "type": "object"}},
+    {"name": "invalid_schema", "description": "minLength must be a number.",
+     "inputSchema": {"type": "object", "properties": {"s": {"type": "string",
+                                                            "minLength": "long"}}}},
+]
+
+
+def tools_call(id: Any, params: dict[str, Any]) -> None:
+    name = params.get("name")
+    responses = params.get("inputResponses")
+    state = params.get("requestState")
+    seen = {"id": id, "hasInputResponses": "inputResponses" in params,
+            "hasRequestState": "requestState" in params, "requestState": state,
+            "inputResponses": responses, "meta": params.get("_meta"),
+            "arguments": params.get("arguments")}
+    if name == "plain":
+        result(id, text(seen))
+    elif name == "ask_twice":
+        if state is None:
+            result(id, {"resultType": "input_required",
+                        "inputRequests": {"first": elicit("First name?")}, "requestState": "s1"})
+        elif state == "s1" and responses and "first" in responses:
+            first = responses["first"]["content"]["name"]
+            result(id, {"resultType": "input_required",
+                        "inputRequests": {"second": elicit("Last name?")},
+                        "requestState": TRICKY_STATE + first})
+        elif state.startswith(TRICKY_STATE) and responses and "second" in responses:
+            full = state[len(TRICKY_STATE):] + " " + responses["second"]["content"]["name"]
+            result(id, text({"name": full, **seen}))
+        else:
+            error(id, -32602, f"unexpected round: state={state!r} responses={responses!r}")
+    elif name == "elicit_and_sample":
+        if responses and {"who", "capital"} <= set(responses):
+            who = responses["who"]["content"]["name"]
+            capital = responses["capital"]["content"]["text"]
+            result(id, text({"who": who, "capital": capital, **seen}))
+        else:
+            result(id, {"resultType": "input_required", "inputRequests": {
+                "who": elicit("Who are you?"), "capital": SAMPLE}})
+    elif name == "state_only":
+        if state == "opaque+/==":
+            result(id, text(seen))
+        else:
+            result(id, {"resultType": "input_required", "requestState": "opaque+/=="})
+    elif name == "echo_state":
+        if state is None:
+            result(id, {"resultType": "input_required", "requestState": ECHO_STATE,
+                        "inputRequests": {"ok": elicit("Confirm?", confirmed={"type": "boolean"})}})
+        else:
+            result(id, text(seen))
+    elif name == "no_state":
+        if responses is None:
+            result(id, {"resultType": "input_required",
+                        "inputRequests": {"ok": elicit("Confirm?")}})
+        else:
+            result(id, text(seen))
+    elif name == "defaults":
+        if responses is None:
+            result(id, {"resultType": "input_required", "inputRequests": {"form": {
+                "method": "elicitation/create", "params": {
+                    "message": "Profile", "requestedSchema": {"type": "object", "properties": {
+                        "name": {"type": "string"}, "age": {"type": "integer", "default": 30},
+                        "verified": {"type": "boolean", "default": True}}}}}}})
+        else:
+            result(id, text(seen))
+    elif name == "url":
+        if responses is None:
+            result(id, {"resultType": "input_required", "inputRequests": {"login": {
+                "method": "elicitation/create", "params": {
+                    "mode": "url", "message": "Sign in", "url": "https://example.com/login"}}}})
+        else:
+            result(id, text(seen))
+    elif name == "roots":
+        if responses is None:
+            result(id, {"resultType": "input_required",
+                        "inputRequests": {"r": {"method": "roots/list"}}})
+        else:
+            result(id, text(seen))
+    elif name == "weird_type":
+        result(id, {"resultType": "task", "task": {"taskId": "t1"}})
+    elif name == "endless":
+        result(id, {"resultType": "input_required", "requestState": f"again-{id}"})
+    elif name == "typed_out":
+        result(id, text({"n": 1}))
+    elif name == "bad_output":
+        result(id, text({"n": "one"}))
+    elif name == "progress":
+        token = (params.get("_meta") or {}).get("progressToken")
+        for i in (1, 2, 3):
+            send({"jsonrpc": "2.0", "method": "notifications/progress",
+                  "params": {"progressToken": token, "progress": i, "total": 3,
+                             "message": f"step {i}"}})
+        send({"jsonrpc": "2.0", "method": "notifications/message",
+              "params": {"level": "info", "data": "half way", "logger": "raw"}})
+        result(id, text(seen))
+    elif name == "slow":
+        pass  # never answered; the client cancels it
+    else:
+        error(id, -32602, f"Unknown tool: {name!r}")
+
+
+def modern(message: dict[str, Any]) -> None:
+    global first_request_seen
+    id, method = message.get("id"), message.get("method")
+    params = message.get("params") or {}
+    if id is None:
+        return
+    if MODE == "reject-first" and not first_request_seen:
+        first_request_seen = True
+        requested = (params.get("_meta") or {}).get("io.modelcontextprotocol/protocolVersion")
+        error(id, -32022, "Unsupported protocol version",
+              {"supported": [MODERN], "requested": requested})
+        return
+    if MODE == "future" and method == "server/discover":
+        requested = (params.get("_meta") or {}).get("io.modelcontextprotocol/protocolVersion")
+        error(id, -32022, "Unsupported protocol version",
+              {"supported": ["2099-01-01"], "requested": requested})
+        return
+    if method == "server/discover":
+        result(id, {"supportedVersions": [MODERN], "capabilities": {"tools": {}, "resources": {},
+                                                                    "prompts": {}},
+                    "ttlMs": 0, "cacheScope": "public",
+                    "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "raw",
+                                                                     "version": "1"}}})
+    elif method == "tools/list":
+        result(id, {"tools": TOOLS, "ttlMs": 60000, "cacheScope": "public"})
+    elif method == "tools/call":
+        tools_call(id, params)
+    elif method == "resources/read":
+        if params.get("inputResponses"):
+            result(id, {"contents": [{"uri": params["uri"], "text": "after input"}],
+                        "ttlMs": 60000, "cacheScope": "private"})
+        else:
+            result(id, {"resultType": "input_required",
+                        "inputRequests": {"ok": elicit("Read it?")}})
+    elif method == "prompts/get":
+        if params.get("inputResponses"):
+            answer = params["inputResponses"]["topic"]["content"]["name"]
+            result(id, {"messages": [{"role": "user",
+                                      "content": {"type": "text", "text": f"About {answer}"}}]})
+        else:
+            result(id, {"resultType": "input_required",
+                        "inputRequests": {"topic": elicit("Topic?")}})
+    else:
+        error(id, -32601, f"Method not found: {method}")
+
+
+LEGACY_TOOLS = [{"name": "ask", "description": "Asks the client for everything.",
+                 "inputSchema": {"type": "object"}},
+                {"name": "log", "description": "Logs three messages.",
+                 "inputSchema": {"type": "object"}}]
+
+
+def legacy(message: dict[str, Any]) -> None:
+    id, method = message.get("id"), message.get("method")
+    params = message.get("params") or {}
+    if method is None:  # the client's answer to one of our requests
+        entry = pending.pop(id, None)
+        if entry is not None:
+            call_id, key = entry
+            answers.setdefault(call_id, {})[key] = message.get("result", message.get("error"))
+            if not any(c == call_id for c, _ in pending.values()):
+                result(call_id, text(answers.pop(call_id)), modern=False)
+        return
+    if id is None:
+        return
+    if method == "server/discover":
+        if MODE == "legacy-32601":
+            error(id, -32601, "Method not found")
+        elif MODE == "legacy-32602":
+            error(id, -32602, "Server not initialized")
+        elif MODE == "legacy-empty":
+            result(id, {}, modern=False)
+        elif MODE == "legacy-die":
+            sys.stderr.write("fatal: unknown method server/discover\n")
+            sys.stderr.flush()
+            sys.exit(3)
+        elif MODE == "legacy-only":
+            error(id, -32022, "Unsupported protocol version",
+                  {"supported": ["2025-11-25"], "requested": MODERN})
+        return  # legacy-silent
+    if method == "initialize":
+        result(id, {"protocolVersion": "2025-11-25",
+                    "capabilities": {"tools": {"listChanged": True}, "logging": {},
+                                     "resources": {"subscribe": True, "listChanged": True}},
+                    "serverInfo": {"name": "raw-legacy", "version": "1"}}, modern=False)
+    elif method == "tools/list":
+        result(id, {"tools": LEGACY_TOOLS}, modern=False)
+    elif method == "tools/call" and params.get("name") == "ask":
+        for key, request in (("elicit", elicit("Name?")), ("sample", SAMPLE),
+                             ("roots", {"method": "roots/list"}), ("ping", {"method": "ping"})):
+            rid = f"srv-{id}-{key}"
+            pending[rid] = (id, key)
+            send({"jsonrpc": "2.0", "id": rid, **request})
+    elif method == "tools/call" and params.get("name") == "log":
+        for i in range(3):
+            send({"jsonrpc": "2.0", "method": "notifications/message",
+                  "params": {"level": "warning", "data": f"message {i}"}})
+        result(id, text({"logged": 3}), modern=False)
+    elif method == "resources/subscribe":
+        result(id, {}, modern=False)
+        send({"jsonrpc": "2.0", "method": "notifications/resources/updated",
+              "params": {"uri": params["uri"]}})
+        send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+    elif method in ("resources/unsubscribe", "logging/setLevel", "ping"):
+        result(id, {}, modern=False)
+    else:
+        error(id, -32601, f"Method not found: {method}")
+
+
+def main() -> None:
+    handle = legacy if MODE.startswith("legacy") else modern
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        message = json.loads(line)
+        record(message)
+        handle(message)
+
+
+if __name__ == "__main__":
+    main()
