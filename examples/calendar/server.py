@@ -1,14 +1,21 @@
 """One calendar, three ways: a tool writes events, a resource lists the week, a prompt plans it.
 
     mcpkit run examples/calendar/server.py
+
+`create_event` asks the user when an event starts if the call did not say. The question ends
+the call with `input_required`; the client retries with the answer, and any process started
+with the same MCPKIT_STATE_KEYS can complete it, because everything the call needs travels
+in the sealed `requestState`.
 """
 
-from datetime import datetime, timezone
+import asyncio
+from datetime import UTC, datetime
 from typing import Annotated
 
 from store import Event, add_event, week_events
 
-from mcpkit import CacheHint, Server
+from mcpkit import CacheHint, Context, Server, ToolError
+from mcpkit.server.asking import Elicit
 
 server = Server(
     "calendar",
@@ -18,12 +25,22 @@ server = Server(
 
 
 @server.tool()
-def create_event(
+async def create_event(
+    ctx: Context,
     title: Annotated[str, "What the event is, e.g. 'Dentist'"],
-    startsAt: Annotated[datetime | None, "When it starts (ISO 8601); default: now"] = None,
+    startsAt: Annotated[datetime | None, "When it starts (ISO 8601); asked for if missing"] = None,
 ) -> Event:
     """Create a calendar event and return it."""
-    return add_event(title, startsAt or datetime.now(timezone.utc))
+    if startsAt is None:
+        when = Elicit(f'When should "{title}" start?', {"startsAt": datetime})
+        if ctx.can_ask(when):
+            answer = (await ctx.ask({"startsAt": when}))["startsAt"]
+            if not answer.accepted:  # declined or cancelled: do nothing, say so
+                raise ToolError(f'No event created: the user did not say when "{title}" starts.')
+            startsAt = answer["startsAt"]
+        else:  # a client that cannot show a form: start now
+            startsAt = datetime.now(UTC)
+    return await asyncio.to_thread(add_event, title, startsAt)
 
 
 @server.resource(

@@ -96,7 +96,7 @@ class Opened:
 def decode_key(key: bytes | str, position: int = 0) -> bytes:
     """A raw AES key from bytes or base64 (url-safe or standard, padding optional)."""
     if isinstance(key, str):
-        text = key.strip()
+        text = key.strip().rstrip("=")
         try:
             raw = _b64decode(text.replace("+", "-").replace("/", "_"))
         except ValueError:
