@@ -323,7 +323,6 @@ class LegacyEndpoint:
         exchange = Exchange(send, receive, self.options.keepalive_s)
         live.stream = exchange
         try:
-            await exchange.start_stream()
             outcome = await exchange.run(self._changes(session_id, exchange))
         finally:
             live.stream = None
@@ -337,6 +336,9 @@ class LegacyEndpoint:
     async def _changes(self, session_id: str, exchange: Exchange) -> dict[str, Any]:
         server = self.server
         async with server.broker.subscribe() as changes:
+            # Subscribed before the headers go out: a change announced once the client sees
+            # the stream open is never missed.
+            await exchange.start_stream()
             async for change in changes:
                 message = await self._legacy_message(session_id, change)
                 if message is not None:
