@@ -14,23 +14,13 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from wire import LEGACY, MODERN, SPEC_DIR, SPEC_MISSING, check_server_message, spec_available
+from wire import LEGACY, MODERN, SPEC_DIR, SPEC_MISSING, check_server_message, meta, spec_available
 
 
 def pytest_report_header(config: pytest.Config) -> str:
     if spec_available():
         return f"official MCP schemas: {SPEC_DIR}"
     return f"WARNING: {SPEC_MISSING}; wire messages are not schema-checked"
-
-
-def meta(**extra: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "io.modelcontextprotocol/protocolVersion": MODERN,
-        "io.modelcontextprotocol/clientCapabilities": {},
-        "io.modelcontextprotocol/clientInfo": {"name": "tests", "version": "1.0"},
-    }
-    out.update(extra)
-    return out
 
 
 class Wire:

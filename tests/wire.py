@@ -58,6 +58,17 @@ REQUEST_TYPES = {
 }
 
 
+def meta(**extra: Any) -> dict[str, Any]:
+    """The `_meta` of a modern test request: version, no capabilities, a client name."""
+    out: dict[str, Any] = {
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "tests", "version": "1.0"},
+    }
+    out.update(extra)
+    return out
+
+
 def spec_available() -> bool:
     return (SPEC_DIR / f"schema-{MODERN}.json").is_file()
 

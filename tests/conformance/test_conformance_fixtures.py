@@ -11,7 +11,7 @@ from typing import Any
 
 import everything_server as fixtures
 import pytest
-from conftest import meta
+from wire import meta
 
 SERVER = fixtures.server
 
