@@ -168,6 +168,29 @@ async def test_notifications_cancelled_stops_a_request_in_flight(legacy: Peer) -
         assert await observed("cancelled", cancelled) == cancelled + 1
 
 
+async def test_a_server_request_travels_on_the_post_stream_and_the_answer_comes_back(
+    features: ServerProcess, client: httpx.AsyncClient
+) -> None:
+    peer = Peer(features.url, client)
+    await peer.initialize({"elicitation": {}})
+    message = peer.request_message("tools/call", {
+        "name": "confirm", "arguments": {"action": "deploy"}}, with_meta=False)
+    async with peer.stream(message, {"Mcp-Session-Id": peer.session or "",
+                                     "MCP-Protocol-Version": "2025-11-25"}) as events:
+        asked = await asyncio.wait_for(anext(events), 10)
+        assert asked["method"] == "elicitation/create" and "id" in asked
+        assert asked["params"]["requestedSchema"]["properties"]["sure"]["type"] == "boolean"
+        async with httpx.AsyncClient(timeout=15) as other:
+            answering = Peer(features.url, other)
+            answering.revision, answering.session = peer.revision, peer.session
+            reply = await answering.post({"jsonrpc": "2.0", "id": asked["id"], "result": {
+                "action": "accept", "content": {"sure": True}}}, mirror=False)
+            assert reply.status == 202
+        final = await asyncio.wait_for(anext(events), 10)
+    assert final["id"] == message["id"]
+    assert final["result"] == {"content": [{"type": "text", "text": "deploy: yes"}]}
+
+
 async def test_an_answer_to_an_unknown_request_is_accepted_and_ignored(legacy: Peer) -> None:
     reply = await legacy.post({"jsonrpc": "2.0", "id": "never-asked", "result": {}},
                               mirror=False)

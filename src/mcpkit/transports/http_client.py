@@ -94,6 +94,8 @@ class HTTPClientTransport:
         gave none)."""
         self.legacy_version: str | None = None
         """The version a legacy `initialize` negotiated; set means legacy mode."""
+        self.session_stream_open = asyncio.Event()
+        """Set while the legacy session's GET stream is open (notifications flow from then)."""
 
     @property
     def era(self) -> str:
@@ -357,12 +359,15 @@ class HTTPClientTransport:
             async with self._client.stream("GET", self.url, headers=headers) as response:
                 if response.status_code != 200:
                     return  # 405: the server offers no session stream
+                self.session_stream_open.set()
                 decoder = SSEDecoder()
                 async for chunk in response.aiter_bytes():
                     for _event, data, _id, _retry in decoder.feed(chunk):
                         await self._unsolicited(data)
         except httpx.HTTPError as exc:
             log.info("the session stream ended: %s", _describe(exc))
+        finally:
+            self.session_stream_open.clear()
 
     async def _unsolicited(self, data: str) -> None:
         if not data:

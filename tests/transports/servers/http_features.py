@@ -128,6 +128,15 @@ async def needs_sampling(ctx: Context) -> str:
     return "sampling declared"
 
 
+@server.tool()
+async def confirm(action: str, ctx: Context) -> str:
+    """Ask the user to confirm `action` (a server-to-client request for legacy clients)."""
+    answer = await ctx.elicit("confirm", f"Really {action}?", {"sure": bool})
+    if not answer.accepted:
+        return f"{action}: {answer.action}"
+    return f"{action}: {'yes' if answer['sure'] else 'no'}"
+
+
 @server.resource("memo://notes/today", mime_type="text/plain")
 def today() -> str:
     """Today's notes."""
