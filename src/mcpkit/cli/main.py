@@ -1,4 +1,5 @@
-"""`mcpkit`: run a server (`mcpkit run`), print the version.
+"""`mcpkit`: run a server (`mcpkit run`), talk to one (`mcpkit discover|tools|call|read|prompt|
+listen`, in `mcpkit.cli.commands`), print the version.
 
 Errors a user can fix (a missing file, a name that is not a Server) are one line on stderr
 and exit status 2.
@@ -37,6 +38,9 @@ def _parser() -> argparse.ArgumentParser:
         "--allow-origin", action="append", default=[], metavar="ORIGIN",
         help="also accept this browser Origin (repeatable; https://app.example.com or *)",
     )
+    from mcpkit.cli.commands import register
+
+    register(sub)
     return parser
 
 
@@ -44,6 +48,10 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "run":
         return _run(args)
+    if getattr(args, "client_command", None):
+        from mcpkit.cli.commands import run_command
+
+        return run_command(args)
     _parser().print_help(sys.stderr)
     return 2
 

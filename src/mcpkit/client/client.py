@@ -18,6 +18,7 @@ arrive as objects (a `Connector` or a `ClientTransport`), never by import.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import logging
 from collections.abc import Mapping, Sequence
@@ -35,7 +36,7 @@ from mcpkit.client.inputs import (
     run_rounds,
 )
 from mcpkit.client.listen import LegacyListeners, Subscription
-from mcpkit.client.opening import Opener, exchange, result_of
+from mcpkit.client.opening import Opener, exchange, http_status, result_of
 from mcpkit.client.options import (
     ClientOptions,
     LogHandler,
@@ -45,7 +46,12 @@ from mcpkit.client.options import (
 )
 from mcpkit.client.tools import OutputChecker, RejectedTool, vet_tools
 from mcpkit.client.transport import ClientTransport, Connector
-from mcpkit.errors import InvalidParamsError, ProtocolViolation, ResourceNotFoundError
+from mcpkit.errors import (
+    InvalidParamsError,
+    ProtocolViolation,
+    ResourceNotFoundError,
+    TransportError,
+)
 from mcpkit.types.constants import (
     LOG_LEVEL_KEY,
     LOG_LEVELS,
@@ -182,16 +188,41 @@ class Client:
     ) -> dict[str, Any]:
         """One wire round trip; returns the result object or raises the error."""
         transport = self._transport
-        if transport is None:
-            await self.connect()
+        if transport is None or not getattr(transport, "alive", True):
+            # Not connected yet, or the server process died since the last call (STDIO-9).
+            await self._reconnect(transport)
             transport = self._transport
             assert transport is not None
         message = {"jsonrpc": "2.0", "id": next(self._ids), "method": method, "params": params}
-        response = await exchange(
-            transport, message, on_notification,
-            self.options.timeout if timeout is _DEFAULT else timeout,
-        )
+        try:
+            response = await exchange(
+                transport, message, on_notification,
+                self.options.timeout if timeout is _DEFAULT else timeout,
+            )
+        except TransportError as exc:
+            if self.era != "legacy" or http_status(exc) != 404 or self._connector is None:
+                raise
+            # LEG-13: the legacy session ended before serving this request; a new handshake,
+            # then the request once more.
+            await self._reconnect(transport)
+            transport = self._transport
+            assert transport is not None
+            message = {**message, "id": next(self._ids)}
+            response = await exchange(
+                transport, message, on_notification,
+                self.options.timeout if timeout is _DEFAULT else timeout,
+            )
         return result_of(response, method)
+
+    async def _reconnect(self, dead: ClientTransport | None) -> None:
+        if dead is not None:
+            async with self._lock:
+                if self._transport is dead:
+                    self._transport = None
+                    self._cache.clear()
+                    with contextlib.suppress(Exception):
+                        await dead.close()
+        await self.connect()
 
     def _params(
         self, fields: dict[str, Any], token: Any = None, level: str | None = None,

@@ -44,7 +44,7 @@ from mcpkit.types.constants import (
     Method,
 )
 
-__all__ = ["Opened", "Opener", "exchange", "result_of"]
+__all__ = ["Opened", "Opener", "exchange", "http_status", "result_of"]
 
 log = logging.getLogger("mcpkit.client")
 
@@ -108,6 +108,12 @@ def set_notification_handler(transport: ClientTransport, handler: NotificationHa
     setter: Callable[[Any], None] | None = getattr(transport, "set_notification_handler", None)
     if setter is not None:
         setter(handler)
+
+
+def http_status(exc: BaseException) -> int | None:
+    """The HTTP status a transport error carries (`status_code`), if any."""
+    status = getattr(exc, "status_code", None)
+    return status if isinstance(status, int) else None
 
 
 def _consume(task: asyncio.Future[Any]) -> None:
@@ -262,8 +268,8 @@ class Opener:
         try:
             return task.result(), False
         except TransportError as exc:
-            status = getattr(exc, "status", None)
-            if isinstance(status, int) and 400 <= status < 500:
+            status = http_status(exc)
+            if status is not None and 400 <= status < 500:
                 return None, False  # HTTP 4xx without a modern error body (VER-12)
             if self.connector is not None and self.connector.kind == "stdio":
                 return None, True
