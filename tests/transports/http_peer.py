@@ -49,7 +49,7 @@ class ServerProcess:
 
     @classmethod
     def start(cls, target: str = FEATURES, *args: str, address: str = "127.0.0.1:0",
-              timeout: float = 20.0) -> ServerProcess:
+              timeout: float = 20.0, env: dict[str, str] | None = None) -> ServerProcess:
         handle, name = tempfile.mkstemp(prefix="mcpkit-http-", suffix=".log")
         os.close(handle)
         log = Path(name)
@@ -57,6 +57,7 @@ class ServerProcess:
             proc = subprocess.Popen(
                 [sys.executable, "-m", "mcpkit", "run", target, "--http", address, *args],
                 cwd=ROOT, stdout=out, stderr=out, stdin=subprocess.DEVNULL,
+                env={**os.environ, **(env or {})},
             )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
