@@ -1,0 +1,190 @@
+"""The TTL cache's rules with an injected clock, and the vetting of untrusted tool definitions."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from mcpkit.client import Client, ClientOptions
+from mcpkit.client.cache import ResultCache
+from mcpkit.client.tools import MAX_SCHEMA_DEPTH, MAX_SCHEMA_NODES, vet_tool
+from mcpkit.errors import ProtocolViolation
+
+MakeRaw = Callable[..., Client]
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def page(ttl: Any = 1000, **extra: Any) -> dict[str, Any]:
+    return {"resultType": "complete", "tools": [], "ttlMs": ttl, "cacheScope": "public", **extra}
+
+
+# -- the cache --------------------------------------------------------------------------------
+
+
+def test_a_result_is_fresh_for_ttl_ms_and_then_gone() -> None:
+    clock = Clock()
+    cache = ResultCache(clock)
+    cache.put("tools/list", None, page(1500))
+    clock.now += 1.4
+    assert cache.get("tools/list") is not None
+    clock.now += 0.2
+    assert cache.get("tools/list") is None
+
+
+@pytest.mark.parametrize("ttl", [0, -5, None, "60", 1.5])
+def test_zero_negative_missing_or_malformed_ttls_store_nothing(ttl: Any) -> None:
+    cache = ResultCache(Clock())
+    result = page(ttl)
+    if ttl is None:
+        del result["ttlMs"]
+    cache.put("tools/list", None, result)
+    assert len(cache) == 0
+
+
+def test_entries_are_keyed_by_method_and_shaping_param() -> None:
+    cache = ResultCache(Clock())
+    cache.put("tools/list", "c1", page(cursor="c1"))
+    cache.put("resources/read", "a://x", page())
+    assert cache.get("tools/list") is None, "another cursor is another entry"
+    assert cache.get("prompts/list", "c1") is None
+    assert cache.get("tools/list", "c1") == page(cursor="c1")
+
+
+def test_list_changed_drops_that_list_and_updated_drops_related_reads() -> None:
+    cache = ResultCache(Clock())
+    for cursor in (None, "p2"):
+        cache.put("tools/list", cursor, page())
+        cache.put("prompts/list", cursor, page())
+    for uri in ("file:///a", "file:///a/b.txt", "file:///ab", "file:///c"):
+        cache.put("resources/read", uri, page())
+    cache.invalidate({"method": "notifications/tools/list_changed"})
+    assert cache.get("tools/list") is None and cache.get("tools/list", "p2") is None
+    assert cache.get("prompts/list") is not None
+    cache.invalidate({"method": "notifications/resources/updated",
+                      "params": {"uri": "file:///a/b.txt"}})
+    assert cache.get("resources/read", "file:///a/b.txt") is None
+    assert cache.get("resources/read", "file:///a") is None, "what contains it changed too"
+    assert cache.get("resources/read", "file:///ab") is not None
+    assert cache.get("resources/read", "file:///c") is not None
+
+
+def test_the_cache_is_bounded() -> None:
+    cache = ResultCache(Clock(), max_entries=3)
+    for i in range(10):
+        cache.put("resources/read", f"u{i}", page())
+    assert len(cache) <= 3 and cache.get("resources/read", "u9") is not None
+
+
+# -- vetting tool definitions -------------------------------------------------------------
+
+
+def tool(schema: Any, **extra: Any) -> dict[str, Any]:
+    return {"name": "t", "inputSchema": schema, **extra}
+
+
+def nested(depth: int) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "string"}
+    for _ in range(depth):
+        schema = {"type": "object", "properties": {"x": schema}}
+    return schema
+
+
+@pytest.mark.parametrize(("definition", "reason"), [
+    ({"inputSchema": {"type": "object"}}, "no name"),
+    (tool(None), "not an object"),
+    (tool({"type": "array"}), '"type": "object"'),
+    (tool({"type": "object", "properties": {"a": {"$ref": "https://evil.example/s.json"}}}),
+     "points outside the schema"),
+    (tool({"type": "object", "properties": {"a": {"$ref": "other.json#/x"}}}),
+     "points outside the schema"),
+    (tool({"type": "object", "properties": {"a": {"$ref": "#/$defs/missing"}}}),
+     "does not resolve"),
+    (tool({"type": "object", "properties": {"a": {"$ref": "#nowhere"}}}), "names no $anchor"),
+    (tool({"$schema": "https://example.com/dialect", "type": "object"}), "unsupported dialect"),
+    (tool({"type": "object", "properties": {"a": {"type": "strin"}}}), "not a valid JSON Schema"),
+    (tool(nested(MAX_SCHEMA_DEPTH + 1)), "deeper than"),
+    (tool({"type": "object", "properties": {f"p{i}": {"type": "string"}
+                                            for i in range(MAX_SCHEMA_NODES + 1)}}),
+     "more than"),
+    (tool({"type": "object", "properties": {"a": {"type": "number", "x-mcp-header": "A"}}}),
+     "x-mcp-header"),
+    (tool({"type": "object"}, outputSchema={"$ref": "http://x/y"}), "outputSchema"),
+])
+def test_unusable_tool_definitions_are_rejected_with_a_reason(
+    definition: dict[str, Any], reason: str
+) -> None:
+    found = vet_tool(definition)
+    assert found is not None and reason in found
+
+
+def test_rich_2020_12_schemas_with_local_references_are_kept() -> None:
+    schema = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "$defs": {"id": {"$anchor": "ident", "type": "string", "minLength": 1}},
+        "properties": {"a": {"$ref": "#/$defs/id"}, "b": {"$ref": "#ident"},
+                       "c": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
+                       "d": {"type": "string", "x-mcp-header": "Region"}},
+        "if": {"required": ["a"]}, "then": {"required": ["b"]},
+        "additionalProperties": False,
+    }
+    assert vet_tool(tool(schema)) is None
+    assert vet_tool(tool({"$schema": "http://json-schema.org/draft-07/schema#",
+                          "type": "object", "definitions": {"x": {"type": "string"}},
+                          "properties": {"x": {"$ref": "#/definitions/x"}}})) is None
+    assert vet_tool(tool({"type": "object", "$id": "https://example.com/root",
+                          "properties": {"x": {"$ref": "https://example.com/root#/$defs/y"}},
+                          "$defs": {"y": {"type": "string"}}})) is None
+
+
+async def test_the_client_keeps_usable_tools_verbatim_and_reports_the_rest(
+    raw_client: MakeRaw,
+) -> None:
+    from raw_server import TOOLS
+
+    client = raw_client("modern")
+    tools = await client.list_tools()
+    assert [t["name"] for t in tools] == ["plain", "with_refs", "typed_out", "bad_output"]
+    assert tools[1] == TOOLS[1], "every keyword preserved"
+    rejected = {r.name: r.reason for r in client.rejected_tools}
+    assert set(rejected) == {"remote_ref", "not_object", "(unnamed)", "bad_header",
+                             "bad_dialect", "invalid_schema"}
+    assert "remote references are never fetched" in rejected["remote_ref"]
+
+
+async def test_a_fresh_tool_list_is_served_from_the_cache_until_bypassed(
+    raw_client: MakeRaw,
+) -> None:
+    client = raw_client("modern")
+    await client.list_tools()
+    await client.list_tools()
+    assert len(client.tap.requests("tools/list")) == 1  # type: ignore[attr-defined]
+    assert client.rejected_tools, "rejections are remembered with the cached page"
+    await client.list_tools(fresh=True)
+    assert len(client.tap.requests("tools/list")) == 2  # type: ignore[attr-defined]
+    uncached = raw_client("modern", options=ClientOptions(cache=False))
+    await uncached.list_tools()
+    await uncached.list_tools()
+    assert len(uncached.tap.requests("tools/list")) == 2  # type: ignore[attr-defined]
+
+
+async def test_structured_content_is_checked_against_the_output_schema_when_asked(
+    raw_client: MakeRaw,
+) -> None:
+    client = raw_client("modern", options=ClientOptions(validate_output=True))
+    await client.list_tools()
+    assert (await client.call_tool("typed_out"))["structuredContent"] == {"n": 1}
+    with pytest.raises(ProtocolViolation, match=r"'bad_output'.*outputSchema at n"):
+        await client.call_tool("bad_output")
+    trusting = raw_client("modern")
+    await trusting.list_tools()
+    assert (await trusting.call_tool("bad_output"))["structuredContent"] == {"n": "one"}
