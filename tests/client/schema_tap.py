@@ -57,3 +57,65 @@ class SchemaTap:
     def assert_clean(self) -> None:
         assert not self.problems, "messages off the schema:\n" + "\n".join(self.problems)
         assert self.sent, "nothing was sent"
+
+
+class TappedTransport:
+    """Wraps any ClientTransport so a tap sees what crosses it (for transports without taps)."""
+
+    def __init__(self, inner: Any, tap: SchemaTap) -> None:
+        self.inner = inner
+        self.tap = tap
+
+    async def request(self, message: dict[str, Any], *, on_notification: Any = None
+                      ) -> dict[str, Any]:
+        self.tap("send", message)
+
+        async def seen(note: dict[str, Any]) -> None:
+            self.tap("receive", note)
+            if on_notification is not None:
+                await on_notification(note)
+
+        response = await self.inner.request(message, on_notification=seen)
+        self.tap("receive", response)
+        return response  # type: ignore[no-any-return]
+
+    async def notify(self, message: dict[str, Any]) -> None:
+        self.tap("send", message)
+        await self.inner.notify(message)
+
+    def set_request_handler(self, handler: Any) -> None:
+        if handler is None:
+            self.inner.set_request_handler(None)
+            return
+
+        async def answer(method: str, params: Any) -> dict[str, Any]:
+            result = await handler(method, params)
+            self.tap("send", {"jsonrpc": "2.0", "id": "server-request", "result": result})
+            return result  # type: ignore[no-any-return]
+
+        self.inner.set_request_handler(answer)
+
+    def set_notification_handler(self, handler: Any) -> None:
+        async def seen(note: dict[str, Any]) -> None:
+            self.tap("receive", note)
+            await handler(note)
+
+        self.inner.set_notification_handler(seen if handler is not None else None)
+
+    async def close(self) -> None:
+        await self.inner.close()
+
+    @property
+    def alive(self) -> bool:
+        return getattr(self.inner, "alive", True)  # type: ignore[no-any-return]
+
+
+class TappedConnector:
+    def __init__(self, inner: Any, tap: SchemaTap) -> None:
+        self.inner = inner
+        self.tap = tap
+        self.key = inner.key
+        self.kind = inner.kind
+
+    async def connect(self) -> TappedTransport:
+        return TappedTransport(await self.inner.connect(), self.tap)
