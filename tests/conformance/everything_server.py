@@ -11,6 +11,7 @@ Imports: `mcpkit`'s public names and the standard library only.
 from __future__ import annotations
 
 import asyncio
+import json
 import struct
 import zlib
 from typing import Annotated, Any
@@ -27,6 +28,7 @@ from mcpkit import (
     ToolError,
 )
 from mcpkit.errors import MissingRequiredClientCapabilityError
+from mcpkit.server.asking import Elicit, Elicited, ListRoots, Sample
 
 server = Server(
     "mcpkit-conformance-server",
@@ -207,6 +209,175 @@ def test_custom_header(
     return f"region={region}"
 
 
+# -- tools: asking the client for input ------------------------------------------------------
+# One handler serves both eras: a legacy session sends each question to the client as a request
+# on the call's own stream; a modern request answers `input_required` and runs again on the retry.
+
+
+def _form(**fields: dict[str, Any]) -> dict[str, Any]:
+    """A form schema whose fields are all required."""
+    return {"type": "object", "properties": fields, "required": list(fields)}
+
+
+def _outcome(answer: Elicited) -> str:
+    return f"action={answer.action}, content={json.dumps(answer.raw.get('content') or {})}"
+
+
+@server.tool()
+async def test_sampling(
+    prompt: Annotated[str, Param("The prompt to send to the model")], ctx: Context
+) -> str:
+    """Asks the client's model for a completion."""
+    sampled = await ctx.sample("completion", prompt, max_tokens=100)
+    return f"LLM response: {sampled.text or 'No response'}"
+
+
+@server.tool()
+async def test_elicitation(
+    message: Annotated[str, Param("The message to show the user")], ctx: Context
+) -> str:
+    """Asks the user for input."""
+    form = {"type": "object", "properties": {
+        "username": {"type": "string", "description": "Your user name"},
+        "email": {"type": "string", "format": "email", "description": "Your email address"},
+    }}
+    answer = await ctx.elicit("response", message, form)
+    return f"User response: {_outcome(answer)}"
+
+
+SEP1034_FORM: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "description": "User name", "default": "John Doe"},
+        "age": {"type": "integer", "description": "User age", "default": 30},
+        "score": {"type": "number", "description": "User score", "default": 95.5},
+        "status": {"type": "string", "description": "User status",
+                   "enum": ["active", "inactive", "pending"], "default": "active"},
+        "verified": {"type": "boolean", "description": "Verification status", "default": True},
+    },
+    "required": [],
+}
+
+SEP1330_FORM: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "untitledSingle": {"type": "string", "description": "Select one option",
+                           "enum": ["option1", "option2", "option3"]},
+        "titledSingle": {"type": "string", "description": "Select one option with titles",
+                         "oneOf": [{"const": "value1", "title": "First Option"},
+                                   {"const": "value2", "title": "Second Option"},
+                                   {"const": "value3", "title": "Third Option"}]},
+        "legacyEnum": {"type": "string", "description": "Select one option (legacy)",
+                       "enum": ["opt1", "opt2", "opt3"],
+                       "enumNames": ["Option One", "Option Two", "Option Three"]},
+        "untitledMulti": {"type": "array", "description": "Select multiple options",
+                          "minItems": 1, "maxItems": 3,
+                          "items": {"type": "string", "enum": ["option1", "option2", "option3"]}},
+        "titledMulti": {"type": "array", "description": "Select multiple options with titles",
+                        "minItems": 1, "maxItems": 3,
+                        "items": {"anyOf": [{"const": "value1", "title": "First Choice"},
+                                            {"const": "value2", "title": "Second Choice"},
+                                            {"const": "value3", "title": "Third Choice"}]}},
+    },
+    "required": [],
+}
+
+
+@server.tool()
+async def test_elicitation_sep1034_defaults(ctx: Context) -> str:
+    """Asks for a form whose fields of every primitive type carry defaults."""
+    answer = await ctx.elicit(
+        "form", "Please review and update the form fields with defaults", SEP1034_FORM
+    )
+    return f"Elicitation completed: {_outcome(answer)}"
+
+
+@server.tool()
+async def test_elicitation_sep1330_enums(ctx: Context) -> str:
+    """Asks for a form with every kind of single- and multi-select field."""
+    answer = await ctx.elicit("form", "Please select options from the enum fields", SEP1330_FORM)
+    return f"Elicitation completed: {_outcome(answer)}"
+
+
+NAME_FORM = _form(name={"type": "string"})
+
+
+@server.tool()
+async def test_input_required_result_elicitation(ctx: Context) -> str:
+    """Asks for the user's name, then greets them."""
+    answer = await ctx.elicit("user_name", "What is your name?", NAME_FORM)
+    return f"Hello, {answer.get('name', 'stranger')}!"
+
+
+@server.tool()
+async def test_input_required_result_sampling(ctx: Context) -> str:
+    """Asks the client's model a question."""
+    sampled = await ctx.sample("capital_question", "What is the capital of France?", max_tokens=100)
+    return f"Sampling result: {sampled.text or 'no response'}"
+
+
+@server.tool()
+async def test_input_required_result_list_roots(ctx: Context) -> str:
+    """Asks which roots the client exposes."""
+    roots = await ctx.roots("client_roots")
+    return f"Found {len(roots)} root(s)"
+
+
+@server.tool()
+async def test_input_required_result_request_state(ctx: Context) -> str:
+    """Keeps state across rounds: what round one wrote must come back with the retry."""
+    ctx.state.setdefault("asked", "confirm")
+    answer = await ctx.elicit("confirm", "Please confirm", _form(ok={"type": "boolean"}))
+    if ctx.state.get("asked") != "confirm":
+        return "state-missing: the retry's requestState did not carry round one's state"
+    return f"state-ok: requestState came back intact (ok={answer.get('ok')})"
+
+
+@server.tool()
+async def test_input_required_result_multiple_inputs(ctx: Context) -> str:
+    """Asks for three kinds of input at once."""
+    answers = await ctx.ask({
+        "user_name": Elicit("What is your name?", NAME_FORM),
+        "greeting": Sample("Generate a greeting", max_tokens=50),
+        "client_roots": ListRoots(),
+    })
+    return (f"Name: {answers['user_name'].get('name')}; Greeting: {answers['greeting'].text}; "
+            f"Roots: {len(answers['client_roots'])}")
+
+
+@server.tool()
+async def test_input_required_result_multi_round(ctx: Context) -> str:
+    """Asks one question per round, two rounds in a row."""
+    name = await ctx.elicit("step1", "Step 1: What is your name?", NAME_FORM)
+    color = await ctx.elicit(
+        "step2", "Step 2: What is your favorite color?", _form(color={"type": "string"})
+    )
+    return f"Multi-round complete for {name.get('name')} who likes {color.get('color')}"
+
+
+@server.tool()
+async def test_input_required_result_tampered_state(ctx: Context) -> str:
+    """Its requestState is sealed: a retry with an altered one is refused."""
+    answer = await ctx.elicit("confirm", "Please confirm", _form(ok={"type": "boolean"}))
+    return f"integrity-ok: state verified (ok={answer.get('ok')})"
+
+
+@server.tool()
+async def test_input_required_result_capabilities(ctx: Context) -> str:
+    """Asks only what the request's declared capabilities allow."""
+    answers = await ctx.ask(
+        {
+            "elicit_input": Elicit("Elicitation input", _form(value={"type": "string"})),
+            "sample_input": Sample("Sample request", max_tokens=50),
+        },
+        skip_unsupported=True,
+    )
+    received = [key for key, value in answers.items() if value is not None]
+    if not received:
+        return "No supported capabilities declared"
+    return f"capabilities-ok: received {','.join(received)}"
+
+
 # -- resources ----------------------------------------------------------------------------------
 
 
@@ -272,6 +443,15 @@ def test_prompt_with_embedded_resource(
         Message("user", Blob(resourceUri, "Embedded resource content for testing.", "text/plain")),
         Message("user", "Please process the embedded resource above."),
     ]
+
+
+@server.prompt(title="Prompt Needing Input")
+async def test_input_required_result_prompt(ctx: Context) -> str:
+    """A prompt that asks the user for context before it renders."""
+    answer = await ctx.elicit(
+        "user_context", "What context should the prompt use?", _form(context={"type": "string"})
+    )
+    return f"Prompt with context: {answer.get('context', 'none')}"
 
 
 @server.prompt(title="Prompt With Image")

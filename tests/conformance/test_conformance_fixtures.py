@@ -194,3 +194,30 @@ async def test_a_legacy_session_gets_logs_after_set_level_and_may_subscribe(wire
     for method in ("resources/subscribe", "resources/unsubscribe"):
         reply = await wire.request(method, {"uri": "test://watched-resource"}, with_meta=False)
         assert reply["result"] == {}
+
+
+async def test_input_required_tools_finish_on_the_retry_with_the_sealed_state(
+    wire_factory: Any,
+) -> None:
+    wire = wire_factory(SERVER)
+    caps = {"io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}}
+    first = await call(wire, "test_input_required_result_request_state", _meta=caps)
+    assert first["resultType"] == "input_required"
+    assert first["inputRequests"]["confirm"]["method"] == "elicitation/create"
+    answers = {"confirm": {"action": "accept", "content": {"ok": True}}}
+    done = await call(wire, "test_input_required_result_request_state", _meta=caps,
+                      inputResponses=answers, requestState=first["requestState"])
+    assert done["content"][0]["text"].startswith("state-ok")
+    tampered = await wire.request("tools/call", {
+        "name": "test_input_required_result_tampered_state", "_meta": caps,
+        "inputResponses": answers,
+        "requestState": (await call(wire, "test_input_required_result_tampered_state",
+                                    _meta=caps))["requestState"] + "-TAMPERED"})
+    assert tampered["error"]["code"] == -32602
+
+
+async def test_input_requests_follow_the_declared_capabilities(wire_factory: Any) -> None:
+    wire = wire_factory(SERVER)
+    caps = {"io.modelcontextprotocol/clientCapabilities": {"sampling": {}}}
+    first = await call(wire, "test_input_required_result_capabilities", _meta=caps)
+    assert [r["method"] for r in first["inputRequests"].values()] == ["sampling/createMessage"]
