@@ -68,7 +68,7 @@ def test_a_sealed_state_opens_with_its_body_and_expiry() -> None:
     opened = open_(seal())
     assert opened.body == b'{"s":{"step":2}}'
     assert opened.expires_at == 1300.0
-    assert len(opened.nonce) == 12 and not opened.single_use
+    assert len(opened.nonce) == 12
 
 
 def test_the_token_is_urlsafe_text_that_reveals_nothing_of_the_body() -> None:
@@ -176,10 +176,6 @@ def test_a_handle_does_not_open_as_a_request_state_nor_the_reverse() -> None:
     with pytest.raises(StateRejected):
         open_token(r, HANDLE, state, now=1001.0, principal="alice", target=target,
                     arguments=None, where=WHERE)
-
-
-def test_single_use_is_carried_inside_the_seal() -> None:
-    assert open_(seal(single_use=True)).single_use
 
 
 def test_keys_are_read_from_base64_text_in_either_alphabet() -> None:

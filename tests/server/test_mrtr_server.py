@@ -109,7 +109,7 @@ def make_server(**options: Any) -> Server:
 
     @server.tool()
     async def swallowing(ctx: Context) -> str:
-        """Catches everything, yet the round still asks."""
+        """Catches every Exception: the signal to ask is not one."""
         try:
             await ctx.elicit("x", "Anything?")
         except Exception:
@@ -368,7 +368,9 @@ async def test_list_methods_never_answer_input_required(wire_factory: Any) -> No
         assert (await wire.request(method))["result"]["resultType"] == "complete"
 
 
-async def test_a_handler_that_swallows_the_signal_still_ends_the_round(wire_factory: Any) -> None:
+async def test_a_handlers_except_exception_does_not_swallow_the_question(
+    wire_factory: Any
+) -> None:
     wire = wire_factory(make_server())
     reply = await call(wire, "swallowing")
     assert reply["result"]["resultType"] == "input_required"

@@ -7,6 +7,7 @@ authenticated encryption (AES-GCM) of a small binary header and a body:
 token     = base64url( version:1 | key id:4 | nonce:12 | AES-GCM(plaintext, aad) )
 aad       = purpose | version | key id        (a request state never opens as a handle)
 plaintext = expires at, ms:8 | flags:1 | principal:16 | target:8 | arguments:16 | body
+            (flags: bit 0 = bound to a principal; the other bits are reserved)
 ```
 
 The principal, target (method and tool/prompt name or URI, or a handle's kind) and arguments
@@ -66,7 +67,6 @@ _HEAD: Final = 1 + _KEY_ID + _NONCE
 _CLAIMS = struct.Struct(">QB16s8s16s")
 _NO_PRINCIPAL: Final = bytes(16)
 _HAS_PRINCIPAL: Final = 1
-_SINGLE_USE: Final = 2
 _KEY_SIZES: Final = (16, 24, 32)
 
 
@@ -90,7 +90,6 @@ class Opened:
     nonce: bytes
     """Unique per seal: the token's identity for single-use bookkeeping."""
     expires_at: float
-    single_use: bool
 
 
 def decode_key(key: bytes | str, position: int = 0) -> bytes:
@@ -243,10 +242,9 @@ def seal_token(
     target: bytes,
     arguments: bytes,
     body: bytes,
-    single_use: bool = False,
 ) -> str:
     """Seal `body` for `principal` and one target (and arguments) until `now + ttl`."""
-    flags = (_HAS_PRINCIPAL if principal is not None else 0) | (_SINGLE_USE if single_use else 0)
+    flags = _HAS_PRINCIPAL if principal is not None else 0
     claims = _CLAIMS.pack(
         int((now + ttl) * 1000), flags, principal_digest(principal), target, arguments
     )
@@ -292,5 +290,5 @@ def open_token(
             "arguments", f"{where}: {what} was issued for different arguments; a retry must "
             "repeat the original request's arguments exactly"
         )
-    return Opened(plaintext[_CLAIMS.size :], nonce, expires_ms / 1000, bool(flags & _SINGLE_USE))
+    return Opened(plaintext[_CLAIMS.size :], nonce, expires_ms / 1000)
 

@@ -26,7 +26,7 @@ from mcpkit.protocol.cursor import decode_cursor, encode_cursor
 from mcpkit.protocol.envelope import read_meta
 from mcpkit.server.context import Context, Notify
 from mcpkit.server.handles import HandleError
-from mcpkit.server.mrtr import InputRequiredResult, begin_round
+from mcpkit.server.mrtr import InputRequired, begin_round
 from mcpkit.server.prompts import check_arguments, prompt_messages
 from mcpkit.server.resources import CacheHint, read_contents
 from mcpkit.server.subscriptions import ListenFilter
@@ -168,11 +168,11 @@ def method_table(server: Server) -> dict[str, Handler]:
             kwargs = arguments_of(tool, params)
             if tool.signature.injected:
                 _inject(tool.signature.injected, kwargs, ctx)
-            value = await rnd.run(invoke(tool.fn, tool.is_async, kwargs))
+            value = await invoke(tool.fn, tool.is_async, kwargs)
         except (ToolError, HandleError) as exc:
             return error_result(str(exc) or f"tool {tool.name!r} failed")
-        if type(value) is InputRequiredResult:
-            return value
+        except InputRequired:
+            return rnd.input_required()
         result = call_result(tool, value)
         meta = result.get("_meta")
         if meta is not None and SERVER_INFO_KEY not in meta:
@@ -215,9 +215,10 @@ def method_table(server: Server) -> dict[str, Handler]:
         if entry.signature.injected:
             _inject(entry.signature.injected, kwargs, ctx)
         rnd = begin_round(ctx, uri, None, params)
-        value = await rnd.run(invoke(entry.fn, entry.is_async, kwargs))
-        if type(value) is InputRequiredResult:
-            return value  # never cached (MRTR-20)
+        try:
+            value = await invoke(entry.fn, entry.is_async, kwargs)
+        except InputRequired:
+            return rnd.input_required()  # never cached (MRTR-20)
         if value is None:
             raise ResourceNotFoundError(uri)
         result = {"resultType": "complete", "contents": read_contents(uri, entry.mime_type, value)}
@@ -241,9 +242,10 @@ def method_table(server: Server) -> dict[str, Handler]:
         if prompt.signature.injected:
             _inject(prompt.signature.injected, kwargs, ctx)
         rnd = begin_round(ctx, name, params.get("arguments"), params)
-        value = await rnd.run(invoke(prompt.fn, prompt.is_async, kwargs))
-        if type(value) is InputRequiredResult:
-            return value
+        try:
+            value = await invoke(prompt.fn, prompt.is_async, kwargs)
+        except InputRequired:
+            return rnd.input_required()
         result: dict[str, Any] = {"resultType": "complete", "messages": prompt_messages(value)}
         if prompt.definition.get("description"):
             result["description"] = prompt.definition["description"]

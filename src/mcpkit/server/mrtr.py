@@ -25,7 +25,7 @@ from __future__ import annotations
 import base64
 import logging
 import os
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 import orjson
@@ -53,7 +53,6 @@ __all__ = [
     "ASKING_METHODS",
     "STATE_KEYS_ENV",
     "InputRequired",
-    "InputRequiredResult",
     "Round",
     "Sealer",
     "begin_round",
@@ -86,11 +85,6 @@ class InputRequired(BaseException):
     A BaseException, like cancellation, so that a handler's `except Exception` cannot
     swallow it by accident.
     """
-
-
-class InputRequiredResult(dict[str, Any]):
-    """`{"resultType": "input_required", "inputRequests"?, "requestState"?}` as a method
-    returns it; the type tells it apart from whatever a handler returned."""
 
 
 def principal_key(principal: Any) -> str | None:
@@ -151,13 +145,12 @@ class Sealer:
         return self.ring.ephemeral
 
     def seal_state(
-        self, principal: Any, method: str, target: str, arguments: Any, body: bytes,
-        single_use: bool,
+        self, principal: Any, method: str, target: str, arguments: Any, body: bytes
     ) -> str:
         return seal_token(
             self.ring, REQUEST_STATE, now=self.clock(), ttl=self.ttl,
             principal=principal_key(principal), target=target_digest(method, target),
-            arguments=arguments_digest(arguments), body=body, single_use=single_use,
+            arguments=arguments_digest(arguments), body=body,
         )
 
     def open_state(
@@ -192,19 +185,31 @@ class Sealer:
 
 def begin_round(ctx: Any, target: str, arguments: Any, params: dict[str, Any]) -> Round:
     """The round of one `tools/call`, `prompts/get` or `resources/read`; the context asks
-    through it."""
+    through it. The method catches `InputRequired` and answers `round.input_required()`."""
     rnd = Round(ctx.server.sealer, ctx.method, target, arguments, params, ctx.principal)
     ctx._round = rnd
     return rnd
 
 
+class _Ledger:
+    """What a round that was answered, or that asks, keeps; most requests never make one."""
+
+    __slots__ = ("carried", "opened", "pending", "redeemed", "responses", "state", "used")
+
+    def __init__(self) -> None:
+        self.responses: dict[str, Any] = _EMPTY
+        self.opened: Opened | None = None
+        self.carried: dict[str, Any] = _EMPTY
+        self.state: dict[str, Any] | None = None
+        self.pending: dict[str, Question] = {}
+        self.used: dict[str, Any] = {}
+        self.redeemed = False
+
+
 class Round:
     """One request's part in a multi round-trip exchange."""
 
-    __slots__ = (
-        "_arguments", "_carried", "_method", "_opened", "_pending", "_principal", "_redeemed",
-        "_responses", "_sealer", "_single_use", "_state", "_target", "_used",
-    )
+    __slots__ = ("_arguments", "_ledger", "_method", "_principal", "_sealer", "_target")
 
     def __init__(
         self, sealer: Sealer, method: str, target: str, arguments: Any, params: dict[str, Any],
@@ -215,28 +220,32 @@ class Round:
         self._target = target
         self._arguments = arguments
         self._principal = principal
-        self._pending: dict[str, Question] | None = None
-        self._used: dict[str, Any] | None = None
-        self._state: dict[str, Any] | None = None
-        self._carried: dict[str, Any] = _EMPTY
-        self._opened: Opened | None = None
-        self._redeemed = False
-        self._single_use = False
+        self._ledger: _Ledger | None = None
+        if "inputResponses" in params or "requestState" in params:
+            self._take(params)
+
+    @property
+    def where(self) -> str:
+        return f"{self._method} {self._target!r}"
+
+    def _book(self) -> _Ledger:
+        if self._ledger is None:
+            self._ledger = _Ledger()
+        return self._ledger
+
+    def _take(self, params: dict[str, Any]) -> None:
+        """Check what a retry brought, before the handler runs; nothing of a bad state is used."""
+        book = self._book()
         responses = params.get("inputResponses", _EMPTY)
         if type(responses) is not dict:
             raise InvalidParamsError(
                 f"{self.where}: inputResponses must be an object mapping each key of the "
                 f"previous inputRequests to its result; got {_json_type(responses)}"
             )
-        self._responses: dict[str, Any] = responses
-        if "requestState" in params:
-            self._open(params["requestState"])
-
-    @property
-    def where(self) -> str:
-        return f"{self._method} {self._target!r}"
-
-    def _open(self, token: Any) -> None:
+        book.responses = responses
+        if "requestState" not in params:
+            return
+        token = params["requestState"]
         if type(token) is not str or not token:
             raise InvalidParamsError(
                 f"{self.where}: requestState must be the string from the previous result, "
@@ -247,25 +256,20 @@ class Round:
                 token, self._principal, self._method, self._target, self._arguments, self.where
             )
         except StateRejected as exc:
-            log.warning("rejected requestState on %s: %s", self.where, exc.data["reason"])
+            log.warning("rejected requestState on %s: %s", self.where, exc.reason)
             raise
         body = orjson.loads(opened.body) if opened.body else _EMPTY
         state, carried = body.get("s"), body.get("a")
-        self._state = state if type(state) is dict else None
-        self._carried = carried if type(carried) is dict else _EMPTY
-        self._opened = opened
-        self._single_use = opened.single_use
+        book.state = state if type(state) is dict else None
+        book.carried = carried if type(carried) is dict else _EMPTY
+        book.opened = opened
 
     @property
     def state(self) -> dict[str, Any]:
-        if self._state is None:
-            self._state = {}
-        return self._state
-
-    @property
-    def has_state(self) -> bool:
-        """A valid requestState came with this request."""
-        return self._opened is not None
+        book = self._book()
+        if book.state is None:
+            book.state = {}
+        return book.state
 
     def can_ask(self, capabilities: dict[str, Any], question: Question) -> bool:
         return not missing_capabilities(capabilities, question.capability)
@@ -278,7 +282,12 @@ class Round:
         single_use: bool = False,
         skip_unsupported: bool = False,
     ) -> dict[str, Any]:
-        """Each question's answer, or InputRequired for the ones this request lacks."""
+        """Each question's answer, or InputRequired for the ones this request lacks.
+
+        An answer comes from the state (asked and answered in an earlier round) or else from
+        this request's `inputResponses`. A `single_use` answer needs a valid state, which is
+        then recorded as used, so replaying the retry is refused.
+        """
         where = self.where
         lacking: dict[str, Any] = {}
         chosen: list[tuple[str, Question]] = []
@@ -300,27 +309,23 @@ class Round:
                 f"{', '.join(repr(k) for k in questions)}; declare it in _meta "
                 "io.modelcontextprotocol/clientCapabilities",
             )
-        if single_use:
-            self._single_use = True
+        book = self._book()
+        trusted = book.opened is not None or not single_use
         answers: dict[str, Any] = dict.fromkeys(questions)
         waiting: list[tuple[str, Question]] = []
         for key, question in chosen:
             question.request(where)  # checks the question where it is asked
-            if key in self._carried:
-                raw = self._carried[key]
-            elif key in self._responses and (self._opened is not None or not single_use):
-                raw = self._responses[key]
+            if key in book.carried:
+                raw = book.carried[key]
+            elif trusted and key in book.responses:
+                raw = book.responses[key]
             else:
                 waiting.append((key, question))
                 continue
             answers[key] = question.read(raw, where, key)
-            if self._used is None:
-                self._used = {}
-            self._used[key] = raw
+            book.used[key] = raw
         if waiting:
-            if self._pending is None:
-                self._pending = {}
-            self._pending.update(waiting)
+            book.pending.update(waiting)
             raise InputRequired(where)
         if single_use:
             await self.redeem()
@@ -328,36 +333,22 @@ class Round:
 
     async def redeem(self) -> bool:
         """Use the presented state at most once; False when none was presented."""
-        self._single_use = True
-        if self._opened is None:
+        book = self._book()
+        if book.opened is None:
             return False
-        if not self._redeemed:
-            await self._sealer.redeem(self._opened, self.where)
-            self._redeemed = True
+        if not book.redeemed:
+            await self._sealer.redeem(book.opened, self.where)
+            book.redeemed = True
         return True
 
-    async def run(self, work: Awaitable[Any]) -> Any:
-        """Await the handler; its value, or the InputRequiredResult that ends the round."""
-        if self._single_use and not self._redeemed:
-            try:
-                await self.redeem()
-            except BaseException:
-                if hasattr(work, "close"):
-                    work.close()
-                raise
-        try:
-            value = await work
-        except InputRequired:
-            return self.input_required()
-        if self._pending:  # the handler caught the signal; the round still asked
-            return self.input_required()
-        return value
-
-    def input_required(self) -> InputRequiredResult:
-        carried = {**self._carried, **self._used} if self._used else self._carried
+    def input_required(self) -> dict[str, Any]:
+        """The `InputRequiredResult` that ends this round: what is still missing (MRTR-6) and
+        the sealed state (always, so a retry can be bound to this request)."""
+        book = self._book()
+        carried = {**book.carried, **book.used} if book.used else book.carried
         body: dict[str, Any] = {}
-        if self._state:
-            body["s"] = self._state
+        if book.state:
+            body["s"] = book.state
         if carried:
             body["a"] = carried
         try:
@@ -367,13 +358,13 @@ class Round:
                 f"{self.where}: ctx.state must hold only JSON data (dict, list, str, int, "
                 f"float, bool, None): {exc}"
             ) from None
-        result = InputRequiredResult(resultType="input_required")
-        if self._pending:
+        result: dict[str, Any] = {"resultType": "input_required"}
+        if book.pending:
             result["inputRequests"] = {
-                key: question.request(self.where) for key, question in self._pending.items()
+                key: question.request(self.where) for key, question in book.pending.items()
             }
         result["requestState"] = self._sealer.seal_state(
-            self._principal, self._method, self._target, self._arguments, data, self._single_use
+            self._principal, self._method, self._target, self._arguments, data
         )
         return result
 
