@@ -205,13 +205,38 @@ def _mismatch(message: str) -> HeaderMismatchError:
     return HeaderMismatchError(f"Header mismatch: {message}")
 
 
+_PLAIN_SEEN: dict[bytes, str] = {}
+_NAMES_SEEN: dict[bytes, str] = {}
+"""Header values already read and found valid: the same few recur on every request."""
+
+
+def _remember(cache: dict[bytes, str], raw: bytes, value: str) -> str:
+    if len(cache) >= 1024:
+        cache.clear()
+    cache[raw] = value
+    return value
+
+
 def _plain(raw: bytes, display: str) -> str:
     """A header value that must be plain visible ASCII (no Base64 sentinel is allowed in it)."""
+    seen = _PLAIN_SEEN.get(raw)
+    if seen is not None:
+        return seen
     value = raw.decode("latin-1").strip(" \t")
     for ch in value:
         if not " " <= ch <= "~":
             raise _mismatch(f"{display} header value {value!r} contains an invalid character {ch!r}")
-    return value
+    return _remember(_PLAIN_SEEN, raw, value)
+
+
+def _name(raw: bytes) -> str:
+    seen = _NAMES_SEEN.get(raw)
+    if seen is not None:
+        return seen
+    try:
+        return _remember(_NAMES_SEEN, raw, decode_header_value(raw.decode("latin-1")))
+    except ValueError as exc:
+        raise _mismatch(f"Mcp-Name: {exc}") from None
 
 
 def check_request_headers(
@@ -243,10 +268,7 @@ def check_request_headers(
                 raise _mismatch(
                     f"the Mcp-Name header is required for {method} (set it to params.{field})"
                 )
-            try:
-                name = decode_header_value(headers.name.decode("latin-1"))
-            except ValueError as exc:
-                raise _mismatch(f"Mcp-Name: {exc}") from None
+            name = _name(headers.name)
             if name != body_name:
                 raise _mismatch(
                     f"Mcp-Name header value {name!r} does not match body value {body_name!r}"
@@ -325,17 +347,25 @@ def accepts(accept: bytes | None) -> tuple[bool, bool]:
     return result
 
 
+_JSON_CONTENT: dict[bytes | None, bool] = {None: True, b"application/json": True}
+
+
 def is_json_content(content_type: bytes | None) -> bool:
     """A missing `Content-Type` is taken as JSON; any other media type is not."""
-    if content_type is None:
-        return True
-    media = content_type.split(b";", 1)[0].strip().lower()
-    return media == b"application/json"
+    known = _JSON_CONTENT.get(content_type)
+    if known is not None:
+        return known
+    assert content_type is not None
+    result = content_type.split(b";", 1)[0].strip().lower() == b"application/json"
+    if len(_JSON_CONTENT) < 256:
+        _JSON_CONTENT[content_type] = result
+    return result
 
 
 # -- DNS-rebinding protection -------------------------------------------------------------------
 
 LOOPBACK_HOSTS: Final = ("localhost", "127.0.0.1", "[::1]")
+_UNKNOWN: Final = object()
 
 
 def _split_authority(authority: str) -> tuple[str, str | None]:
@@ -389,8 +419,9 @@ class HostPolicy:
         """None when allowed, else the reason (for a 403 body)."""
         key = (host, origin)
         cache = self._cache
-        if key in cache:
-            return cache[key]
+        reason = cache.get(key, _UNKNOWN)
+        if reason is not _UNKNOWN:
+            return reason  # type: ignore[return-value]
         reason = self._decide(host, origin)
         if len(cache) >= 1024:
             cache.clear()

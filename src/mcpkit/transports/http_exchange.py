@@ -6,10 +6,11 @@ client) switches the response to a `text/event-stream` before any byte of it is 
 then on every message is one `data:` line, and quiet streams get `:` comment keep-alives.
 
 While a handler runs, the exchange watches for the client going away and cancels the handler
-when it does (closing the stream IS the cancellation on Streamable HTTP). The watch starts
-after a short grace period, or at once when the response becomes a stream: a request that
-finishes within the grace period costs one timer, not a task. Only ASGI and asyncio here; no
-knowledge of eras or sessions.
+when it does (closing the stream IS the cancellation on Streamable HTTP). The watch starts at
+once when the response becomes a stream; for a plain request it starts only if the request
+outlives a sweep or two of the app's `Watchlist` (20-40 ms), so a quick request costs two set
+operations, not a task and not a timer. Only ASGI and asyncio here; no knowledge of eras or
+sessions.
 """
 
 from __future__ import annotations
@@ -22,13 +23,14 @@ from typing import Any, Final
 from mcpkit.protocol.codec import encode
 from mcpkit.protocol.framing import sse_event
 
-__all__ = ["WATCH_GRACE_S", "Exchange", "json_headers", "plain_response"]
+__all__ = ["WATCH_GRACE_S", "Exchange", "Watchlist", "json_headers", "plain_response"]
 
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
 
 WATCH_GRACE_S: Final = 0.02
-"""How long a handler runs before the exchange starts watching for a disconnect."""
+"""The watchlist's sweep period: a handler runs one to two of these before the exchange starts
+watching for a disconnect."""
 
 _JSON_TYPE: Final = (b"content-type", b"application/json")
 _SSE_HEADERS: Final = (
@@ -66,13 +68,47 @@ async def plain_response(
     await send({"type": "http.response.body", "body": body})
 
 
+class Watchlist:
+    """Starts disconnect watchers for the exchanges that are still running after a full sweep
+    period. One per app; its timer runs only while requests are in flight."""
+
+    __slots__ = ("_aging", "_fresh", "_handle", "_loop")
+
+    def __init__(self) -> None:
+        self._fresh: set[Exchange] = set()
+        self._aging: set[Exchange] = set()
+        self._handle: asyncio.TimerHandle | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def add(self, exchange: Exchange) -> None:
+        self._fresh.add(exchange)
+        loop = asyncio.get_running_loop()
+        if self._handle is None or self._loop is not loop:  # first use, or a new event loop
+            if self._loop is not loop:
+                self._aging = set()
+            self._loop = loop
+            self._handle = loop.call_later(WATCH_GRACE_S, self._sweep)
+
+    def discard(self, exchange: Exchange) -> None:
+        self._fresh.discard(exchange)
+        self._aging.discard(exchange)
+
+    def _sweep(self) -> None:
+        for exchange in self._aging:
+            exchange.start_watch()
+        self._aging, self._fresh = self._fresh, set()
+        if self._aging and self._loop is not None:
+            self._handle = self._loop.call_later(WATCH_GRACE_S, self._sweep)
+        else:
+            self._handle = None
+
+
 class Exchange:
     """The response to one POST (or a legacy GET stream), JSON or SSE."""
 
     __slots__ = (
         "_keepalive",
         "_quiet",
-        "_timer",
         "_watcher",
         "cancelled",
         "disconnected",
@@ -84,28 +120,30 @@ class Exchange:
         "send",
         "streaming",
         "task",
+        "watch",
     )
 
     def __init__(self, send: Send, receive: Receive, keepalive_s: float,
-                 extra: list[tuple[bytes, bytes]] | None = None) -> None:
+                 extra: list[tuple[bytes, bytes]] | None = None, *, watch: bool = True) -> None:
         self.send = send
         self.receive = receive
         self.keepalive_s = keepalive_s
         self.extra = extra
+        self.watch = watch
+        """Whether the client going away cancels the handler (not for legacy requests)."""
         self.streaming = False
         self.done = False
         self.cancelled = False
         self.disconnected = False
         self.in_handler = False
         self.task: asyncio.Task[Any] | None = None
-        self._timer: asyncio.TimerHandle | None = None
         self._watcher: asyncio.Task[None] | None = None
         self._keepalive: asyncio.TimerHandle | None = None
         self._quiet = True
 
     # -- running the handler -------------------------------------------------------------------
 
-    async def run(self, work: Awaitable[dict[str, Any]], *, watch: bool = True
+    async def run(self, work: Awaitable[dict[str, Any]], watchlist: Watchlist | None = None
                   ) -> dict[str, Any] | None:
         """Await the handler's response; None when the exchange was cancelled (the client left,
         or cancelled it) and nothing more may be sent for it."""
@@ -113,8 +151,8 @@ class Exchange:
         assert task is not None
         self.task = task
         self.in_handler = True
-        if watch:
-            self._timer = asyncio.get_running_loop().call_later(WATCH_GRACE_S, self._start_watch)
+        if watchlist is not None and self.watch:
+            watchlist.add(self)
         try:
             response = await work
         except asyncio.CancelledError:
@@ -123,7 +161,10 @@ class Exchange:
             raise
         finally:
             self.in_handler = False
-            self._stop_watch()
+            if watchlist is not None:
+                watchlist.discard(self)
+            if self._watcher is not None or self._keepalive is not None:
+                self._stop_watch()
         if self.cancelled:
             if task.cancelling():
                 task.uncancel()
@@ -136,9 +177,8 @@ class Exchange:
         if self.in_handler and self.task is not None:
             self.task.cancel()
 
-    def _start_watch(self) -> None:
-        self._timer = None
-        if self._watcher is None and self.in_handler:
+    def start_watch(self) -> None:
+        if self._watcher is None and self.in_handler and self.watch:
             self._watcher = asyncio.get_running_loop().create_task(self._watch())
 
     async def _watch(self) -> None:
@@ -150,9 +190,6 @@ class Exchange:
                 return
 
     def _stop_watch(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
         if self._watcher is not None:
             self._watcher.cancel()
             self._watcher = None
@@ -178,11 +215,7 @@ class Exchange:
         if self.extra:
             headers += self.extra
         await self.send({"type": "http.response.start", "status": 200, "headers": headers})
-        if self.in_handler and self._watcher is None:
-            if self._timer is not None:
-                self._timer.cancel()
-                self._timer = None
-            self._start_watch()
+        self.start_watch()
         if self.keepalive_s > 0:
             self._keepalive = asyncio.get_running_loop().call_later(
                 self.keepalive_s, self._tick

@@ -39,7 +39,7 @@ from mcpkit.protocol.http import (
     read_headers,
 )
 from mcpkit.protocol.mcp_headers import header_params
-from mcpkit.transports.http_exchange import Exchange, plain_response
+from mcpkit.transports.http_exchange import Exchange, Watchlist, plain_response
 from mcpkit.transports.http_sessions import LegacyEndpoint, MemorySessionStore, SessionStore
 from mcpkit.types.constants import (
     LEGACY_ONLY_METHODS,
@@ -99,6 +99,7 @@ class HTTPApp:
             LegacyEndpoint(server, options.session_store or MemorySessionStore(), options)
             if options.legacy else None
         )
+        self._watchlist = Watchlist()
         self._params_gen = -1
         self._params: dict[str, dict[str, tuple[str, ...]]] = {}
 
@@ -250,7 +251,7 @@ class HTTPApp:
             return
         exchange = Exchange(send, receive, self._keepalive)
         response = await exchange.run(self.server.handle(
-            request, notify=exchange.notify if sse_ok else None))
+            request, notify=exchange.notify if sse_ok else None), self._watchlist)
         if response is None:
             await exchange.abandon()
             return

@@ -237,7 +237,7 @@ class LegacyEndpoint:
                 "in flight in this session"))
             return
         _, sse_ok = accepts(headers.accept)
-        exchange = Exchange(send, receive, self.options.keepalive_s)
+        exchange = Exchange(send, receive, self.options.keepalive_s, watch=False)
         live.inflight[request.id] = exchange
 
         async def ask_client(method: str, params: dict[str, Any] | None) -> dict[str, Any]:
@@ -251,7 +251,7 @@ class LegacyEndpoint:
         try:
             response = await exchange.run(session.handle(
                 request, exchange.notify if sse_ok else None, None, request_peer=ask_client,
-            ), watch=False)
+            ))
         finally:
             del live.inflight[request.id]
             self._release(session_id)
