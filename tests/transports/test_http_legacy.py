@@ -175,8 +175,7 @@ async def test_a_server_request_travels_on_the_post_stream_and_the_answer_comes_
     await peer.initialize({"elicitation": {}})
     message = peer.request_message("tools/call", {
         "name": "confirm", "arguments": {"action": "deploy"}}, with_meta=False)
-    async with peer.stream(message, {"Mcp-Session-Id": peer.session or "",
-                                     "MCP-Protocol-Version": "2025-11-25"}) as events:
+    async with peer.stream(message) as events:
         asked = await asyncio.wait_for(anext(events), 10)
         assert asked["method"] == "elicitation/create" and "id" in asked
         assert asked["params"]["requestedSchema"]["properties"]["sure"]["type"] == "boolean"
@@ -189,6 +188,27 @@ async def test_a_server_request_travels_on_the_post_stream_and_the_answer_comes_
         final = await asyncio.wait_for(anext(events), 10)
     assert final["id"] == message["id"]
     assert final["result"] == {"content": [{"type": "text", "text": "deploy: yes"}]}
+
+
+async def test_a_disconnect_does_not_cancel_a_legacy_request(legacy: Peer) -> None:
+    async with httpx.AsyncClient(timeout=15) as other:
+        modern = Peer(legacy.url, other)
+
+        async def tool(name: str, **arguments: Any) -> Any:
+            message = modern.request_message("tools/call", {"name": name,
+                                                            "arguments": arguments})
+            return (await modern.post(message)).message["result"]
+
+        finished = (await tool("observed", kind="finished", above=-1))["structuredContent"][
+            "result"]
+        message = legacy.request_message("tools/call", {
+            "name": "gate", "arguments": {}, "_meta": {"progressToken": "g"}}, with_meta=False)
+        async with legacy.stream(message) as events:
+            assert (await anext(events))["method"] == "notifications/progress"
+        # The client is gone; the call goes on (LEG-10) and finishes once the gate opens.
+        await tool("open_gate")
+        assert (await tool("observed", kind="finished", above=finished))["structuredContent"][
+            "result"] == finished + 1
 
 
 async def test_an_answer_to_an_unknown_request_is_accepted_and_ignored(legacy: Peer) -> None:

@@ -14,8 +14,9 @@ from mcpkit.errors import MissingRequiredClientCapabilityError
 
 server = Server("http-features", "1.0.0")
 
-_events: dict[str, int] = {"started": 0, "cancelled": 0}
+_events: dict[str, int] = {"started": 0, "cancelled": 0, "finished": 0}
 _changed = asyncio.Condition()
+_gate: dict[str, asyncio.Event] = {}
 
 
 async def _bump(name: str) -> None:
@@ -60,9 +61,26 @@ async def hang(ctx: Context, stream: bool = True) -> str:
 
 
 @server.tool()
+async def gate(ctx: Context) -> str:
+    """Report progress, wait until `open_gate` is called, then finish (counts "finished")."""
+    opened = _gate.setdefault("gate", asyncio.Event())
+    await ctx.report_progress(1, None, "waiting at the gate")
+    await opened.wait()
+    await _bump("finished")
+    return "through"
+
+
+@server.tool()
+async def open_gate() -> str:
+    """Let the calls waiting in `gate` through."""
+    _gate.pop("gate", asyncio.Event()).set()
+    return "open"
+
+
+@server.tool()
 async def observed(kind: str, above: int) -> int:
-    """Wait (10 s at most) until more than `above` `kind` events ("started", "cancelled")
-    happened, and return how many."""
+    """Wait (10 s at most) until more than `above` `kind` events ("started", "cancelled",
+    "finished") happened, and return how many."""
     return await _await(kind, above)
 
 
