@@ -14,6 +14,7 @@ import contextlib
 import logging
 import os
 import shlex
+import signal
 import sys
 from collections import deque
 from collections.abc import Mapping, Sequence
@@ -35,6 +36,8 @@ Stderr = Literal["inherit", "capture", "discard"]
 Tap = Any  # Callable[[str, dict[str, Any]], None]: ("send" | "receive", message)
 
 _STDERR_KEEP = 64 * 1024
+_POSIX = os.name == "posix"
+_SIGKILL: int = getattr(signal, "SIGKILL", signal.SIGTERM)
 
 
 class StdioServer:
@@ -89,6 +92,8 @@ class StdioServer:
                 stderr=stderr,
                 env=env,
                 cwd=self.cwd,
+                # Its own process group, so a launcher's children (npx -> node) end with it.
+                start_new_session=_POSIX,
             )
         except OSError as exc:
             raise TransportError(
@@ -143,22 +148,34 @@ class StdioTransport:
         if proc.stdin is not None and not proc.stdin.is_closing():
             proc.stdin.close()
         timeout = self.spec.shutdown_timeout
-        for step in (None, proc.terminate, proc.kill):
+        for sig in (None, signal.SIGTERM, _SIGKILL):
             if proc.returncode is not None:
                 break
-            if step is not None:
-                with contextlib.suppress(ProcessLookupError):
-                    step()
+            if sig is not None:
+                self._signal(sig)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(proc.wait(), timeout)
         if proc.returncode is None:  # pragma: no cover - SIGKILL did not take
             await proc.wait()
+        self._signal(_SIGKILL)  # whatever the server left running in its group
         self._router.close(self._exit_reason())
+        pipes = getattr(proc, "_transport", None)
+        if pipes is not None:
+            pipes.close()
         for task in (self._reader, self._stderr_reader):
             if task is not None:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await task
+
+    def _signal(self, sig: int) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            if _POSIX:
+                os.killpg(self.proc.pid, sig)
+            elif sig == _SIGKILL:  # pragma: no cover - Windows
+                self.proc.kill()
+            else:  # pragma: no cover - Windows
+                self.proc.terminate()
 
     # -- what the process said -------------------------------------------------------------
 

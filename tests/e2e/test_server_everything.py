@@ -1,0 +1,138 @@
+"""A real legacy-only server the project did not write: the MCP reference "everything" server.
+
+It speaks 2025-11-25 only, so the client must probe with `server/discover`, get an error, and
+fall back to `initialize` on the same process. npx installs the pinned package into
+`.cache/npm` in the repository (git-ignored); the `node` marker names the requirement, and CI
+has Node and npm, so it runs there.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from schema_tap import ROOT, SchemaTap
+
+from mcpkit.client import Client, InputRequest
+from mcpkit.transports.stdio_client import StdioServer
+
+pytestmark = pytest.mark.node
+
+PACKAGE = "@modelcontextprotocol/server-everything@2026.8.31"
+COMMAND = f"npx -y {PACKAGE} stdio"
+CACHE = ROOT / ".cache" / "npm"
+
+
+def npm_env() -> dict[str, str]:
+    return {"npm_config_cache": str(CACHE), "npm_config_update_notifier": "false",
+            "npm_config_fund": "false"}
+
+
+@pytest.fixture(scope="module")
+def installed() -> None:
+    """Install (once) and start the package with stdin closed, so later starts are quick."""
+    if shutil.which("npx") is None:
+        pytest.fail("this test needs Node.js and npm (npx on PATH); leave it out with "
+                    "-m 'not node'")
+    CACHE.mkdir(parents=True, exist_ok=True)
+    done = subprocess.run(
+        ["npx", "-y", PACKAGE, "stdio"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE, env={**os.environ, **npm_env()}, cwd=ROOT, timeout=600,
+    )
+    assert done.returncode == 0, done.stderr.decode(errors="replace")[-2000:]
+
+
+def elicit(request: InputRequest) -> dict[str, Any]:
+    content: dict[str, Any] = {}
+    for name, prop in request.schema.get("properties", {}).items():
+        kind = prop.get("type")
+        if "default" in prop:
+            continue  # the client fills defaults in (ELIC-6)
+        if kind == "string":
+            content[name] = prop.get("enum", ["Ada"])[0]
+        elif kind in ("integer", "number"):
+            content[name] = 7
+        elif kind == "boolean":
+            content[name] = True
+    return {"action": "accept", "content": content}
+
+
+def sample(request: InputRequest) -> dict[str, Any]:
+    return {"role": "assistant", "content": {"type": "text", "text": "Paris"},
+            "model": "test-model", "stopReason": "endTurn"}
+
+
+@pytest.fixture
+async def everything(installed: None) -> AsyncIterator[Client]:
+    tap = SchemaTap(check_server=False)
+    client = Client(StdioServer(COMMAND, env=npm_env(), stderr="capture", tap=tap),
+                    elicit=elicit, sample=sample, roots=[{"uri": "file:///work", "name": "w"}])
+    client.tap = tap  # type: ignore[attr-defined]
+    async with client:
+        yield client
+    tap.assert_clean()
+
+
+async def test_the_reference_server_is_reached_by_falling_back_to_initialize(
+    everything: Client,
+) -> None:
+    client = everything
+    info = await client.discover()
+    assert (client.era, client.protocol_version) == ("legacy", "2025-11-25")
+    assert client.server_info is not None
+    assert client.server_info["name"] == "mcp-servers/everything"
+    assert "tools" in info["capabilities"]
+    sent = [m.get("method") for m in client.tap.sent]  # type: ignore[attr-defined]
+    assert sent[:3] == ["server/discover", "initialize", "notifications/initialized"]
+
+
+async def test_tools_resources_and_prompts_work_on_the_reference_server(
+    everything: Client,
+) -> None:
+    client = everything
+    tools = {t["name"]: t for t in await client.list_tools()}
+    assert {"echo", "get-sum", "trigger-elicitation-request"} <= set(tools)
+    assert client.rejected_tools == []
+    assert tools["echo"]["inputSchema"]["$schema"].startswith("http://json-schema.org/draft-07")
+    echo = await client.call_tool("echo", {"message": "hello"})
+    assert echo["content"][0]["text"] == "Echo: hello"
+    total = await client.call_tool("get-sum", {"a": 2, "b": 3})
+    assert "5" in total["content"][0]["text"]
+    resources = await client.list_resources()
+    read = await client.read_resource(resources[0]["uri"])
+    assert read["contents"][0]["uri"] == resources[0]["uri"]
+    prompt = await client.get_prompt("args-prompt", {"city": "Paris"})
+    assert "Paris" in prompt["messages"][0]["content"]["text"]
+    completion = await client.complete({"type": "ref/prompt", "name": "completable-prompt"},
+                                       "department", "E")
+    assert "Engineering" in completion["values"]
+
+
+async def test_the_reference_servers_own_requests_reach_the_same_handlers(
+    everything: Client,
+) -> None:
+    client = everything
+    elicited = await client.call_tool("trigger-elicitation-request", {})
+    assert "User provided the requested information" in elicited["content"][0]["text"]
+    sampled = await client.call_tool("trigger-sampling-request",
+                                     {"prompt": "Capital of France?", "maxTokens": 20})
+    assert "Paris" in sampled["content"][0]["text"]
+    roots = await client.call_tool("get-roots-list", {})
+    assert "file:///work" in roots["content"][0]["text"]
+
+
+async def test_the_cli_lists_the_reference_servers_tools(installed: None, tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "mcpkit", "tools", COMMAND], capture_output=True, text=True,
+        env={**os.environ, **npm_env(), "XDG_CACHE_HOME": str(tmp_path)}, cwd=ROOT, timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    first = done.stdout.splitlines()[0]
+    assert first.startswith("Everything Reference Server 2.0.0 · legacy 2025-11-25 · ")
+    assert "  echo(message: string)" in done.stdout
