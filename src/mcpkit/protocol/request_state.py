@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import hashlib
 import json
 import struct
@@ -68,6 +69,8 @@ _CLAIMS = struct.Struct(">QB16s8s16s")
 _NO_PRINCIPAL: Final = bytes(16)
 _HAS_PRINCIPAL: Final = 1
 _KEY_SIZES: Final = (16, 24, 32)
+_InvalidTag: type[Exception] = Exception
+"""cryptography's InvalidTag, bound when the first cipher is built (never at import)."""
 
 
 class StateRejected(InvalidParamsError):
@@ -148,8 +151,11 @@ class KeyRing:
     def _cipher(self, kid: bytes) -> Any:
         cipher = self._ciphers.get(kid)
         if cipher is None:
+            global _InvalidTag
+            from cryptography.exceptions import InvalidTag
             from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
+            _InvalidTag = InvalidTag
             cipher = self._ciphers[kid] = AESGCM(self._ids[kid])
         return cipher
 
@@ -190,11 +196,10 @@ class KeyRing:
                 "(retired, or from another deployment)"
             )
         nonce = data[1 + _KEY_ID : _HEAD]
-        from cryptography.exceptions import InvalidTag
-
+        cipher = self._cipher(kid)
         try:
-            plaintext = self._cipher(kid).decrypt(nonce, data[_HEAD:], purpose + data[: 1 + _KEY_ID])
-        except InvalidTag:
+            plaintext = cipher.decrypt(nonce, data[_HEAD:], purpose + data[: 1 + _KEY_ID])
+        except _InvalidTag:
             raise StateRejected(
                 "integrity", f"{where}: {what} failed its integrity check (it was altered)"
             ) from None
@@ -212,12 +217,14 @@ def _b64decode(text: str) -> bytes:
         raise ValueError("not base64") from None
 
 
+@functools.lru_cache(maxsize=4096)
 def principal_digest(principal: str | None) -> bytes:
     if principal is None:
         return _NO_PRINCIPAL
     return hashlib.sha256(b"principal\0" + principal.encode()).digest()[:16]
 
 
+@functools.lru_cache(maxsize=4096)
 def target_digest(method: str, target: str) -> bytes:
     """Which method and which tool, prompt, URI (or handle kind) a token belongs to."""
     return hashlib.sha256(f"{method}\0{target}".encode()).digest()[:8]
