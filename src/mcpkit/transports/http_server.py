@@ -2,9 +2,9 @@
 
 Modern (2026-07-28) POSTs are served statelessly: nothing is kept between requests, so any
 instance behind a round-robin balancer answers any request the same way. Each POST is checked
-in a fixed order — Host/Origin (403), size (413), media types (415/406), JSON (400/-32700), era,
-then the mirrored headers against the body (400/-32020) — before the server sees it, and its
-response is JSON or a request-scoped SSE stream (see `Exchange`). Legacy (2025-11-25) traffic,
+in a fixed order — Host/Origin (403), size (413), content type (415), JSON (400/-32700), era,
+Accept (406), then the mirrored headers against the body (400/-32020) — before the server sees
+it, and its response is JSON or a request-scoped SSE stream (see `Exchange`). Legacy (2025-11-25) traffic,
 recognised by the rule in `mcpkit.protocol.http.classify_era`, goes to `LegacyEndpoint`.
 
 It is raw ASGI with no framework underneath, so it runs under any ASGI server (uvicorn,
@@ -175,9 +175,10 @@ class HTTPApp:
                 await _too_large(send, size, limit)
                 return
         if not is_json_content(headers.content_type):
+            shown = (headers.content_type or b"").decode("latin-1")
             await plain_response(send, 415, error_message(None, InvalidRequestError(
-                f"Unsupported Media Type {headers.content_type.decode('latin-1')!r}: "  # type: ignore[union-attr]
-                "POST one JSON-RPC message as application/json").to_error()))
+                f"Unsupported Media Type {shown!r}: POST one JSON-RPC message as "
+                "application/json").to_error()))
             return
         message = await receive()
         body = message.get("body", b"")
