@@ -44,6 +44,10 @@ log = logging.getLogger("mcpkit.client")
 _ACCEPT: Final = "application/json, text/event-stream"
 _BASE_HEADERS: Final = {"accept": _ACCEPT, "content-type": "application/json"}
 DEFAULT_MAX_MESSAGE_BYTES: Final = 16 * 1024 * 1024
+_MAX_RESUMES: Final = 5
+"""GET resumptions of one legacy response stream before the request counts as lost."""
+_DEFAULT_RETRY_MS: Final = 1000
+"""Wait before resuming when the server sent no `retry` field."""
 
 
 class HTTPStatusError(TransportError):
@@ -61,7 +65,15 @@ class SessionExpiredError(HTTPStatusError):
 
 
 class _BrokenStream(TransportError):
-    """The response stream ended before the response: the request is lost."""
+    """The response stream ended before the response: the request is lost, unless (legacy
+    era) the stream named its last event, which a GET can resume from."""
+
+    def __init__(
+        self, message: str, last_event_id: str | None = None, retry_ms: int | None = None
+    ) -> None:
+        super().__init__(message)
+        self.last_event_id = last_event_id
+        self.retry_ms = retry_ms
 
 
 class HTTPClientTransport:
@@ -230,7 +242,13 @@ class HTTPClientTransport:
                 self._forget_session()
                 raise SessionExpiredError(404, body, "the legacy session ended; initialize again")
             if status == 200 and media == "text/event-stream":
-                reply = await self._read_stream(response, message, on_notification)
+                try:
+                    reply = await self._read_stream(response, message, on_notification)
+                except _BrokenStream as broken:
+                    if self.legacy_version is None or broken.last_event_id is None:
+                        raise
+                    await response.aclose()
+                    reply = await self._resume(message, on_notification, broken)
             else:
                 body = await self._read_body(response, method)
                 reply = self._json_reply(status, media, body, message)
@@ -274,14 +292,26 @@ class HTTPClientTransport:
         request_id = message.get("id")
         decoder = SSEDecoder()
         pending = 0
-        async for chunk in response.aiter_bytes():
+        last_id: str | None = None
+        retry: int | None = None
+        chunks = response.aiter_bytes()
+        while True:
+            try:
+                chunk = await anext(chunks)
+            except StopAsyncIteration:
+                break
+            except httpx.HTTPError as exc:
+                raise _BrokenStream(
+                    f"the response stream broke ({_describe(exc)})", last_id, retry) from None
             pending += len(chunk)
             if pending > self.max_message_bytes:
                 raise TransportError(
                     f"{message.get('method')}: an SSE event is larger than "
                     f"{self.max_message_bytes} bytes (max_message_bytes)")
-            for _event, data, _id, _retry in decoder.feed(chunk):
+            for _event, data, event_id, event_retry in decoder.feed(chunk):
                 pending = 0
+                last_id = event_id if event_id else last_id
+                retry = event_retry if event_retry is not None else retry
                 if not data:
                     continue
                 try:
@@ -299,7 +329,38 @@ class HTTPClientTransport:
                     self._spawn(self._answer(incoming))
                 elif on_notification is not None:
                     await on_notification(incoming)
-        raise _BrokenStream("the response stream ended before the response")
+        raise _BrokenStream("the response stream ended before the response", last_id, retry)
+
+    async def _resume(self, message: Mapping[str, Any], on_notification: Any,
+                      broken: _BrokenStream) -> dict[str, Any]:
+        """Legacy resumability (LEG-11): a stream that ended before its response, having named
+        its last event, is read on from a GET carrying `Last-Event-ID`, after the server's
+        `retry` wait. Bounded; the 2026-07-28 era has no resumability (a broken stream there
+        loses the request)."""
+        for _ in range(_MAX_RESUMES):
+            assert broken.last_event_id is not None
+            wait = broken.retry_ms if broken.retry_ms is not None else _DEFAULT_RETRY_MS
+            await asyncio.sleep(wait / 1000)
+            headers = self._headers_for(None)
+            headers["accept"] = "text/event-stream"
+            headers[Header.LAST_EVENT_ID] = broken.last_event_id
+            try:
+                async with self._client.stream("GET", self.url, headers=headers) as response:
+                    media = response.headers.get("content-type", "").split(";")[0].strip()
+                    if response.status_code != 200 or media.lower() != "text/event-stream":
+                        raise TransportError(
+                            f"{message.get('method')}: resuming the response stream after event "
+                            f"{broken.last_event_id!r} got HTTP {response.status_code}; the "
+                            "request is lost")
+                    return await self._read_stream(response, message, on_notification)
+            except _BrokenStream as again:
+                broken = _BrokenStream(str(again), again.last_event_id or broken.last_event_id,
+                                       again.retry_ms if again.retry_ms is not None
+                                       else broken.retry_ms)
+            except httpx.HTTPError as exc:
+                broken = _BrokenStream(f"resuming the response stream failed ({_describe(exc)})",
+                                       broken.last_event_id, broken.retry_ms)
+        raise broken
 
     # -- legacy sessions ------------------------------------------------------------------------
 
