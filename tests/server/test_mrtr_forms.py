@@ -193,3 +193,9 @@ def test_the_principal_a_state_is_bound_to_is_stable_across_processes() -> None:
     assert principal_key({"client_id": 7}) == "7"
     with pytest.raises(TypeError, match="subject"):
         principal_key(object())
+
+
+def test_a_form_without_fields_is_a_plain_confirmation() -> None:
+    form = form_of(None, WHERE)
+    assert form.schema == {"type": "object", "properties": {}}
+    assert form.read({}) == {} and form.read({"stray": 1}) == {}

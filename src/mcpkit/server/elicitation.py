@@ -196,6 +196,8 @@ def _check_titled(options: Any, where: str, what: str) -> None:
 
 
 def _from_types(fields: Mapping[str, Any], where: str) -> Form:
+    if not fields:  # a plain confirmation: accept or decline, nothing to fill in
+        return Form({"type": "object", "properties": {}}, lambda content: {})
     from mcpkit.server.schema import ArgumentsError, derive_signature
 
     params = []
@@ -221,8 +223,6 @@ def _from_types(fields: Mapping[str, Any], where: str) -> Form:
     except TypeError as exc:
         raise TypeError(f"{where}: {str(exc).split(': ', 1)[-1]}") from None
     schema = signature.input_schema
-    if "properties" not in schema:
-        schema = {"type": "object", "properties": {}}
     for prop in schema["properties"].values():
         _drop_null(prop)
     check_form_schema(schema, where)
