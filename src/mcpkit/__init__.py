@@ -12,6 +12,16 @@ from typing import TYPE_CHECKING, Any
 from mcpkit._version import __version__
 
 if TYPE_CHECKING:
+    from mcpkit.client import (
+        Client,
+        ClientOptions,
+        ElicitationHandler,
+        InputRequest,
+        LogHandler,
+        ProgressHandler,
+        RootsHandler,
+        SamplingHandler,
+    )
     from mcpkit.errors import (
         InvalidParamsError,
         MCPError,
@@ -26,23 +36,37 @@ if TYPE_CHECKING:
     from mcpkit.server.resources import CacheHint
     from mcpkit.server.schema import Param
     from mcpkit.server.server import Server, ServerOptions
+    from mcpkit.transports.http_client import HTTPConnector
+    from mcpkit.transports.memory import InMemory
+    from mcpkit.transports.stdio_client import StdioServer
 
 __all__ = [
     "Audio",
     "Blob",
     "CacheHint",
+    "Client",
+    "ClientOptions",
     "Context",
+    "ElicitationHandler",
+    "HTTPConnector",
     "Image",
+    "InMemory",
+    "InputRequest",
     "InvalidParamsError",
+    "LogHandler",
     "MCPError",
     "Message",
     "MethodNotFoundError",
     "Param",
+    "ProgressHandler",
     "RPCError",
     "ResourceLink",
     "ResourceNotFoundError",
+    "RootsHandler",
+    "SamplingHandler",
     "Server",
     "ServerOptions",
+    "StdioServer",
     "Text",
     "ToolError",
     "ToolResult",
@@ -68,6 +92,17 @@ _LAZY = {
     "InvalidParamsError": "mcpkit.errors",
     "MethodNotFoundError": "mcpkit.errors",
     "ResourceNotFoundError": "mcpkit.errors",
+    "Client": "mcpkit.client",
+    "ClientOptions": "mcpkit.client",
+    "InputRequest": "mcpkit.client",
+    "ElicitationHandler": "mcpkit.client",
+    "SamplingHandler": "mcpkit.client",
+    "RootsHandler": "mcpkit.client",
+    "ProgressHandler": "mcpkit.client",
+    "LogHandler": "mcpkit.client",
+    "StdioServer": "mcpkit.transports.stdio_client",
+    "InMemory": "mcpkit.transports.memory",
+    "HTTPConnector": "mcpkit.transports.http_client",
 }
 
 
