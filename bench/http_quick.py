@@ -34,8 +34,15 @@ META = {
     "io.modelcontextprotocol/clientCapabilities": {},
     "io.modelcontextprotocol/clientInfo": {"name": "http-quick", "version": "1.0.0"},
 }
-BODY = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
-    "name": "echo", "arguments": {"text": "hello world"}, "_meta": META}}, separators=(",", ":"))
+BODY = json.dumps(
+    {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "echo", "arguments": {"text": "hello world"}, "_meta": META},
+    },
+    separators=(",", ":"),
+)
 HEADERS = {
     "Content-Type": "application/json",
     "Accept": "application/json, text/event-stream",
@@ -44,7 +51,7 @@ HEADERS = {
     "Mcp-Name": "echo",
 }
 
-FLOOR = '''
+FLOOR = """
 import orjson
 RESULT = (b',"result":{"resultType":"complete","content":[{"type":"text","text":"hello world"}]}}')
 HEADERS = [(b"content-type", b"application/json")]
@@ -70,7 +77,7 @@ def create_app():
                     "headers": HEADERS + [(b"content-length", b"%d" % len(payload))]})
         await send({"type": "http.response.body", "body": payload})
     return app
-'''
+"""
 
 MCPKIT = '''
 from mcpkit import Server
@@ -92,11 +99,11 @@ def create_app():
     return server.streamable_http_app(json_response=True)
 '''
 
-LUA = '''
+LUA = """
 wrk.method = "POST"
 wrk.body = {body}
 {headers}
-'''
+"""
 
 
 def free_port() -> int:
@@ -113,7 +120,8 @@ def pin(cpu: int) -> list[str]:
 
 def call_once(port: int) -> dict[str, Any]:
     request = urllib.request.Request(
-        f"http://127.0.0.1:{port}/mcp", data=BODY.encode(), headers=HEADERS, method="POST")
+        f"http://127.0.0.1:{port}/mcp", data=BODY.encode(), headers=HEADERS, method="POST"
+    )
     with urllib.request.urlopen(request, timeout=5) as response:
         data: dict[str, Any] = json.loads(response.read())
     return data
@@ -140,10 +148,20 @@ def start(name: str, argv: list[str], port: int, workdir: Path) -> subprocess.Po
 
 
 def wrk(port: int, connections: int, seconds: int, script: Path) -> dict[str, float]:
-    argv = pin(1) + ["wrk", "-t1", f"-c{connections}", f"-d{int(seconds)}s", "--latency",
-                     "-s", str(script), f"http://127.0.0.1:{port}/mcp"]
-    out = subprocess.run(argv, capture_output=True, text=True, timeout=seconds + 60,
-                         check=True).stdout
+    argv = [
+        *pin(1),
+        "wrk",
+        "-t1",
+        f"-c{connections}",
+        f"-d{int(seconds)}s",
+        "--latency",
+        "-s",
+        str(script),
+        f"http://127.0.0.1:{port}/mcp",
+    ]
+    out = subprocess.run(
+        argv, capture_output=True, text=True, timeout=seconds + 60, check=True
+    ).stdout
     if "Non-2xx" in out:
         raise RuntimeError(f"wrk saw error responses:\n{out}")
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
@@ -157,8 +175,11 @@ def wrk(port: int, connections: int, seconds: int, script: Path) -> dict[str, fl
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--sdk-python", default="/tmp/sdkvenv/bin/python",
-                        help="interpreter of a virtualenv with mcp==2.3.0 and uvicorn")
+    parser.add_argument(
+        "--sdk-python",
+        default="/tmp/sdkvenv/bin/python",
+        help="interpreter of a virtualenv with mcp==2.3.0 and uvicorn",
+    )
     parser.add_argument("--seconds", type=int, default=10, help="measured seconds per figure")
     parser.add_argument("--warmup", type=int, default=2, help="unmeasured seconds first")
     parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
@@ -172,19 +193,49 @@ def main() -> int:
         (work / "floor_app.py").write_text(FLOOR)
         (work / "mcpkit_echo.py").write_text(MCPKIT)
         (work / "sdk_echo.py").write_text(SDK)
-        headers = "\n".join(f"wrk.headers[{json.dumps(k)}] = {json.dumps(v)}"
-                            for k, v in HEADERS.items())
+        headers = "\n".join(
+            f"wrk.headers[{json.dumps(k)}] = {json.dumps(v)}" for k, v in HEADERS.items()
+        )
         script = work / "post.lua"
         script.write_text(LUA.format(body=json.dumps(BODY), headers=headers))
-        uvicorn = ["-m", "uvicorn", "--factory", "--host", "127.0.0.1", "--loop", "auto",
-                   "--http", "auto", "--no-access-log", "--log-level", "warning"]
+        uvicorn = [
+            "-m",
+            "uvicorn",
+            "--factory",
+            "--host",
+            "127.0.0.1",
+            "--loop",
+            "auto",
+            "--http",
+            "auto",
+            "--no-access-log",
+            "--log-level",
+            "warning",
+        ]
         servers = {
-            "bare ASGI app (floor)": lambda port: [sys.executable, *uvicorn, "--port",
-                                                   str(port), "floor_app:create_app"],
-            "mcpkit": lambda port: [sys.executable, "-m", "mcpkit", "run", "mcpkit_echo.py",
-                                    "--http", f"127.0.0.1:{port}"],
-            "official SDK (mcp 2.3.0)": lambda port: [args.sdk_python, *uvicorn, "--port",
-                                                      str(port), "sdk_echo:create_app"],
+            "bare ASGI app (floor)": lambda port: [
+                sys.executable,
+                *uvicorn,
+                "--port",
+                str(port),
+                "floor_app:create_app",
+            ],
+            "mcpkit": lambda port: [
+                sys.executable,
+                "-m",
+                "mcpkit",
+                "run",
+                "mcpkit_echo.py",
+                "--http",
+                f"127.0.0.1:{port}",
+            ],
+            "official SDK (mcp 2.3.0)": lambda port: [
+                args.sdk_python,
+                *uvicorn,
+                "--port",
+                str(port),
+                "sdk_echo:create_app",
+            ],
         }
         for name, argv_for in servers.items():
             port = free_port()
@@ -203,16 +254,22 @@ def main() -> int:
                     proc.kill()
                     proc.wait()
     floor = results["bare ASGI app (floor)"]
-    print(f"`tools/call echo`, one uvicorn worker, wrk, {args.seconds:g} s per figure "
-          f"({os.cpu_count()} CPUs{', server and wrk pinned apart' if pin(0) else ''})\n")
-    print("| server | c=1 req/s | c=1 p50 | c=1 p99 | c=32 req/s | c=32 p50 | c=32 p99 "
-          "| c=32 vs floor |")
+    print(
+        f"`tools/call echo`, one uvicorn worker, wrk, {args.seconds:g} s per figure "
+        f"({os.cpu_count()} CPUs{', server and wrk pinned apart' if pin(0) else ''})\n"
+    )
+    print(
+        "| server | c=1 req/s | c=1 p50 | c=1 p99 | c=32 req/s | c=32 p50 | c=32 p99 "
+        "| c=32 vs floor |"
+    )
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for name, figures in results.items():
         one, many = figures["1"], figures["32"]
-        print(f"| {name} | {one['rps']:,.0f} | {one['p50_ms']:.2f} ms | {one['p99_ms']:.2f} ms "
-              f"| {many['rps']:,.0f} | {many['p50_ms']:.2f} ms | {many['p99_ms']:.2f} ms "
-              f"| {many['rps'] / floor['32']['rps']:.0%} |")
+        print(
+            f"| {name} | {one['rps']:,.0f} | {one['p50_ms']:.2f} ms | {one['p99_ms']:.2f} ms "
+            f"| {many['rps']:,.0f} | {many['p50_ms']:.2f} ms | {many['p99_ms']:.2f} ms "
+            f"| {many['rps'] / floor['32']['rps']:.0%} |"
+        )
     if args.json is not None:
         args.json.write_text(json.dumps(results, indent=2))
     return 0
