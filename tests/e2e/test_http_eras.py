@@ -1,0 +1,168 @@
+"""The HTTP side of the probe (VER-12) and of legacy sessions (LEG-13, LEG-14), against small
+ASGI apps that behave like servers the project did not write, served by uvicorn on 127.0.0.1."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import socket
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import pytest
+
+from mcpkit.client import Client
+
+MODERN = "2026-07-28"
+Receive = Callable[[], Any]
+Send = Callable[[dict[str, Any]], Any]
+
+
+class LegacyApp:
+    """A 2025-11-25-only Streamable HTTP server with sessions, in a few of the ways real ones
+    refuse a request they do not understand (`refusal`)."""
+
+    def __init__(self, refusal: str) -> None:
+        self.refusal = refusal
+        self.sessions: set[str] = set()
+        self.ids = itertools.count(1)
+        self.seen: list[tuple[str, dict[str, str], dict[str, Any] | None]] = []
+        self.first = True
+
+    async def __call__(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
+        assert scope["type"] == "http"
+        headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
+        body = b""
+        while True:
+            event = await receive()
+            body += event.get("body", b"")
+            if not event.get("more_body"):
+                break
+        message = json.loads(body) if body else None
+        self.seen.append((scope["method"], headers, message))
+        if scope["method"] == "DELETE":
+            self.sessions.discard(headers.get("mcp-session-id", ""))
+            return await self.reply(send, 200)
+        if scope["method"] != "POST" or message is None:
+            return await self.reply(send, 405)
+        if self.refusal == "modern-reject-first":
+            return await self.modern(send, message)
+        method = message.get("method")
+        if method == "initialize":
+            session = f"session-{next(self.ids)}"
+            self.sessions.add(session)
+            return await self.reply(send, 200, {"jsonrpc": "2.0", "id": message["id"], "result": {
+                "protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+                "serverInfo": {"name": "legacy-http", "version": "1"}}},
+                [(b"mcp-session-id", session.encode())])
+        session = headers.get("mcp-session-id")
+        if session is None:
+            if self.refusal == "jsonrpc-400":
+                return await self.reply(send, 400, {"jsonrpc": "2.0", "id": None, "error": {
+                    "code": -32000, "message": "Bad Request: No valid session ID provided"}})
+            return await self.reply(send, 400 if self.refusal == "empty-400" else 404)
+        if session not in self.sessions:
+            return await self.reply(send, 404, {"jsonrpc": "2.0", "id": None, "error": {
+                "code": -32001, "message": "Session not found"}})
+        if "id" not in message:
+            return await self.reply(send, 202)
+        if method == "tools/call" and message["params"]["name"] == "forget_sessions":
+            self.sessions.clear()
+        return await self.reply(send, 200, {"jsonrpc": "2.0", "id": message["id"], "result": {
+            "content": [{"type": "text", "text": f"{method} ok"}], "tools": []}})
+
+    async def modern(self, send: Send, message: dict[str, Any]) -> None:
+        """A modern server that rejects the very first request's version (CONF
+        request-metadata): the client must stay modern and retry."""
+        if "id" not in message:
+            return await self.reply(send, 202)
+        version = message["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"]
+        if self.first:
+            self.first = False
+            return await self.reply(send, 400, {"jsonrpc": "2.0", "id": message["id"], "error": {
+                "code": -32022, "message": "Unsupported protocol version",
+                "data": {"supported": [MODERN], "requested": version}}})
+        result: dict[str, Any] = {"resultType": "complete", "ttlMs": 0, "cacheScope": "public"}
+        if message["method"] == "server/discover":
+            result.update(supportedVersions=[MODERN], capabilities={"tools": {}})
+        else:
+            result["tools"] = []
+        return await self.reply(send, 200, {"jsonrpc": "2.0", "id": message["id"],
+                                            "result": result})
+
+    @staticmethod
+    async def reply(send: Send, status: int, body: Any = None,
+                    headers: list[tuple[bytes, bytes]] | None = None) -> None:
+        data = json.dumps(body).encode() if body is not None else b""
+        head = [(b"content-type", b"application/json")] if data else []
+        await send({"type": "http.response.start", "status": status,
+                    "headers": head + (headers or [])})
+        await send({"type": "http.response.body", "body": data})
+
+
+@pytest.fixture
+async def serve() -> AsyncIterator[Callable[[Any], str]]:
+    """Serve an ASGI app with uvicorn on a free 127.0.0.1 port; stopped after the test."""
+    import uvicorn
+
+    running: list[tuple[Any, asyncio.Task[None]]] = []
+
+    def start(app: Any) -> str:
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(16)  # connections queue here until uvicorn accepts them
+        server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+        running.append((server, asyncio.ensure_future(server.serve(sockets=[sock]))))
+        return f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"
+
+    yield start
+    for server, task in running:
+        server.should_exit = True
+        await asyncio.wait_for(task, 10)
+
+
+@pytest.mark.parametrize("refusal", ["jsonrpc-400", "empty-400", "plain-404"])
+async def test_a_legacy_http_server_is_reached_by_initialize_and_a_session(
+    serve: Callable[[Any], str], connect: Callable[..., Client], refusal: str
+) -> None:
+    app = LegacyApp(refusal)
+    client = connect("http", serve(app), check_server=False)
+    result = await client.call_tool("anything")
+    assert (client.era, client.protocol_version) == ("legacy", "2025-11-25")
+    assert result["content"][0]["text"] == "tools/call ok"
+    posts = [(h, m) for verb, h, m in app.seen if verb == "POST"]
+    assert [m["method"] for _, m in posts][:4] == [
+        "server/discover", "initialize", "notifications/initialized", "tools/call"]
+    call_headers = posts[3][0]
+    assert call_headers["mcp-session-id"] == "session-1"
+    assert call_headers["mcp-protocol-version"] == "2025-11-25"
+
+
+async def test_an_ended_legacy_session_is_initialized_again_and_the_call_retried(
+    serve: Callable[[Any], str], connect: Callable[..., Client]
+) -> None:
+    app = LegacyApp("jsonrpc-400")
+    client = connect("http", serve(app), check_server=False)
+    await client.call_tool("forget_sessions")
+    result = await client.call_tool("after")
+    assert result["content"][0]["text"] == "tools/call ok"
+    methods = [m["method"] for verb, _, m in app.seen if verb == "POST" and m]
+    assert methods.count("initialize") == 2
+    assert methods.count("server/discover") == 1, "the era is remembered, not probed again"
+    last = next(h for verb, h, m in reversed(app.seen) if verb == "POST")
+    assert last["mcp-session-id"] == "session-2"
+
+
+async def test_a_modern_error_in_a_400_keeps_the_client_modern(
+    serve: Callable[[Any], str], connect: Callable[..., Client]
+) -> None:
+    app = LegacyApp("modern-reject-first")
+    client = connect("http", serve(app), check_server=False)
+    assert await client.list_tools() == []
+    assert (client.era, client.protocol_version) == ("modern", MODERN)
+    methods = [m["method"] for verb, _, m in app.seen if verb == "POST" and m]
+    assert methods == ["server/discover", "server/discover", "tools/list"]
+    assert "initialize" not in methods
+    headers = [h for verb, h, _ in app.seen if verb == "POST"]
+    assert all(h["mcp-protocol-version"] == MODERN for h in headers)
