@@ -17,7 +17,7 @@ from typing import Any, ClassVar, Literal
 from urllib.parse import urlsplit
 
 from mcpkit.errors import InvalidParamsError
-from mcpkit.server.elicitation import Form, form_of
+from mcpkit.server.elicitation import Form, form_of, json_type
 from mcpkit.types.constants import Method
 
 __all__ = [
@@ -121,7 +121,7 @@ def _bad(where: str, key: str, what: str, detail: str) -> InvalidParamsError:
 
 def _object(raw: Any, where: str, key: str, what: str) -> dict[str, Any]:
     if type(raw) is not dict:
-        raise _bad(where, key, what, f"got {type(raw).__name__ if raw is not None else 'null'}")
+        raise _bad(where, key, what, f"got {json_type(raw)}")
     return raw
 
 

@@ -25,7 +25,7 @@ from typing import Any, Final
 
 import orjson
 
-__all__ = ["Form", "check_form_schema", "form_of", "looks_secret"]
+__all__ = ["Form", "check_form_schema", "form_of", "json_type", "looks_secret"]
 
 _ROOT_KEYS: Final = frozenset({"$schema", "type", "properties", "required", "title", "description"})
 _COMMON: Final = frozenset({"type", "title", "description", "default"})
@@ -294,7 +294,7 @@ def _field_problem(value: Any, prop: Mapping[str, Any]) -> str | None:
     kind = prop["type"]
     if kind == "string":
         if not isinstance(value, str):
-            return f"expected a string, got {_json_type(value)}"
+            return f"expected a string, got {json_type(value)}"
         if "enum" in prop and value not in prop["enum"]:
             return f"expected one of {prop['enum']}, got {value!r}"
         if "oneOf" in prop and value not in [o["const"] for o in prop["oneOf"]]:
@@ -306,12 +306,12 @@ def _field_problem(value: Any, prop: Mapping[str, Any]) -> str | None:
         if isinstance(value, bool) or not isinstance(value, int | float) or (
             kind == "integer" and not (isinstance(value, int) or value.is_integer())
         ):
-            return f"expected {'an integer' if kind == 'integer' else 'a number'}, got {_json_type(value)}"
+            return f"expected {'an integer' if kind == 'integer' else 'a number'}, got {json_type(value)}"
         if value < prop.get("minimum", value) or value > prop.get("maximum", value):
             return f"{value} is out of range"
         return None
     if kind == "boolean":
-        return None if isinstance(value, bool) else f"expected a boolean, got {_json_type(value)}"
+        return None if isinstance(value, bool) else f"expected a boolean, got {json_type(value)}"
     items = prop["items"]
     choices = items["enum"] if "enum" in items else [o["const"] for o in items["anyOf"]]
     if not isinstance(value, list) or not all(isinstance(v, str) and v in choices for v in value):
@@ -336,7 +336,8 @@ def _format_problem(value: str, fmt: Any) -> str | None:
     return None
 
 
-def _json_type(value: Any) -> str:
+def json_type(value: Any) -> str:
+    """The JSON name of a decoded value's type, for error messages."""
     if value is None:
         return "null"
     return {bool: "boolean", int: "integer", float: "number", str: "string", list: "array",

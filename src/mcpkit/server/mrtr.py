@@ -43,6 +43,7 @@ from mcpkit.protocol.request_state import (
     target_digest,
 )
 from mcpkit.server.asking import Question
+from mcpkit.server.elicitation import json_type
 from mcpkit.types.constants import Method
 
 if TYPE_CHECKING:
@@ -240,7 +241,7 @@ class Round:
         if type(responses) is not dict:
             raise InvalidParamsError(
                 f"{self.where}: inputResponses must be an object mapping each key of the "
-                f"previous inputRequests to its result; got {_json_type(responses)}"
+                f"previous inputRequests to its result; got {json_type(responses)}"
             )
         book.responses = responses
         if "requestState" not in params:
@@ -368,9 +369,3 @@ class Round:
         )
         return result
 
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    return {bool: "boolean", int: "integer", float: "number", str: "string", list: "array",
-            dict: "object"}.get(type(value), type(value).__name__)
