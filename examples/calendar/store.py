@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import uuid
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TypedDict
 
@@ -42,7 +42,7 @@ def _connect() -> sqlite3.Connection:
 
 def add_event(title: str, starts_at: datetime) -> Event:
     if starts_at.tzinfo is None:
-        starts_at = starts_at.replace(tzinfo=timezone.utc)
+        starts_at = starts_at.replace(tzinfo=UTC)
     event = Event(id=uuid.uuid4().hex[:12], title=title, startsAt=starts_at.isoformat())
     with _connect() as db:
         db.execute(
@@ -54,7 +54,7 @@ def add_event(title: str, starts_at: datetime) -> Event:
 
 def week_events(now: datetime | None = None) -> list[Event]:
     """Events from the start of today (UTC) to seven days later, in time order."""
-    now = now or datetime.now(timezone.utc)
+    now = now or datetime.now(UTC)
     start = now.replace(hour=0, minute=0, second=0, microsecond=0)
     end = start + timedelta(days=7)
     with _connect() as db:
