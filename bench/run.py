@@ -71,6 +71,13 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         help="auto: each server in the era it speaks best (probed); legacy: force the 2025-11-25 handshake",
     )
     p.add_argument(
+        "--wait-quiet",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="wait up to SECONDS for the 1-minute load average to drop below 1.0 before starting",
+    )
+    p.add_argument(
         "--no-pin",
         action="store_true",
         help="do not pin the load generator to CPU 0 and the servers to the other CPUs",
@@ -194,7 +201,7 @@ def main(argv: list[str]) -> int:
         impls = [i for i in impls if i not in missing]
 
     wrk = None
-    if "http" in sections and not args.python_client:
+    if ("http" in sections or args.profile > 0) and not args.python_client:
         wrk = wrkload.find_wrk()
         if wrk is None and not args.quick and not args.no_install:
             print("wrk not found; installing the Debian package", flush=True)
@@ -210,6 +217,20 @@ def main(argv: list[str]) -> int:
         cfg.runs = args.runs
     cfg.force_legacy = args.era == "legacy"
 
+    if args.wait_quiet > 0:
+        give_up = time.monotonic() + args.wait_quiet
+        while procs.load_average() >= 1.0 and time.monotonic() < give_up:
+            print(
+                f"waiting for a quieter machine (load average {procs.load_average():.2f})",
+                flush=True,
+            )
+            time.sleep(15)
+    load_start = procs.load_average()
+    if load_start >= 1.5:
+        print(
+            f"warning: the machine is busy (load average {load_start:.2f}); figures will be noisy",
+            flush=True,
+        )
     started = time.time()
     print(
         f"servers: {', '.join(i.name for i in impls)}; sections: {', '.join(sections)}; runs: {cfg.runs}",
@@ -233,6 +254,7 @@ def main(argv: list[str]) -> int:
         "packages": suite.package_versions(python),
         "loop": loop,
         "pinning": pinning,
+        "loadavg": {"start": load_start, "end": procs.load_average()},
         "era": args.era,
         "http_client": wrkload.wrk_version(wrk) if wrk else "python asyncio client",
         "commands": suite.commands(impls, cfg),

@@ -219,6 +219,26 @@ def rss_kb(pid: int) -> int:
     return sum(_status_kb(p, "VmRSS") for p in descendants(pid))
 
 
+def system_cpu() -> tuple[float, float]:
+    """(busy, steal) CPU seconds of the whole machine since boot, from /proc/stat."""
+    try:
+        fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]
+    except OSError:
+        return 0.0, 0.0
+    ticks = [int(f) for f in fields]
+    # user nice system idle iowait irq softirq steal guest guest_nice
+    busy = ticks[0] + ticks[1] + ticks[2] + ticks[5] + ticks[6]
+    steal = ticks[7] if len(ticks) > 7 else 0
+    return busy / _CLK_TCK, steal / _CLK_TCK
+
+
+def load_average() -> float:
+    try:
+        return float(Path("/proc/loadavg").read_text().split()[0])
+    except (OSError, ValueError):
+        return 0.0
+
+
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))

@@ -4,6 +4,7 @@ frames by own time and by total time."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import shutil
 import subprocess
@@ -17,7 +18,7 @@ from typing import Any
 from benchkit import servers
 from benchkit.procs import ServerFailed
 from benchkit.stdio import pipelined, sequential
-from benchkit.suite import Config, open_peer, stdio_server
+from benchkit.suite import Config, http_load, http_open, http_server, open_peer, stdio_server
 
 
 def _py_spy() -> str | None:
@@ -73,41 +74,66 @@ def summarize(collapsed: str, top: int = 20) -> dict[str, Any]:
     return {"samples": samples, "top_own": table(own), "top_total": table(total)}
 
 
+def _record(spy: str, pid: int, seconds: float, out: Path, drive: Any) -> str | None:
+    """Sample `pid` for `seconds` while `drive()` keeps it busy; None on success, else the error."""
+    argv = [spy, "record", "--pid", str(pid), "--duration", str(int(seconds)), "--rate", "500",
+            "--gil", "--format", "raw", "--output", str(out), "--nonblocking"]  # fmt: skip
+    spy_proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    load = threading.Thread(target=drive, daemon=True)
+    load.start()
+    try:
+        _, err = spy_proc.communicate(timeout=seconds + 60)
+    finally:
+        if spy_proc.poll() is None:
+            spy_proc.kill()
+    load.join(timeout=seconds + 30)
+    if spy_proc.returncode != 0 or not out.exists():
+        return f"py-spy failed: {err.decode(errors='replace')[-500:]}"
+    return None
+
+
+def _print(title: str, result: dict[str, Any]) -> None:
+    if "error" in result:
+        print(f"  {title}: {result['error']}")
+        return
+    print(f"  {title}: {result['samples']} samples; top frames by own time:")
+    for row in result["top_own"][:12]:
+        print(f"    {row['share'] * 100:5.1f}%  {row['frame']}")
+
+
 def profile_mcpkit(cfg: Config, seconds: float) -> dict[str, Any]:
+    """Profile mcpkit's stdio server (32 in flight) and its HTTP server (c=32)."""
     spy = _py_spy()
     if spy is None:
         return {"error": "py-spy is not installed (it is in bench/requirements.txt)"}
     impl = next(i for i in servers.IMPLS if i.name == "mcpkit")
-    print(f"profiling mcpkit's stdio server for {seconds:.0f} s with py-spy")
+    print(f"profiling mcpkit for {seconds:.0f} s per transport with py-spy")
+    out: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="mcpkit-bench-prof-") as tmp:
-        out = Path(tmp) / "stacks.txt"
+        stacks = Path(tmp) / "stdio.txt"
         try:
             with stdio_server(impl, cfg, "profile") as peer:
                 open_peer(peer)
                 sequential(peer, "tools/call", 500, 2.0)
-                argv = [spy, "record", "--pid", str(peer.child.pid), "--duration", str(int(seconds)),
-                        "--rate", "500", "--gil", "--format", "raw", "--output", str(out), "--nonblocking"]  # fmt: skip
-                spy_proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-                # keep the server busy for the whole sampling window
-                load = threading.Thread(
-                    target=pipelined, args=(peer, 32, 10_000_000, seconds + 1.5), daemon=True
-                )
-                load.start()
-                try:
-                    _, err = spy_proc.communicate(timeout=seconds + 60)
-                finally:
-                    if spy_proc.poll() is None:
-                        spy_proc.kill()
-                load.join(timeout=seconds + 30)
-                if spy_proc.returncode != 0 or not out.exists():
-                    return {"error": f"py-spy failed: {err.decode(errors='replace')[-500:]}"}
+                err = _record(spy, peer.child.pid, seconds, stacks,
+                              lambda: pipelined(peer, 32, 10_000_000, seconds + 1.5))  # fmt: skip
+            out["stdio"] = {"error": err} if err else summarize(stacks.read_text())
         except (ServerFailed, OSError) as exc:
-            return {"error": str(exc)}
-        result = summarize(out.read_text())
-    result["seconds"] = seconds
-    result["load"] = "stdio, 32 tools/call in flight"
-    with contextlib.suppress(Exception):
-        print(f"  {result['samples']} samples; top frames by own time:")
-        for row in result["top_own"][:12]:
-            print(f"    {row['share'] * 100:5.1f}%  {row['frame']}")
-    return result
+            out["stdio"] = {"error": str(exc)}
+        out["stdio"]["load"] = "stdio, 32 tools/call in flight"
+        stacks = Path(tmp) / "http.txt"
+        try:
+            with http_server(impl, cfg, "profile-http") as (child, port):
+                era, session = asyncio.run(http_open(child, port))
+                http_load(cfg, port, era, session, 8, 1.0, 5_000)
+                err = _record(spy, child.pid, seconds, stacks,
+                              lambda: http_load(cfg, port, era, session, 32, seconds + 1.5, 10_000_000))  # fmt: skip
+            out["http"] = {"error": err} if err else summarize(stacks.read_text())
+        except (ServerFailed, OSError, TimeoutError, ConnectionError) as exc:
+            out["http"] = {"error": str(exc)}
+        out["http"]["load"] = f"Streamable HTTP, c=32 ({'wrk' if cfg.wrk else 'asyncio client'})"
+    for key in ("stdio", "http"):
+        out[key]["seconds"] = seconds
+        with contextlib.suppress(Exception):
+            _print(key, out[key])
+    return out

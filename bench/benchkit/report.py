@@ -364,51 +364,78 @@ def markdown(results: dict[str, Any]) -> str:
 
     prof = results.get("profile")
     if isinstance(prof, dict):
-        out.append("### Where mcpkit's stdio server spends its time")
+        out.append("### Where mcpkit spends its time")
         out.append("")
         if "error" in prof:
             out.append(f"Profiling failed: {prof['error']}")
-        else:
+        for key in ("stdio", "http"):
+            p = prof.get(key)
+            if not isinstance(p, dict):
+                continue
+            if "error" in p:
+                out.append(f"{key}: profiling failed: {p['error']}")
+                out.append("")
+                continue
             out.append(
-                f"py-spy, {prof['samples']} samples over {prof['seconds']:.0f} s, load: {prof['load']}."
-                " Sampled only while holding the GIL (--gil), so idle waits are left out. Own = samples where the frame is the innermost; total = samples where it is anywhere on the stack."
+                f"**{key}** — py-spy, {p['samples']} samples over {p['seconds']:.0f} s, load: {p['load']}."
+                " Sampled only while holding the GIL (--gil), so idle waits are left out. Own = samples where"
+                " the frame is the innermost; total = samples where it is anywhere on the stack."
             )
             out.append("")
             out.append("| own % | frame (own time) | total % | frame (total time) |")
             out.append("|---|---|---|---|")
-            for a, b in zip(prof["top_own"][:15], prof["top_total"][:15], strict=False):
+            for a, b in zip(p["top_own"][:15], p["top_total"][:15], strict=False):
                 out.append(
                     f"| {a['share'] * 100:.1f} | `{a['frame']}` | {b['share'] * 100:.1f} | `{b['frame']}` |"
                 )
-        out.append("")
+            out.append("")
 
-    out.append("### Load generator check")
+    out.append("### Load generator check and machine noise")
     out.append("")
     out.append(
-        "CPU the client itself used while driving each measurement (1.00 = one full core; the machine has"
-        f" {m.get('nproc')} cores, the server under test uses at most one)."
+        "CPU the client itself used while driving each measurement (1.00 = one full core; the machine"
+        f" has {m.get('nproc')} cores, the server under test uses at most one), and the CPU that other"
+        " processes on the machine used meanwhile (noise) and the hypervisor's steal time: the worst"
+        " measurement of each kind over all servers and runs."
     )
     out.append("")
-    out.append("| measurement | client | max client CPU (cores) | max client CPU µs/req |")
-    out.append("|---|---|---|---|")
+    out.append(
+        "| measurement | client | max client CPU (cores) | max client CPU µs/req | max other processes (cores) | max steal (cores) |"
+    )
+    out.append("|---|---|---|---|---|---|")
     for section, keys, client in (
         ("stdio", ("seq", "pipelined"), "Python stdio driver"),
         ("http", ("c1", "c32"), meta.get("http_client", "?")),
     ):
         for key in keys:
-            utils = [_get(r, key, "client_cpu_util") for r in results.get(section, {}).values()]
-            per = [_get(r, key, "client_cpu_us_per_req") for r in results.get(section, {}).values()]
+            runs = [run for r in results.get(section, {}).values() for run in r.get("runs", [])]
+            utils = [_get(r, key, "client_cpu_util") for r in runs]
             if section == "http":
                 per = [
                     (_get(r, key, "client_cpu_s") or 0)
                     / max(_get(r, key, "requests") or 1, 1)
                     * 1e6
-                    for r in results.get(section, {}).values()
+                    for r in runs
                 ]
+            else:
+                per = [_get(r, key, "client_cpu_us_per_req") for r in runs]
+            other = [_get(r, key, "other_cpu_cores") for r in runs]
+            steal = [_get(r, key, "steal_cores") for r in runs]
             utils = [u for u in utils if isinstance(u, int | float)]
             per = [p for p in per if isinstance(p, int | float)]
+            other = [o for o in other if isinstance(o, int | float)]
+            steal = [o for o in steal if isinstance(o, int | float)]
             if utils:
-                out.append(f"| {section} {key} | {client} | {max(utils):.2f} | {max(per):.1f} |")
+                out.append(
+                    f"| {section} {key} | {client} | {max(utils):.2f} | {max(per):.1f}"
+                    f" | {max(other) if other else 0:.2f} | {max(steal) if steal else 0:.2f} |"
+                )
+    la = meta.get("loadavg", {})
+    if la:
+        out.append("")
+        out.append(
+            f"1-minute load average at the start: {la.get('start', 0):.2f}; at the end: {la.get('end', 0):.2f}."
+        )
     out.append("")
     return "\n".join(out)
 
@@ -428,18 +455,28 @@ def chart(results: dict[str, Any], path: Path) -> bool:
 
     colors = {"floor": "#9e9e9e", "mcpkit": "#1f77b4", "sdk": "#ff7f0e", "fastmcp": "#2ca02c"}
 
-    def bars(ax: Any, section: str, getter: Any, title: str, unit: str) -> None:
+    def bars(
+        ax: Any,
+        section: str,
+        getter: Any,
+        title: str,
+        unit: str,
+        client_bound: Any = lambda n: False,
+    ) -> None:
         names = [n for n in results["servers"] if isinstance(getter(n), int | float)]
         values = [getter(n) for n in names]
         cs = [colors.get(results["servers"][n]["family"], "#555") for n in names]
         ax.barh(names[::-1], values[::-1], color=cs[::-1])
-        for i, v in enumerate(values[::-1]):
-            ax.text(v, i, f" {v:,.0f}" if v >= 10 else f" {v:.1f}", va="center", fontsize=7)
+        for i, (n, v) in enumerate(zip(names[::-1], values[::-1], strict=True)):
+            label = f" {v:,.0f}" if v >= 10 else f" {v:.1f}"
+            if client_bound(n):
+                label += " (client-bound)"
+            ax.text(v, i, label, va="center", fontsize=7)
         ax.set_title(title, fontsize=9)
         ax.set_xlabel(unit, fontsize=8)
         ax.tick_params(labelsize=7)
         if values:
-            ax.set_xlim(0, max(values) * 1.25)
+            ax.set_xlim(0, max(values) * 1.35)
 
     fig, axes = plt.subplots(2, 3, figsize=(15, 8))
     bars(
@@ -455,6 +492,7 @@ def chart(results: dict[str, Any], path: Path) -> bool:
         lambda n: _get(results, "stdio", n, "pipelined", "rps"),
         "stdio pipelined (32 in flight)",
         "req/s (higher is better)",
+        lambda n: (_get(results, "stdio", n, "pipelined", "client_cpu_util") or 0) > CLIENT_BOUND,
     )
     bars(
         axes[0][2],
@@ -462,6 +500,7 @@ def chart(results: dict[str, Any], path: Path) -> bool:
         lambda n: _get(results, "http", n, "c32", "rps"),
         "Streamable HTTP, c=32, 1 worker",
         "req/s (higher is better)",
+        lambda n: (_get(results, "http", n, "c32", "client_cpu_util") or 0) > CLIENT_BOUND,
     )
     bars(
         axes[1][0],
@@ -492,6 +531,13 @@ def chart(results: dict[str, Any], path: Path) -> bool:
             )
     ax.set_xscale("log")
     ax.set_yscale("log")
+    from matplotlib.ticker import FuncFormatter
+
+    plain = FuncFormatter(lambda v, _pos: f"{v:,.0f}")
+    ax.xaxis.set_major_formatter(plain)
+    ax.yaxis.set_major_formatter(plain)
+    ax.yaxis.set_minor_formatter(plain)
+    ax.tick_params(axis="y", which="minor", labelsize=6)
     ax.set_title("tools/call p50 latency vs registered tools (stdio)", fontsize=9)
     ax.set_xlabel("tools", fontsize=8)
     ax.set_ylabel("µs", fontsize=8)

@@ -35,6 +35,7 @@ class Impl:
     sessions: bool = False  # measured in the idle legacy session test
     notes: str = ""
     needs: tuple[str, ...] = field(default_factory=tuple)  # modules the server's interpreter needs
+    extra: bool = False  # an informative variant: measured in the stdio and HTTP sections only
 
     @property
     def path(self) -> Path:
@@ -99,6 +100,15 @@ IMPLS: list[Impl] = [
         sessions=True,
         notes="python -m mcpkit run (stdio) / --http (its own uvicorn setup)",
         needs=("mcpkit",),
+    ),
+    Impl(
+        "mcpkit-async",
+        "mcpkit, tool written as `async def`",
+        "mcpkit",
+        "mcpkit_echo_async.py",
+        notes="same as mcpkit with `async def echo`: runs on the event loop, no worker-thread hop",
+        needs=("mcpkit",),
+        extra=True,
     ),
     Impl(
         "sdk-lowlevel",

@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 
 from benchkit import protocol
-from benchkit.procs import Child, ServerFailed, Watchdog, cpu_seconds
+from benchkit.procs import Child, ServerFailed, Watchdog, cpu_seconds, system_cpu
 
 
 class StdioPeer:
@@ -112,6 +112,13 @@ class StdioPeer:
         self.child.kill()
 
 
+def other_cpu(system_busy: float, server: float, client: float, seconds: float) -> float:
+    """CPU (in cores) that processes other than the server and the client used meanwhile."""
+    if seconds <= 0:
+        return 0.0
+    return max(0.0, (system_busy - server - client) / seconds)
+
+
 @dataclass
 class LoopResult:
     requests: int = 0
@@ -119,6 +126,8 @@ class LoopResult:
     latencies_ns: list[int] = field(default_factory=list)
     server_cpu_s: float = 0.0
     client_cpu_s: float = 0.0
+    system_busy_s: float = 0.0
+    steal_s: float = 0.0
     errors: int = 0
     first_error: str | None = None
 
@@ -136,6 +145,10 @@ class LoopResult:
             "server_cpu_us_per_req": self.server_cpu_s / n * 1e6,
             "client_cpu_us_per_req": self.client_cpu_s / n * 1e6,
             "client_cpu_util": self.client_cpu_s / self.seconds if self.seconds > 0 else 0.0,
+            "other_cpu_cores": other_cpu(
+                self.system_busy_s, self.server_cpu_s, self.client_cpu_s, self.seconds
+            ),
+            "steal_cores": self.steal_s / self.seconds if self.seconds > 0 else 0.0,
             "errors": self.errors,
             "first_error": self.first_error,
         }
@@ -163,6 +176,7 @@ def sequential(
     deadline_ns = pc() + int(max_seconds * 1e9)
     with Watchdog(peer.child, max_seconds + 30):
         srv0 = cpu_seconds(peer.child.pid)
+        sys0 = system_cpu()
         cli0 = time.process_time()
         start = pc()
         i = 0
@@ -190,6 +204,8 @@ def sequential(
         end = pc()
         res.client_cpu_s = time.process_time() - cli0
         res.server_cpu_s = cpu_seconds(peer.child.pid) - srv0
+        sys1 = system_cpu()
+        res.system_busy_s, res.steal_s = sys1[0] - sys0[0], sys1[1] - sys0[1]
     res.requests = len(lat)
     res.seconds = (end - start) / 1e9
     return res
@@ -208,6 +224,7 @@ def pipelined(peer: StdioPeer, window: int, max_requests: int, max_seconds: floa
     deadline_ns = pc() + int(max_seconds * 1e9)
     with Watchdog(peer.child, max_seconds + 30):
         srv0 = cpu_seconds(peer.child.pid)
+        sys0 = system_cpu()
         cli0 = time.process_time()
         start = pc()
         next_i = 0
@@ -252,6 +269,8 @@ def pipelined(peer: StdioPeer, window: int, max_requests: int, max_seconds: floa
         end = pc()
         res.client_cpu_s = time.process_time() - cli0
         res.server_cpu_s = cpu_seconds(peer.child.pid) - srv0
+        sys1 = system_cpu()
+        res.system_busy_s, res.steal_s = sys1[0] - sys0[0], sys1[1] - sys0[1]
     res.requests = len(lat)
     res.seconds = (end - start) / 1e9
     return res

@@ -24,10 +24,18 @@ from typing import Any
 import orjson
 
 from benchkit import httpclient, protocol, wrkload
-from benchkit.procs import Child, ServerFailed, cpu_seconds, free_port, peak_rss_kb, rss_kb
+from benchkit.procs import (
+    Child,
+    ServerFailed,
+    cpu_seconds,
+    free_port,
+    peak_rss_kb,
+    rss_kb,
+    system_cpu,
+)
 from benchkit.servers import REPO_DIR, Impl
 from benchkit.stats import median, percentile
-from benchkit.stdio import LoopResult, StdioPeer, pipelined, sequential
+from benchkit.stdio import LoopResult, StdioPeer, other_cpu, pipelined, sequential
 
 LOG = print
 
@@ -375,9 +383,16 @@ def http_run(impl: Impl, cfg: Config, run: int, rec: Recorder) -> dict[str, Any]
             entry: dict[str, Any] = {}
             for conc in cfg.http_concurrency:
                 cpu0 = cpu_seconds(child.pid)
+                sys0 = system_cpu()
                 out = http_load(cfg, port, era, session, conc, cfg.http_seconds, cfg.http_requests)
-                out["server_cpu_us_per_req"] = (
-                    (cpu_seconds(child.pid) - cpu0) / max(out["requests"], 1) * 1e6
+                server_cpu = cpu_seconds(child.pid) - cpu0
+                sys1 = system_cpu()
+                out["server_cpu_us_per_req"] = server_cpu / max(out["requests"], 1) * 1e6
+                out["other_cpu_cores"] = other_cpu(
+                    sys1[0] - sys0[0], server_cpu, out["client_cpu_s"], out["seconds"]
+                )
+                out["steal_cores"] = (
+                    (sys1[1] - sys0[1]) / out["seconds"] if out["seconds"] > 0 else 0.0
                 )
                 entry[f"c{conc}"] = out
             asyncio.run(http_check_call(port, era, session))
@@ -451,9 +466,10 @@ def cold_once(impl: Impl, cfg: Config, method: str, era: str) -> float:
 
 def cold_phase(impls: list[Impl], cfg: Config, rec: Recorder) -> None:
     res = rec.results["cold_start"]
-    targets = [i for i in impls if i.stdio and not rec.is_dead(i, "stdio")]
+    targets = [i for i in impls if i.stdio and not i.extra and not rec.is_dead(i, "stdio")]
+    default = "legacy" if cfg.force_legacy else "modern"
     eras = {
-        i.name: rec.results["servers"].get(i.name, {}).get("stdio", {}).get("era", "modern")
+        i.name: rec.results["servers"].get(i.name, {}).get("stdio", {}).get("era", default)
         for i in targets
     }
     samples: dict[str, dict[str, list[float]]] = {
@@ -567,7 +583,7 @@ def import_phase(impls: list[Impl], cfg: Config, rec: Recorder) -> None:
 
 def growth_phase(impls: list[Impl], cfg: Config, rec: Recorder) -> None:
     res = rec.results["growth"]
-    targets = [i for i in impls if i.stdio and not rec.is_dead(i, "stdio")]
+    targets = [i for i in impls if i.stdio and not i.extra and not rec.is_dead(i, "stdio")]
     with tempfile.TemporaryDirectory(prefix="mcpkit-bench-tools-") as tmp:
         files = {(i.name, n): i.generate(n, Path(tmp)) for i in targets for n in cfg.growth_ns}
         per_run: dict[tuple[str, int], list[dict[str, Any]]] = {}
@@ -641,7 +657,9 @@ async def _session_alive(port: int, session: str) -> None:
 
 def sessions_phase(impls: list[Impl], cfg: Config, rec: Recorder) -> None:
     res = rec.results["sessions"]
-    targets = [i for i in impls if i.sessions and i.http and not rec.is_dead(i, "http")]
+    targets = [
+        i for i in impls if i.sessions and i.http and not i.extra and not rec.is_dead(i, "http")
+    ]
     per_run: dict[str, list[dict[str, Any]]] = {}
     for run in range(cfg.runs):
         for impl in targets:

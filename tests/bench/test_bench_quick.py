@@ -38,17 +38,6 @@ def quick(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     return data
 
 
-def _http_landed(data: dict[str, Any]) -> bool:
-    """mcpkit's HTTP transport is optional until `mcpkit run --http` exists at all."""
-    state = data["servers"]["mcpkit"].get("http", {})
-    if state.get("available"):
-        return True
-    reason = str(state.get("error", ""))
-    # Only "the CLI does not know --http yet" excuses a missing row; any other failure counts.
-    assert "usage: mcpkit" in reason or "unrecognized arguments" in reason, reason
-    return False
-
-
 def test_structure(quick: dict[str, Any]) -> None:
     for key in (
         "meta",
@@ -91,10 +80,9 @@ def test_stdio(quick: dict[str, Any], name: str) -> None:
 
 @pytest.mark.parametrize("name", ["floor", "mcpkit"])
 def test_http(quick: dict[str, Any], name: str) -> None:
-    if name == "mcpkit" and not _http_landed(quick):
-        assert "mcpkit" not in quick["http"]
-        return
-    assert quick["servers"][name]["http"]["available"] is True
+    state = quick["servers"][name]["http"]
+    assert state["available"] is True, state
+    assert state["era"] == "modern"
     entry = quick["http"][name]
     for conc in ("c1", "c32"):
         assert entry[conc]["rps"] > 0, entry[conc]
@@ -127,9 +115,7 @@ def test_tool_count_growth(quick: dict[str, Any], name: str) -> None:
         assert entry["call_p50_us"] > 0
 
 
-def test_sessions(quick: dict[str, Any]) -> None:
-    if not _http_landed(quick):
-        return
+def test_legacy_sessions(quick: dict[str, Any]) -> None:
     entry = quick["sessions"]["mcpkit"]
     assert "error" not in entry, entry
     assert entry["sessions"] > 0
