@@ -14,8 +14,7 @@ from typing import Annotated
 
 from store import Event, add_event, week_events
 
-from mcpkit import CacheHint, Context, Server, ToolError
-from mcpkit.server.asking import Elicit
+from mcpkit import CacheHint, Context, Elicit, Server, ToolError
 
 server = Server(
     "calendar",

@@ -30,8 +30,10 @@ if TYPE_CHECKING:
         RPCError,
         ToolError,
     )
+    from mcpkit.server.asking import Elicit, Elicited, ElicitURL, ListRoots, Sample, Sampled
     from mcpkit.server.content import Audio, Blob, Image, ResourceLink, Text, ToolResult
     from mcpkit.server.context import Context
+    from mcpkit.server.handles import HandleError
     from mcpkit.server.prompts import Message
     from mcpkit.server.resources import CacheHint
     from mcpkit.server.schema import Param
@@ -47,12 +49,17 @@ __all__ = [
     "Client",
     "ClientOptions",
     "Context",
+    "Elicit",
+    "ElicitURL",
     "ElicitationHandler",
+    "Elicited",
     "HTTPConnector",
+    "HandleError",
     "Image",
     "InMemory",
     "InputRequest",
     "InvalidParamsError",
+    "ListRoots",
     "LogHandler",
     "MCPError",
     "Message",
@@ -63,6 +70,8 @@ __all__ = [
     "ResourceLink",
     "ResourceNotFoundError",
     "RootsHandler",
+    "Sample",
+    "Sampled",
     "SamplingHandler",
     "Server",
     "ServerOptions",
@@ -77,6 +86,13 @@ _LAZY = {
     "Server": "mcpkit.server.server",
     "ServerOptions": "mcpkit.server.server",
     "Context": "mcpkit.server.context",
+    "Elicit": "mcpkit.server.asking",
+    "ElicitURL": "mcpkit.server.asking",
+    "Elicited": "mcpkit.server.asking",
+    "ListRoots": "mcpkit.server.asking",
+    "Sample": "mcpkit.server.asking",
+    "Sampled": "mcpkit.server.asking",
+    "HandleError": "mcpkit.server.handles",
     "CacheHint": "mcpkit.server.resources",
     "Message": "mcpkit.server.prompts",
     "Param": "mcpkit.server.schema",
