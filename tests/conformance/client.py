@@ -18,8 +18,7 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from mcpkit.client import Client, ClientOptions, InputRequest
-from mcpkit.transports.http_client import HTTPConnector
+from mcpkit import Client, ClientOptions, HTTPConnector, InputRequest
 
 Scenario = Callable[[str], Awaitable[None]]
 SCENARIOS: dict[str, Scenario] = {}
