@@ -20,15 +20,18 @@ from mcpkit import (
     Audio,
     Blob,
     Context,
+    Elicit,
+    Elicited,
     Image,
+    ListRoots,
     Message,
     Param,
+    Sample,
     Server,
     Text,
     ToolError,
 )
 from mcpkit.errors import MissingRequiredClientCapabilityError
-from mcpkit.server.asking import Elicit, Elicited, ListRoots, Sample
 
 server = Server(
     "mcpkit-conformance-server",
