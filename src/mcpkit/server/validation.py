@@ -1,29 +1,25 @@
-"""Argument checking for tools and prompts: compiled checkers for derived schemas, and the
-guarded use of a user's raw JSON Schema.
+"""Argument checking for tools and prompts: the compiled checkers behind a derived schema.
 
-`mcpkit.server.schema` turns type hints into a schema and, alongside, into the checker closures
-defined here; this module owns what happens on every call: type checks without a schema
+`mcpkit.server.type_schema` turns type hints into a schema and, alongside, into the checker
+closures defined here; this module owns what happens on every call: type checks without a schema
 interpreter on the hot path, coercion into the annotated Python types, and problem messages a
-model can act on ("arguments.count: expected integer, got string 'x'"). It also owns the
-registration-time checks of raw schemas (dialect, remote `$ref`, size) and the one cached
-`jsonschema` validator per raw schema.
+model can act on ("arguments.count: expected integer, got string 'x'"). A user's raw JSON Schema
+is checked elsewhere (`mcpkit.server.raw_schema`), with the error type and paths defined here.
 
-Imports: the standard library only; `jsonschema` lazily, and only when a raw schema is used.
+Imports: the standard library only.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Final
-from urllib.parse import unquote, urldefrag, urljoin, urlsplit
 
 __all__ = [
-    "SUPPORTED_DIALECTS",
+    "TOO_DEEP",
     "ArgumentsError",
     "ArgumentsValidator",
     "Checker",
@@ -35,9 +31,7 @@ __all__ = [
     "check_none",
     "check_str",
     "compile_arguments",
-    "compile_raw",
     "describe_value",
-    "is_finite_json",
     "make_array",
     "make_enum",
     "make_literal",
@@ -48,7 +42,6 @@ __all__ = [
     "make_pydantic",
     "make_tuple",
     "make_union",
-    "prepare_raw_schema",
     "property_path",
 ]
 
@@ -61,6 +54,9 @@ ArgumentsValidator = Callable[[Mapping[str, Any] | None], dict[str, Any]]
 _MISSING: Final = object()
 _EMPTY: Final[Mapping[str, Any]] = MappingProxyType({})
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+TOO_DEEP: Final = "arguments: nested too deeply to check; send a value with fewer nesting levels"
 
 
 class ArgumentsError(ValueError):
@@ -415,7 +411,10 @@ def compile_arguments(
         elif type(arguments) is not dict and not isinstance(arguments, Mapping):
             raise not_an_object(arguments)
         problems: list[str] = []
-        out = _check_fields(arguments, "arguments", problems, rows)
+        try:
+            out = _check_fields(arguments, "arguments", problems, rows)
+        except RecursionError:  # a recursive type met a value nested deeper than the stack
+            raise ArgumentsError([TOO_DEEP]) from None
         if closed:
             problems.extend(
                 f"{property_path('arguments', k)}: unexpected property" for k in extras(arguments)
@@ -428,218 +427,3 @@ def compile_arguments(
         return out
 
     return validate
-
-
-# -- raw user schemas ---------------------------------------------------------------------------
-
-_DIALECTS: Final = {
-    "json-schema.org/draft/2020-12/schema": "Draft202012Validator",
-    "json-schema.org/draft/2019-09/schema": "Draft201909Validator",
-    "json-schema.org/draft-07/schema": "Draft7Validator",
-    "json-schema.org/draft-06/schema": "Draft6Validator",
-    "json-schema.org/draft-04/schema": "Draft4Validator",
-}
-SUPPORTED_DIALECTS: Final = tuple(
-    f"https://{uri}" if "/draft/" in uri else f"http://{uri}#" for uri in _DIALECTS
-)
-
-_REF_KEYWORDS: Final = ("$ref", "$dynamicRef", "$recursiveRef")
-_DATA_KEYWORDS: Final = frozenset({"const", "enum", "default", "examples"})
-_MAX_DEPTH: Final = 128
-_MAX_NODES: Final = 20_000
-
-
-def _dialect_key(uri: str) -> str:
-    key = uri.strip()
-    for scheme in ("https://", "http://"):
-        if key.startswith(scheme):
-            key = key[len(scheme) :]
-            break
-    return key.rstrip("#")
-
-
-def _validator_class(schema: Mapping[str, Any], where: str) -> Any:
-    declared = schema.get("$schema")
-    if declared is None:
-        name = "Draft202012Validator"
-    elif not isinstance(declared, str) or _dialect_key(declared) not in _DIALECTS:
-        raise ValueError(
-            f"{where}: unsupported JSON Schema dialect {declared!r}; supported: "
-            f"{', '.join(SUPPORTED_DIALECTS)} (2020-12 when $schema is absent)"
-        )
-    else:
-        name = _DIALECTS[_dialect_key(declared)]
-    import jsonschema
-
-    return getattr(jsonschema, name)
-
-
-def _check_refs(schema: Mapping[str, Any], where: str) -> None:
-    """Refuse every `$ref` that would leave the document, before any validator sees it.
-
-    Same-document pointers, `$anchor`s and resources embedded with `$id` stay allowed; nothing
-    else is ever resolved, so no validator can be tricked into fetching a URL.
-    """
-    root_id = schema.get("$id")
-    root = urldefrag(root_id)[0] if isinstance(root_id, str) else ""
-    ids: set[str] = {"", root}
-    anchors: set[str] = set()
-    local: list[tuple[str, str]] = []
-    refs: list[tuple[str, str, str]] = []
-    stack: list[tuple[Any, str, str, int]] = [(schema, root, "", 0)]
-    seen = 0
-    while stack:
-        node, base, pointer, depth = stack.pop()
-        seen += 1
-        if seen > _MAX_NODES or depth > _MAX_DEPTH:
-            raise ValueError(
-                f"{where}: schema is too large or too deeply nested (limits: {_MAX_NODES} "
-                f"subschemas, depth {_MAX_DEPTH})"
-            )
-        if isinstance(node, list):
-            stack.extend((item, base, f"{pointer}/{i}", depth + 1) for i, item in enumerate(node))
-            continue
-        if not isinstance(node, Mapping):
-            continue
-        own_id = node.get("$id")
-        if isinstance(own_id, str):
-            base = urldefrag(urljoin(base, own_id))[0]
-            ids.add(base)
-        if base == root and isinstance(node.get("$anchor"), str):
-            anchors.add(node["$anchor"])
-        for keyword in _REF_KEYWORDS:
-            ref = node.get(keyword)
-            if not isinstance(ref, str):
-                continue
-            if not ref.startswith("#"):
-                refs.append((ref, urldefrag(urljoin(base, ref))[0], f"{pointer}/{keyword}"))
-            elif base == root and keyword == "$ref":
-                local.append((ref, f"{pointer}/{keyword}"))
-        for key, value in node.items():
-            if key not in _DATA_KEYWORDS and isinstance(value, (Mapping, list)):
-                escaped = str(key).replace("~", "~0").replace("/", "~1")
-                stack.append((value, base, f"{pointer}/{escaped}", depth + 1))
-    for ref, pointer in local:
-        if not _resolves(schema, ref[1:], anchors):
-            raise ValueError(f"{where}: $ref {ref!r} at {pointer} points to nothing in the schema")
-    for ref, target, pointer in refs:
-        if target in ids:
-            continue
-        parts = urlsplit(target)
-        kind = (
-            "remote"
-            if parts.netloc or parts.scheme in ("http", "https", "ftp", "ws", "wss")
-            else "external"
-        )
-        raise ValueError(
-            f"{where}: $ref {ref!r} at {pointer or '/'}: {kind} $ref not allowed; only same-document "
-            f"references (such as '#/$defs/name' or an $anchor) are resolved"
-        )
-
-
-def _resolves(schema: Mapping[str, Any], fragment: str, anchors: set[str]) -> bool:
-    """Whether a same-document reference (the part after '#') names something that exists."""
-    if not fragment.startswith("/"):
-        return fragment == "" or unquote(fragment) in anchors
-    node: Any = schema
-    for raw in fragment[1:].split("/"):
-        token = unquote(raw).replace("~1", "/").replace("~0", "~")
-        if isinstance(node, Mapping) and token in node:
-            node = node[token]
-        elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
-            node = node[int(token)]
-        else:
-            return False
-    return True
-
-
-def prepare_raw_schema(schema: Mapping[str, Any], where: str) -> Any:
-    """Check a user's schema at registration; return a validator instance to reuse per call."""
-    if not isinstance(schema, Mapping):
-        raise ValueError(f"{where}: a JSON Schema must be an object, got {type(schema).__name__}")
-    cls = _validator_class(schema, where)
-    _check_refs(schema, where)
-    from jsonschema.exceptions import SchemaError
-
-    try:
-        cls.check_schema(schema)
-    except SchemaError as exc:
-        raise ValueError(f"{where}: not a valid JSON Schema: {exc.message}") from None
-    return cls(schema)
-
-
-def _error_path(parts: Iterable[Any]) -> str:
-    path = "arguments"
-    for part in parts:
-        path = f"{path}[{part}]" if isinstance(part, int) else property_path(path, str(part))
-    return path
-
-
-def _raw_problems(errors: Iterable[Any]) -> list[str]:
-    problems: list[str] = []
-    for error in errors:
-        path = _error_path(error.absolute_path)
-        if error.validator == "required" and isinstance(error.instance, Mapping):
-            missing = [
-                name
-                for name in error.validator_value
-                if isinstance(name, str)
-                and name not in error.instance
-                and error.message.startswith(repr(name))
-            ]
-            if missing:
-                problems.extend(
-                    f"{property_path(path, name)}: missing required property" for name in missing
-                )
-                continue
-        if error.validator == "type":
-            wanted = error.validator_value
-            names = [wanted] if isinstance(wanted, str) else list(wanted)
-            expected = " or ".join(str(n) for n in names)
-            problems.append(f"{path}: expected {expected}, got {describe_value(error.instance)}")
-            continue
-        message = error.message if len(error.message) <= 300 else error.message[:297] + "..."
-        problems.append(f"{path}: {message}")
-    return problems
-
-
-def compile_raw(
-    schema: Mapping[str, Any], where: str, *, parameter_names: frozenset[str], pass_extra: bool
-) -> ArgumentsValidator:
-    """Per-call validation against a user's schema; the validator is built once, here."""
-    validator = prepare_raw_schema(schema, where)
-    if schema.get("type") != "object":
-        raise ValueError(f'{where}: an input schema must have "type": "object" at its root')
-
-    def validate(arguments: Mapping[str, Any] | None) -> dict[str, Any]:
-        if arguments is None:
-            arguments = {}
-        elif type(arguments) is not dict:
-            if not isinstance(arguments, Mapping):
-                raise ArgumentsError(
-                    [f"arguments: expected object, got {describe_value(arguments)}"]
-                )
-            arguments = dict(arguments)
-        errors = sorted(
-            validator.iter_errors(arguments), key=lambda e: [str(p) for p in e.absolute_path]
-        )
-        if errors:
-            raise ArgumentsError(_raw_problems(errors))
-        if pass_extra:
-            return dict(arguments)
-        return {k: v for k, v in arguments.items() if k in parameter_names}
-
-    return validate
-
-
-def is_finite_json(value: Any) -> bool:
-    """True for plain JSON data only; used to decide if a default can go into a schema."""
-    if value is None or isinstance(value, (str, bool, int)):
-        return True
-    if isinstance(value, float):
-        return math.isfinite(value)
-    if isinstance(value, list):
-        return all(is_finite_json(v) for v in value)
-    if isinstance(value, dict):
-        return all(isinstance(k, str) and is_finite_json(v) for k, v in value.items())
-    return False

@@ -1,0 +1,470 @@
+"""One type annotation at a time: its JSON Schema (2020-12) and, alongside, its checker.
+
+`Compiler.node` turns an annotation into a schema fragment and the compiled checker (from
+`mcpkit.server.validation`) that checks and coerces a value of that shape, so a call never
+interprets a schema. Nested classes go into one shared `$defs` table
+(`mcpkit.server.schema_defs`). Everything that cannot be described is a `TypeError` naming the
+function, the parameter and the type, raised at registration.
+
+`Param` lives here because this is where `Annotated` metadata is read; the public spelling is
+`mcpkit.server.schema.Param`.
+
+Imports: the standard library and `mcpkit.server` (validation, schema_defs, json_values) only.
+Pydantic is never imported: a model is recognised only when pydantic is already loaded.
+"""
+
+from __future__ import annotations
+
+import collections.abc as cabc
+import copy
+import dataclasses
+import enum
+import inspect
+import sys
+import types
+import typing
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import date, datetime, time
+from typing import Any, Final, Literal, NotRequired, Required, Union, get_args, get_origin
+
+from mcpkit.server import validation as v
+from mcpkit.server.json_values import is_finite_json, output_to_json
+from mcpkit.server.schema_defs import Defs, ref_to
+from mcpkit.server.validation import Checker, FieldPlan
+
+__all__ = [
+    "Compiler",
+    "Meta",
+    "Node",
+    "Param",
+    "is_object_annotation",
+    "split_annotated",
+    "strip_optional",
+]
+
+_NONE: Final = type(None)
+_EMPTY = inspect.Parameter.empty
+
+
+@dataclass(frozen=True, slots=True)
+class Param:
+    """Metadata for `Annotated[X, Param(...)]`; `header` mirrors the argument into the HTTP
+    header `Mcp-Param-{header}` (the `x-mcp-header` annotation), for top-level string, integer
+    or boolean parameters only."""
+
+    description: str | None = None
+    title: str | None = None
+    header: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Meta:
+    """What the `Annotated` metadata of one annotation says about it."""
+
+    description: str | None = None
+    title: str | None = None
+    header: str | None = None
+
+
+def split_annotated(annotation: Any) -> tuple[Any, Meta]:
+    """Strip `Annotated`; read a description from a str, a `Param` or a pydantic-like Field."""
+    if get_origin(annotation) is not typing.Annotated:
+        return annotation, Meta()
+    description = title = header = None
+    for item in annotation.__metadata__:
+        if isinstance(item, str):
+            description = description or item
+        elif isinstance(item, Param):
+            description = item.description or description
+            title = item.title or title
+            header = item.header or header
+        else:
+            found = getattr(item, "description", None)
+            if isinstance(found, str):
+                description = found
+            found = getattr(item, "title", None)
+            if isinstance(found, str):
+                title = found
+    return annotation.__origin__, Meta(description, title, header)
+
+
+def _is_union(annotation: Any) -> bool:
+    return get_origin(annotation) in (Union, types.UnionType)
+
+
+def strip_optional(annotation: Any) -> tuple[Any, bool]:
+    if not _is_union(annotation):
+        return annotation, annotation is None or annotation is _NONE
+    rest = [arg for arg in get_args(annotation) if arg is not _NONE]
+    if len(rest) == len(get_args(annotation)):
+        return annotation, False
+    return (rest[0] if len(rest) == 1 else Union[tuple(rest)]), True  # noqa: UP007
+
+
+def _is_pydantic_model(annotation: Any) -> bool:
+    return (
+        "pydantic" in sys.modules
+        and isinstance(annotation, type)
+        and hasattr(annotation, "model_json_schema")
+        and hasattr(annotation, "model_validate")
+    )
+
+
+def is_object_annotation(annotation: Any) -> bool:
+    base = split_annotated(annotation)[0]
+    if isinstance(base, type) and (
+        dataclasses.is_dataclass(base) or typing.is_typeddict(base) or _is_pydantic_model(base)
+    ):
+        return True
+    return (get_origin(base) or base) in _MAPPINGS
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    raise TypeError(type(value).__name__)
+
+
+def _enum_schema(values: list[Any]) -> dict[str, Any]:
+    kinds = {_json_type(value) for value in values}
+    schema: dict[str, Any] = {"type": kinds.pop()} if len(kinds) == 1 else {}
+    if len(values) == 1:
+        schema["const"] = values[0]
+    else:
+        schema["enum"] = values
+    return schema
+
+
+def _expected(schema: Mapping[str, Any]) -> str:
+    kind = schema.get("type")
+    if isinstance(kind, str):
+        return kind
+    if isinstance(kind, list):
+        return " or ".join(map(str, kind))
+    return "object" if "$ref" in schema else "a valid value"
+
+
+def _dataclass_doc(cls: type) -> str | None:
+    doc = cls.__doc__
+    if not doc or doc.startswith(f"{cls.__name__}("):  # the text dataclasses makes up
+        return None
+    return inspect.cleandoc(doc)
+
+
+_PRIMITIVES: Final[dict[Any, tuple[str, Checker, frozenset[type]]]] = {
+    str: ("string", v.check_str, frozenset({str})),
+    int: ("integer", v.check_int, frozenset({int})),
+    float: ("number", v.check_float, frozenset({float})),
+    bool: ("boolean", v.check_bool, frozenset({bool})),
+    _NONE: ("null", v.check_none, frozenset({_NONE})),
+    None: ("null", v.check_none, frozenset({_NONE})),
+}
+_FORMATS: Final[dict[type, tuple[str, Callable[[str], Any], str]]] = {
+    datetime: ("date-time", datetime.fromisoformat, "date-time string (ISO 8601)"),
+    date: ("date", date.fromisoformat, "date string (YYYY-MM-DD)"),
+    time: ("time", time.fromisoformat, "time string (HH:MM[:SS])"),
+    uuid.UUID: ("uuid", uuid.UUID, "UUID string"),
+}
+_ARRAYS: Final[dict[Any, Callable[[list[Any]], Any]]] = {
+    list: list,
+    cabc.Sequence: list,
+    cabc.MutableSequence: list,
+    set: set,
+    cabc.Set: set,
+    cabc.MutableSet: set,
+    frozenset: frozenset,
+}
+_MAPPINGS: Final = frozenset({dict, cabc.Mapping, cabc.MutableMapping})
+_SUPPORTED: Final = (
+    "supported: str, int, float, bool, None, Any, Optional/unions, Literal, Enum, datetime, "
+    "date, time, UUID, list/tuple/set/Sequence, dict[str, X], dataclasses, TypedDict, "
+    "pydantic models"
+)
+
+
+_Field = tuple[str, Any, Any, bool, str | None]
+
+
+def _fields_of(cls: type, hints: Mapping[str, Any]) -> list[_Field]:
+    """(name, annotation, default, required, description) of a dataclass or TypedDict."""
+    if not dataclasses.is_dataclass(cls):
+        fields: list[_Field] = []
+        for key, hint in hints.items():
+            origin = get_origin(hint)
+            if origin is NotRequired or origin is Required:  # unreliable in __required_keys__
+                fields.append((key, get_args(hint)[0], _EMPTY, origin is Required, None))
+            else:
+                fields.append(
+                    (key, hint, _EMPTY, key in getattr(cls, "__required_keys__", ()), None)
+                )
+        return fields
+    out: list[_Field] = []
+    for f in dataclasses.fields(cls):
+        if not f.init:
+            continue
+        missing = dataclasses.MISSING
+        described = f.metadata.get("description") if f.metadata else None
+        out.append(
+            (
+                f.name,
+                hints.get(f.name, Any),
+                _EMPTY if f.default is missing else f.default,
+                f.default is missing and f.default_factory is missing,
+                described if isinstance(described, str) else None,
+            )
+        )
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    """An annotation's schema fragment and checker; `fast` lists the exact types the checker
+    would return unchanged, so a caller may skip calling it for them."""
+
+    schema: dict[str, Any]
+    checker: Checker
+    fast: frozenset[type] = frozenset()
+
+
+class Compiler:
+    """Turns annotations into (schema, checker) pairs that share one `$defs` table."""
+
+    def __init__(self, *, mode: Literal["validation", "serialization"]) -> None:
+        self.mode = mode
+        self.defs = Defs()
+        self._names: dict[type, str] = {}
+        self._cells: dict[type, list[Checker]] = {}
+
+    def node(self, annotation: Any, where: str) -> Node:
+        base, meta = split_annotated(annotation)
+        if meta.header is not None:
+            raise TypeError(f"{where}: Param(header=...) is only allowed on top-level parameters")
+        node = self._node(base, where)
+        if meta.description is None and meta.title is None:
+            return node
+        schema = dict(node.schema)
+        if meta.title is not None:
+            schema["title"] = meta.title
+        if meta.description is not None:
+            schema["description"] = meta.description
+        return Node(schema, node.checker, node.fast)
+
+    def _node(self, ann: Any, where: str) -> Node:
+        if ann is Any or ann is object:
+            return Node({}, v.check_any, frozenset())
+        primitive = _PRIMITIVES.get(ann) if isinstance(ann, type) or ann is None else None
+        if primitive is not None:
+            kind, checker, fast = primitive
+            return Node({"type": kind}, checker, fast)
+        if isinstance(ann, type) and issubclass(ann, enum.Enum):
+            return self._enum(ann, where)
+        if ann in _FORMATS:
+            fmt, parse, expected = _FORMATS[ann]
+            return Node({"type": "string", "format": fmt}, v.make_parsed(ann, parse, expected))
+        origin, args = get_origin(ann), get_args(ann)
+        if origin is Literal:
+            return self._literal(args, where)
+        if _is_union(ann):
+            return self._union(args, where)
+        if origin is tuple or ann in (tuple, typing.Tuple):  # noqa: UP006
+            return self._tuple(ann, args, where)
+        if (origin or ann) in _ARRAYS:
+            item = self.node(args[0], where) if args else Node({}, v.check_any)
+            schema: dict[str, Any] = {"type": "array", "items": item.schema}
+            build = _ARRAYS[origin or ann]
+            if build is not list:
+                schema["uniqueItems"] = True
+            return Node(
+                schema,
+                v.make_array(item.checker, build, unique=build is not list, item_fast=item.fast),
+            )
+        if (origin or ann) in _MAPPINGS:
+            if args and args[0] is not str:
+                raise TypeError(f"{where}: mapping keys must be str, got {args[0]!r}")
+            value = self.node(args[1], where) if args else Node({}, v.check_any)
+            return Node(
+                {"type": "object", "additionalProperties": value.schema},
+                v.make_mapping(value.checker),
+            )
+        if isinstance(ann, type) and (
+            dataclasses.is_dataclass(ann) or typing.is_typeddict(ann) or _is_pydantic_model(ann)
+        ):
+            return self._class(ann, where)
+        raise TypeError(f"{where} has unsupported type annotation {ann!r} ({_SUPPORTED})")
+
+    def _enum(self, cls: type[enum.Enum], where: str) -> Node:
+        values = [member.value for member in cls]
+        try:
+            schema = _enum_schema(values)
+        except TypeError:
+            raise TypeError(
+                f"{where}: enum {cls.__name__} has values that are not JSON scalars"
+            ) from None
+        return Node(schema, v.make_enum(cls))
+
+    def _literal(self, args: tuple[Any, ...], where: str) -> Node:
+        choices = {(a.value if isinstance(a, enum.Enum) else a): a for a in args}
+        try:
+            schema = _enum_schema(list(choices))
+        except TypeError:
+            raise TypeError(f"{where}: Literal values must be str, int, bool or None") from None
+        return Node(schema, v.make_literal(choices))
+
+    def _union(self, args: tuple[Any, ...], where: str) -> Node:
+        rest = [a for a in args if a is not _NONE]
+        if len(rest) == 1:
+            inner = self.node(rest[0], where)
+            simple = inner.schema.keys() <= {"type", "format"} and isinstance(
+                inner.schema.get("type"), str
+            )
+            if simple:
+                schema = {**inner.schema, "type": [inner.schema["type"], "null"]}
+            else:
+                schema = {"anyOf": [inner.schema, {"type": "null"}]}
+            return Node(schema, v.make_optional(inner.checker), inner.fast | {_NONE})
+        nodes = [self.node(a, where) for a in args]
+        options = [(_expected(n.schema), n.checker) for n in nodes]
+        fast = frozenset().union(*(n.fast for n in nodes))
+        return Node({"anyOf": [n.schema for n in nodes]}, v.make_union(options), fast)
+
+    def _tuple(self, ann: Any, args: tuple[Any, ...], where: str) -> Node:
+        if ann in (tuple, typing.Tuple) or (len(args) == 2 and args[1] is Ellipsis):  # noqa: UP006
+            item = self.node(args[0], where) if args else Node({}, v.check_any)
+            return Node(
+                {"type": "array", "items": item.schema},
+                v.make_array(item.checker, tuple, unique=False, item_fast=item.fast),
+            )
+        nodes = [self.node(a, where) for a in args]
+        schema: dict[str, Any] = {"type": "array", "minItems": len(nodes), "maxItems": len(nodes)}
+        if nodes:
+            schema["prefixItems"] = [n.schema for n in nodes]
+            schema["items"] = False
+        return Node(schema, v.make_tuple([n.checker for n in nodes]))
+
+    def _class(self, cls: type, where: str) -> Node:
+        if cls in self._names:
+            ref = ref_to(self._names[cls])
+            pending = self._cells[cls]
+            if pending:
+                return Node(ref, pending[0])
+
+            def later(value: Any, path: str, problems: list[str]) -> Any:  # a recursive type
+                return pending[0](value, path, problems)
+
+            return Node(ref, later)
+        if _is_pydantic_model(cls):
+            return self._pydantic(cls)
+        name = self.defs.alloc(cls.__name__)
+        self._names[cls] = name
+        cell: list[Checker] = []
+        self._cells[cls] = cell
+        inner = f"{where} (in {cls.__name__})"
+        try:
+            hints = typing.get_type_hints(cls, include_extras=True)
+        except Exception as exc:
+            raise TypeError(f"{inner}: cannot evaluate the type annotations: {exc}") from None
+        schema: dict[str, Any] = {"type": "object"}
+        doc = (
+            _dataclass_doc(cls)
+            if dataclasses.is_dataclass(cls)
+            else (inspect.cleandoc(cls.__doc__) if cls.__doc__ else None)
+        )
+        if doc:
+            schema["description"] = doc
+        is_dataclass = dataclasses.is_dataclass(cls)
+        properties: dict[str, Any] = {}
+        plans: list[FieldPlan] = []
+        for key, ann, default, is_required, described in _fields_of(cls, hints):
+            prop, plan = self.property(
+                key,
+                ann,
+                default=default,
+                required=is_required,
+                where=f"{inner}: {'field' if is_dataclass else 'key'} {key!r}",
+                fallback=described,
+                allow_header=False,
+            )
+            properties[key] = prop
+            plans.append(plan)
+        build: Callable[..., Any] | None = cls if is_dataclass else None
+        required = [p.name for p in plans if p.required]
+        schema["properties"] = properties
+        if required:
+            schema["required"] = required
+        self.defs.table[name] = schema
+        cell.append(v.make_object(cls if build is not None else None, plans, build))
+        return Node(ref_to(name), cell[0])
+
+    def _pydantic(self, cls: Any) -> Node:
+        name = self.defs.add_model(cls.__name__, cls.model_json_schema(mode=self.mode))
+        self._names[cls] = name
+        checker = v.make_pydantic(cls)
+        self._cells[cls] = [checker]
+        return Node(ref_to(name), checker)
+
+    def property(
+        self,
+        name: str,
+        annotation: Any,
+        *,
+        default: Any,
+        required: bool,
+        where: str,
+        fallback: str | None,
+        allow_header: bool,
+    ) -> tuple[dict[str, Any], FieldPlan]:
+        """One property's schema (with description, default, header) and its checker."""
+        base, meta = split_annotated(annotation)
+        inner, optional = strip_optional(base)
+        if optional and get_origin(inner) is typing.Annotated:  # Optional[Annotated[X, ...]]
+            inner, inner_meta = split_annotated(inner)
+            base = typing.Optional[inner]  # noqa: UP045
+            meta = Meta(
+                meta.description or inner_meta.description,
+                meta.title or inner_meta.title,
+                meta.header or inner_meta.header,
+            )
+        if default is None and not strip_optional(base)[1] and base is not Any:
+            base = typing.Optional[base]  # noqa: UP045 -- `= None` means "may be null"
+        if meta.header is not None:
+            if not allow_header:
+                raise TypeError(
+                    f"{where}: Param(header=...) is only allowed on top-level parameters"
+                )
+            inner, optional = strip_optional(base)
+            node = self.node(inner, where)
+            if node.schema.get("type") not in ("string", "integer", "boolean"):
+                raise TypeError(
+                    f"{where}: Param(header={meta.header!r}) needs a str, int or bool parameter, "
+                    f"not {inner!r}"
+                )
+            if optional:  # absent and null both mean "no header", so the schema stays one type
+                node = Node(node.schema, v.make_optional(node.checker), node.fast | {_NONE})
+        else:
+            node = self.node(base, where)
+        schema = dict(node.schema)
+        if meta.title is not None:
+            schema["title"] = meta.title
+        description = meta.description or fallback
+        if description:
+            schema["description"] = description
+        if default is not _EMPTY:
+            try:
+                wire = output_to_json(default)
+            except TypeError:
+                wire = _EMPTY
+            if wire is not _EMPTY and is_finite_json(wire):
+                schema["default"] = copy.deepcopy(wire)
+        if meta.header is not None:
+            schema["x-mcp-header"] = meta.header
+        return schema, FieldPlan(name, node.checker, required, node.fast)
