@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-SDK_NAMES = ("sdk-lowlevel", "sdk-mcpserver", "sdk-lowlevel-sse")
+SDK_NAMES = ("sdk-lowlevel", "sdk-mcpserver", "sdk-lowlevel-sse", "sdk-lowlevel-stateless")
 FLAT_LIMIT = 1.25  # tools/call p50 at the largest tool count vs one tool
 CLIENT_BOUND = 0.85  # client CPU (cores) above which a throughput figure is marked
 

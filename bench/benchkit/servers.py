@@ -121,6 +121,17 @@ IMPLS: list[Impl] = [
         needs=("mcp",),
     ),
     Impl(
+        "sdk-lowlevel-stateless",
+        "official SDK, low-level Server, stateless HTTP",
+        "sdk",
+        "sdk_lowlevel_echo.py",
+        stdio=False,
+        http_factory="sdk_lowlevel_echo:create_http_app_stateless",
+        notes="same server, streamable_http_app(json_response=True, stateless_http=True)",
+        needs=("mcp",),
+        extra=True,
+    ),
+    Impl(
         "sdk-lowlevel-sse",
         "official SDK, low-level Server, HTTP defaults",
         "sdk",

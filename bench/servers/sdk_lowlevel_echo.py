@@ -1,8 +1,9 @@
 """The echo tool on the official SDK's low-level server (`mcp.server.lowlevel.Server`).
 
 stdio:  python sdk_lowlevel_echo.py
-HTTP:   uvicorn --factory sdk_lowlevel_echo:create_http_app       (JSON responses)
-        uvicorn --factory sdk_lowlevel_echo:create_http_app_sse   (the SDK's defaults)
+HTTP:   uvicorn --factory sdk_lowlevel_echo:create_http_app             (JSON responses)
+        uvicorn --factory sdk_lowlevel_echo:create_http_app_stateless   (JSON, stateless_http=True)
+        uvicorn --factory sdk_lowlevel_echo:create_http_app_sse         (the SDK's defaults)
 
 N_TOOLS is rewritten by the harness to generate servers with many tools.
 """
@@ -61,6 +62,11 @@ server: Server[Any] = Server(
 def create_http_app() -> Any:
     """Streamable HTTP with JSON responses (no SSE), the cheapest mode the SDK offers."""
     return server.streamable_http_app(json_response=True)
+
+
+def create_http_app_stateless() -> Any:
+    """JSON responses and `stateless_http=True` (which changes only legacy traffic in mcp 2.3.0)."""
+    return server.streamable_http_app(json_response=True, stateless_http=True)
 
 
 def create_http_app_sse() -> Any:
