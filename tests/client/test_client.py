@@ -9,8 +9,10 @@ from typing import Any
 import pytest
 from client_server import make_server
 
+from mcpkit import Context, Server
 from mcpkit.client import Client, ClientOptions, RequestTimeoutError
 from mcpkit.errors import InvalidParamsError, ResourceNotFoundError
+from mcpkit.server.asking import Elicit, Sample
 
 MakeClient = Callable[..., Client]
 TRACEPARENT = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
@@ -165,3 +167,59 @@ async def test_a_transport_object_can_be_given_directly(make: MakeClient) -> Non
     async with Client(MemoryTransport(make_server())) as client:
         assert client.era == "modern"
         assert (await client.call_tool("add", {"a": 4, "b": 4}))["structuredContent"] == {"sum": 8}
+
+
+def asking_server() -> Any:
+    server = Server("asking")
+
+    @server.tool()
+    async def introduce(ctx: Context) -> str:
+        """Asks for a name and a capital at once, then for a greeting."""
+        both = await ctx.ask({"who": Elicit("Who are you?", {"name": str}),
+                              "capital": Sample("Capital of France?", max_tokens=20)})
+        greeting = await ctx.elicit("greeting", "How do you greet?", {"word": str})
+        return f"{greeting['word']} {both['who']['name']}, {both['capital'].text}"
+
+    return server
+
+
+async def test_the_servers_own_asking_api_takes_two_rounds_in_both_eras(
+    make: MakeClient, era: str
+) -> None:
+    answers = iter([{"name": "Ada"}, {"word": "Hello"}])
+
+    def elicit(request: Any) -> dict[str, Any]:
+        return {"action": "accept", "content": next(answers)}
+
+    def sample(request: Any) -> dict[str, Any]:
+        return {"role": "assistant", "content": {"type": "text", "text": "Paris"}, "model": "m"}
+
+    client = make(asking_server(), elicit=elicit, sample=sample,
+                  options=ClientOptions(era=era))  # type: ignore[arg-type]
+    result = await client.call_tool("introduce")
+    assert result["content"][0]["text"] == "Hello Ada, Paris"
+    calls = client.tap.requests("tools/call")  # type: ignore[attr-defined]
+    if era == "modern":
+        assert len(calls) == 3 and len({c["id"] for c in calls}) == 3
+        assert set(calls[1]["params"]["inputResponses"]) == {"who", "capital"}
+        assert set(calls[2]["params"]["inputResponses"]) == {"greeting"}
+        assert calls[1]["params"]["requestState"] != calls[2]["params"]["requestState"]
+    else:
+        assert len(calls) == 1
+
+
+async def test_trace_context_comes_from_opentelemetry_when_installed(
+    make: MakeClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+    import types
+
+    from mcpkit.client import otel_trace_context
+
+    fake = types.ModuleType("opentelemetry.propagate")
+    fake.inject = lambda carrier: carrier.update(traceparent=TRACEPARENT)  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "opentelemetry", types.ModuleType("opentelemetry"))
+    monkeypatch.setitem(sys.modules, "opentelemetry.propagate", fake)
+    client = make(make_server(), options=ClientOptions(trace_context=otel_trace_context))
+    assert (await client.call_tool("whoami"))["structuredContent"]["trace"] == {
+        "traceparent": TRACEPARENT}
