@@ -102,9 +102,22 @@ class Config:
 
 def child_env(impl: Impl, extra: dict[str, str] | None = None) -> dict[str, str]:
     env = dict(os.environ)
-    for key in ("PYTHONSTARTUP", "PYTHONINSPECT", "PYTHONPROFILEIMPORTTIME", "PYTHONTRACEMALLOC"):
+    # Every server starts with Python's defaults: bytecode caches written and read (so a warm-up
+    # spawn leaves .pyc files for the measured ones, as pip did for the installed packages) and
+    # buffered standard streams (any non-empty PYTHONUNBUFFERED would turn buffering off).
+    for key in (
+        "PYTHONSTARTUP",
+        "PYTHONINSPECT",
+        "PYTHONPROFILEIMPORTTIME",
+        "PYTHONTRACEMALLOC",
+        "PYTHONDONTWRITEBYTECODE",
+        "PYTHONUNBUFFERED",
+        "PYTHONDEVMODE",
+        "PYTHONASYNCIODEBUG",
+        "PYTHONMALLOC",
+        "PYTHONWARNINGS",
+    ):
         env.pop(key, None)
-    env["PYTHONUNBUFFERED"] = "0"
     if impl.family == "mcpkit":
         # Measure the working tree's mcpkit even where the editable install is missing.
         src = str(REPO_DIR / "src")
