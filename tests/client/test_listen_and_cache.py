@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
+import pytest
 from client_server import make_server
 
 from mcpkit import Server
@@ -105,3 +106,53 @@ async def test_the_server_closing_ends_the_iteration(memory_client: MakeClient) 
     async with client.listen(tools=True) as sub:
         server.broker.close()
         assert [n async for n in sub] == []
+
+
+
+async def test_an_expired_cursor_drops_the_cached_pages_and_lists_again_from_the_top() -> None:
+    from mcpkit.client.cache import ResultCache
+    from mcpkit.client.paging import list_all
+    from mcpkit.errors import InvalidParamsError
+
+    def page(names: list[str], cursor: str | None) -> dict[str, Any]:
+        out: dict[str, Any] = {"resultType": "complete", "prompts": [{"name": n} for n in names],
+                               "ttlMs": 60_000, "cacheScope": "public"}
+        if cursor is not None:
+            out["nextCursor"] = cursor
+        return out
+
+    cache = ResultCache()
+    cache.put("prompts/list", None, page(["a", "b"], "old-2"))  # still fresh, but stale
+    asked: list[str | None] = []
+
+    async def fetch(cursor: str | None) -> dict[str, Any]:
+        asked.append(cursor)
+        if cursor == "old-2":
+            raise InvalidParamsError("prompts/list: invalid or expired cursor")
+        return page(["a", "b"], "new-2") if cursor is None else page(["c"], None)
+
+    items, _ = await list_all(fetch, cache, "prompts/list", "prompts")
+    assert [i["name"] for i in items] == ["a", "b", "c"]
+    assert asked == ["old-2", None, "new-2"]
+    assert cache.get("prompts/list")["nextCursor"] == "new-2"  # type: ignore[index]
+
+
+async def test_an_empty_string_cursor_is_followed_and_a_repeating_one_stops() -> None:
+    from mcpkit.client.paging import list_all
+    from mcpkit.errors import ProtocolViolation
+
+    pages = {None: ("", ["a"]), "": ("z", ["b"]), "z": (None, ["c"])}
+
+    async def fetch(cursor: str | None) -> dict[str, Any]:
+        nxt, names = pages[cursor]
+        out: dict[str, Any] = {"tools": [{"name": n, "inputSchema": {"type": "object"}}
+                                         for n in names]}
+        if nxt is not None:
+            out["nextCursor"] = nxt
+        return out
+
+    items, _ = await list_all(fetch, None, "tools/list", "tools")
+    assert [i["name"] for i in items] == ["a", "b", "c"]
+    pages["z"] = ("", ["c"])
+    with pytest.raises(ProtocolViolation, match="repeats"):
+        await list_all(fetch, None, "tools/list", "tools")

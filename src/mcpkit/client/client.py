@@ -44,7 +44,8 @@ from mcpkit.client.options import (
     call_notifications,
     valid_trace_context,
 )
-from mcpkit.client.tools import OutputChecker, RejectedTool, vet_tools
+from mcpkit.client.paging import list_all
+from mcpkit.client.tools import OutputChecker, RejectedTool
 from mcpkit.client.transport import ClientTransport, Connector
 from mcpkit.errors import (
     InvalidParamsError,
@@ -65,7 +66,6 @@ __all__ = ["Client"]
 log = logging.getLogger("mcpkit.client")
 
 _DEFAULT: Any = object()
-_MAX_PAGES = 10_000
 _UNSET_INFO: dict[str, Any] = {"name": "mcpkit", "version": __version__}
 
 
@@ -313,59 +313,20 @@ class Client:
 
     async def _list(self, method: str, key: str, fresh: bool) -> list[dict[str, Any]]:
         await self.connect()
-        use_cache = self.options.cache and not fresh
-        items: list[dict[str, Any]] = []
-        rejected: list[RejectedTool] = []
-        cursor: str | None = None
-        seen: set[str] = set()
-        restarted = False
-        while True:
-            page = self._cache.get(method, cursor) if use_cache else None
-            if page is None:
-                fields: dict[str, Any] = {} if cursor is None else {"cursor": cursor}
-                try:
-                    page = await self._request(method, self._params(fields))
-                except InvalidParamsError:
-                    if cursor is None or restarted:
-                        raise
-                    # An expired cursor: every cached page is suspect; start over (CACHE-8).
-                    self._cache.drop(method)
-                    restarted, cursor, items, rejected, seen = True, None, [], [], set()
-                    continue
-                page = self._complete_page(method, key, page)
-                if method == Method.TOOLS_LIST:
-                    kept, dropped = vet_tools(page[key])
-                    if dropped:
-                        page = {**page, key: kept, "_rejected": dropped}
-                if self.options.cache:
-                    self._cache.put(method, cursor, page)
-            items.extend(page[key])
-            rejected.extend(page.get("_rejected", ()))
-            cursor = page.get("nextCursor")
-            if cursor is None:
-                break
-            if type(cursor) is not str or cursor in seen or len(seen) >= _MAX_PAGES:
-                raise ProtocolViolation(
-                    f"{method}: the server's nextCursor {cursor!r} repeats or is not a string; "
-                    "stopped paging"
-                )
-            seen.add(cursor)
+
+        async def fetch(cursor: str | None) -> dict[str, Any]:
+            fields: dict[str, Any] = {} if cursor is None else {"cursor": cursor}
+            return await self._request(method, self._params(fields))
+
+        # Without the cache (or when bypassed) pages are fetched but still stored, fresh.
+        cache = self._cache if self.options.cache else None
+        if fresh and cache is not None:
+            cache.drop(method)
+        items, rejected = await list_all(fetch, cache, method, key)
         if method == Method.TOOLS_LIST:
             self.tools = {t["name"]: t for t in items}
             self.rejected_tools = rejected
         return items
-
-    @staticmethod
-    def _complete_page(method: str, key: str, page: dict[str, Any]) -> dict[str, Any]:
-        kind = page.get("resultType", "complete")
-        if kind != "complete":
-            raise ProtocolViolation(
-                f"{method}: the server answered with resultType {kind!r}; list results are "
-                "always complete (MRTR-4)"
-            )
-        if type(page.get(key)) is not list:
-            raise ProtocolViolation(f"{method}: the result has no {key} list")
-        return page
 
     # -- the public methods ----------------------------------------------------------------
 

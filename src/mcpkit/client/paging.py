@@ -1,0 +1,82 @@
+"""Walking a paginated list (PAG) through the cache, one page at a time.
+
+Each page is cached under its own cursor with its own `ttlMs` (CACHE-8); cursors are opaque
+and an empty string is a cursor like any other (PAG-3). A cursor the server no longer accepts
+(-32602) drops every cached page of that list and starts once more from the top. A
+`tools/list` page is vetted when it arrives, so the cached page holds only usable tools, and
+the rejected ones travel with it (under a key no wire result has) to be reported again.
+
+May import `mcpkit.types`, `mcpkit.errors`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from mcpkit.client.cache import ResultCache
+from mcpkit.client.tools import RejectedTool, vet_tools
+from mcpkit.errors import InvalidParamsError, ProtocolViolation
+from mcpkit.types.constants import Method
+
+__all__ = ["MAX_PAGES", "list_all"]
+
+MAX_PAGES = 10_000
+"""Most pages one list may have; a server past it is stuck in a loop."""
+
+_REJECTED = "\x00rejected"
+
+
+def _complete(method: str, key: str, page: dict[str, Any]) -> dict[str, Any]:
+    kind = page.get("resultType", "complete")
+    if kind != "complete":
+        raise ProtocolViolation(
+            f"{method}: the server answered with resultType {kind!r}; list results are always "
+            "complete (MRTR-4)"
+        )
+    if type(page.get(key)) is not list:
+        raise ProtocolViolation(f"{method}: the result has no {key} list")
+    if method == Method.TOOLS_LIST:
+        kept, dropped = vet_tools(page[key])
+        if dropped:
+            return {**page, key: kept, _REJECTED: dropped}
+    return page
+
+
+async def list_all(
+    fetch: Callable[[str | None], Awaitable[dict[str, Any]]],
+    cache: ResultCache | None,
+    method: str,
+    key: str,
+) -> tuple[list[dict[str, Any]], list[RejectedTool]]:
+    """Every item of every page (fetched, or fresh from `cache`), and the rejected tools."""
+    items: list[dict[str, Any]] = []
+    rejected: list[RejectedTool] = []
+    cursor: str | None = None
+    seen: set[str] = set()
+    restarted = False
+    while True:
+        page = cache.get(method, cursor) if cache is not None else None
+        if page is None:
+            try:
+                page = _complete(method, key, await fetch(cursor))
+            except InvalidParamsError:
+                if cursor is None or restarted or cache is None:
+                    raise
+                # An expired cursor: every cached page is suspect; start over (CACHE-8).
+                cache.drop(method)
+                restarted, cursor, items, rejected, seen = True, None, [], [], set()
+                continue
+            if cache is not None:
+                cache.put(method, cursor, page)
+        items.extend(page[key])
+        rejected.extend(page.get(_REJECTED, ()))
+        cursor = page.get("nextCursor")
+        if cursor is None:
+            return items, rejected
+        if type(cursor) is not str or cursor in seen or len(seen) >= MAX_PAGES:
+            raise ProtocolViolation(
+                f"{method}: the server's nextCursor {cursor!r} repeats or is not a string; "
+                "stopped paging"
+            )
+        seen.add(cursor)
