@@ -45,6 +45,11 @@ def accept_everything(request: InputRequest) -> dict[str, Any]:
     return {"action": "accept", "content": {}}
 
 
+def describe_a_model(request: InputRequest) -> dict[str, Any]:
+    return {"role": "assistant", "model": "conformance-model",
+            "content": {"type": "text", "text": "A canned answer."}}
+
+
 def client(url: str, **handlers: Any) -> Client:
     """A client for this run's revision: the modern era probes (and negotiates a version the
     server refuses), the legacy era goes straight to the initialize handshake."""
@@ -69,7 +74,9 @@ async def call_the_first_tool(url: str) -> None:
 
 @scenario("request-metadata")
 async def discover_then_list(url: str) -> None:
-    async with client(url) as c:
+    # Handlers for every kind of input, so the capabilities they declare are checked too.
+    async with client(url, elicit=accept_everything, sample=describe_a_model,
+                      roots=[{"uri": "file:///tmp", "name": "tmp"}]) as c:
         await c.discover(fresh=True)
         await c.list_tools()
 

@@ -58,6 +58,55 @@ def read_requirements(path: Path, leg: str) -> list[str]:
     return names
 
 
+def read_not_scored(path: Path, leg: str) -> list[tuple[str, str]]:
+    """(scenario, reason) of the `not_scored` entries of one leg."""
+    out: list[tuple[str, str]] = []
+    section = None
+    entry: dict[str, str] = {}
+
+    def flush() -> None:
+        if entry.get("leg") == leg and "scenario" in entry:
+            out.append((entry["scenario"], entry.get("reason", "")))
+
+    for raw in path.read_text().splitlines():
+        line = raw.split("#", 1)[0].rstrip()
+        if not line:
+            continue
+        if not line.startswith(" "):
+            section = line.rstrip(":").strip()
+            continue
+        if section != "not_scored":
+            continue
+        item = line.strip()
+        if item.startswith("- "):
+            flush()
+            entry = {}
+            item = item[2:]
+        key, sep, value = item.partition(":")
+        if sep and key.strip() in ("scenario", "leg", "reason"):
+            entry[key.strip()] = value.strip()
+    flush()
+    return out
+
+
+def report(label: str, entries: list[tuple[str, str]],
+           results: dict[str, list[dict[str, Any]]]) -> None:
+    """One line naming how each not-scored scenario of a requirement run went; no verdict."""
+    marks = []
+    for name, reason in entries:
+        checks = results.get(name)
+        if checks is None:
+            mark = "did not run"
+        elif failures(checks):
+            mark = "x"
+        elif any(c.get("status") == "SUCCESS" for c in checks):
+            mark = "ok"
+        else:
+            mark = "not exercised"
+        marks.append(f"{name} {mark}" + (f" ({reason})" if reason else ""))
+    print(f"  reported, not scored ({label}): " + ", ".join(marks))
+
+
 def read_expected_failures(path: Path, leg: str) -> dict[str, str]:
     """Scenario -> reason, from `leg:` lists whose entries may end in `# reason` comments."""
     out: dict[str, str] = {}
@@ -139,6 +188,9 @@ def main(argv: list[str]) -> int:
         results = load_results(Path(results_dir), "server-" if leg == "server" else "")
         expected = read_expected_failures(Path(expected_path), leg)
         expected = {k: v for k, v in expected.items() if k in scenarios}
+        unscored = read_not_scored(Path(req_path), leg)
+        if unscored:
+            report(f"{leg} {revision}", unscored, results)
         return 0 if judge(f"{leg} {revision}", scenarios, results, expected) else 1
     if len(argv) >= 4 and argv[0] == "single":
         label, results_dir = argv[1], argv[2]

@@ -88,3 +88,16 @@ def test_expected_failures_are_counted_apart_and_a_stale_one_fails_the_run(
     assert summarize.main(["required", "client", "2025-11-25", str(tmp_path / "b"), str(req),
                            str(expected)]) == 1
     assert "STALE expected failure auth/one" in capsys.readouterr().out
+
+
+def test_not_scored_scenarios_are_reported_without_a_verdict(
+    tmp_path: Path, files: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    req, expected = files
+    assert summarize.read_not_scored(req, "client") == [("delta", "extension")]
+    save(tmp_path / "a", "auth/one", ["FAILURE"])
+    save(tmp_path / "a", "gamma", ["SUCCESS"])
+    save(tmp_path / "a", "delta", ["FAILURE"])
+    assert summarize.main(["required", "client", "2026-07-28", str(tmp_path / "a"), str(req),
+                           str(expected)]) == 0
+    assert "reported, not scored (client 2026-07-28): delta x (extension)" in capsys.readouterr().out
