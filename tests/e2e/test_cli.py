@@ -95,14 +95,16 @@ def test_the_calendar_over_http_by_url(calendar_url: str) -> None:
 @pytest.mark.parametrize("era", ["auto", "legacy"])
 def test_the_server_s_question_is_asked_at_the_terminal(era: str) -> None:
     done = mcpkit("call", CALENDAR, "create_event", "title=Asked", "--json", "--era", era,
-                  stdin=f"a\n{WHEN}\n")
+                  stdin=f"a\n{WHEN}\ns\n")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["structuredContent"]["startsAt"] == WHEN
     assert 'calendar asks: When should "Asked" start?' in done.stderr
+    assert f'answers: {{"startsAt": "{WHEN}"}}' in done.stderr
 
 
-def test_declining_the_question_is_the_tools_error() -> None:
-    done = mcpkit("call", CALENDAR, "create_event", "title=Declined", stdin="d\n")
+@pytest.mark.parametrize("answers", ["d\n", f"a\n{WHEN}\nd\n", "c\n", "a\n"])
+def test_declining_or_cancelling_the_question_is_the_tools_error(answers: str) -> None:
+    done = mcpkit("call", CALENDAR, "create_event", "title=Declined", stdin=answers)
     assert done.returncode == 1
     assert "No event created" in done.stdout
 

@@ -194,13 +194,24 @@ def _who(request: Any) -> str:
 
 
 async def _elicit_form(request: Any) -> dict[str, Any]:
+    """Ask each field of the form at the terminal, show the answers, then send on consent."""
     print(f"\n{_who(request)} asks: {request.message}", file=sys.stderr)
     choice = await _ask("  (a)nswer, (d)ecline or (c)ancel? [a] ")
-    if choice is None or choice.strip().lower().startswith("c"):
-        return {"action": "cancel"}
-    if choice.strip().lower().startswith("d"):
+    while choice is not None and not choice.strip().lower().startswith(("c", "d")):
+        content = await _fill(request.schema)
+        if content is None:
+            break
+        print(f"  answers: {json.dumps(content, ensure_ascii=False)}", file=sys.stderr)
+        choice = await _ask("  (s)end, (e)dit, (d)ecline or (c)ancel? [s] ")
+        if choice is not None and choice.strip().lower() in ("", "s", "send"):
+            return {"action": "accept", "content": content}
+    if choice is not None and choice.strip().lower().startswith("d"):
         return {"action": "decline"}
-    schema = request.schema
+    return {"action": "cancel"}
+
+
+async def _fill(schema: dict[str, Any]) -> dict[str, Any] | None:
+    """The form's content typed from its schema; None at end of input."""
     required = set(schema.get("required") or [])
     content: dict[str, Any] = {}
     for name, prop in (schema.get("properties") or {}).items():
@@ -210,13 +221,12 @@ async def _elicit_form(request: Any) -> dict[str, Any]:
                                        if isinstance(o, dict)]
         hint = "/".join(map(str, options)) if options else kind
         default = prop.get("default")
-        label = prop.get("title") or name
-        mark = "" if name in required else ", optional"
+        shown = f" [{json.dumps(default)}]" if default is not None else ""
+        prompt = f"  {prop.get('title') or name} ({hint}{'' if name in required else ', optional'})"
         while True:
-            shown = f" [{json.dumps(default)}]" if default is not None else ""
-            line = await _ask(f"  {label} ({hint}{mark}){shown}: ")
+            line = await _ask(f"{prompt}{shown}: ")
             if line is None:
-                return {"action": "cancel"}
+                return None
             if not line:
                 if default is not None or name not in required:
                     break
@@ -232,7 +242,7 @@ async def _elicit_form(request: Any) -> dict[str, Any]:
                 continue
             content[name] = value
             break
-    return {"action": "accept", "content": content}
+    return content
 
 
 def _field(line: str, prop: dict[str, Any], kind: str) -> Any:
@@ -303,7 +313,9 @@ async def _run(args: argparse.Namespace) -> int:
     interactive = not args.no_input
     options = ClientOptions(era=args.era, timeout=args.timeout, era_cache=_era_cache(),
                             probe_timeout=min(10.0, args.timeout))
-    client = Client(connector, client_info={"name": "mcpkit-cli", "version": _version()},
+    from mcpkit._version import __version__
+
+    client = Client(connector, client_info={"name": "mcpkit-cli", "version": __version__},
                     elicit=_elicit_form if interactive else None,
                     elicit_url=_elicit_url if interactive else None, options=options)
     command = args.client_command
@@ -313,16 +325,9 @@ async def _run(args: argparse.Namespace) -> int:
     except RPCError as exc:
         print(f"mcpkit {command}: the server answered error {exc.code}: {exc.message}",
               file=sys.stderr)
-        return 1
     except MCPError as exc:
         print(f"mcpkit {command}: {exc}", file=sys.stderr)
-        return 1
-
-
-def _version() -> str:
-    from mcpkit._version import __version__
-
-    return __version__
+    return 1
 
 
 def _identity(client: Any) -> str:
@@ -380,10 +385,8 @@ async def _tools(client: Any, args: argparse.Namespace) -> int:
         return 0
     print(f"{_identity(client)} · {len(tools)} tool{'s' * (len(tools) != 1)}")
     for tool in tools:
-        print(f"  {_signature(tool)}")
         description = (tool.get("description") or "").strip().splitlines()
-        if description:
-            print(f"      {description[0]}")
+        print(f"  {_signature(tool)}" + (f"\n      {description[0]}" if description else ""))
     for r in rejected:
         print(f"  ignored {r.name}: {r.reason}")
     return 0
