@@ -53,7 +53,10 @@ def describe_a_model(request: InputRequest) -> dict[str, Any]:
 def client(url: str, **handlers: Any) -> Client:
     """A client for this run's revision: the modern era probes (and negotiates a version the
     server refuses), the legacy era goes straight to the initialize handshake."""
-    options = ClientOptions(era="auto" if MODERN else "legacy", timeout=60.0)
+    if MODERN:
+        options = ClientOptions(era="auto", timeout=60.0)
+    else:
+        options = ClientOptions(era="legacy", legacy_version=REVISION, timeout=60.0)
     return Client(
         HTTPConnector(url),
         client_info={"name": "mcpkit-conformance-client", "version": "1.0.0"},

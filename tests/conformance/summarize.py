@@ -9,6 +9,7 @@ pass there means the entry is stale and must be removed); they are counted apart
 Usage:
   summarize.py required LEG REVISION RESULTS_DIR REQUIREMENTS_YAML EXPECTED_FAILURES_YAML
   summarize.py single LABEL RESULTS_DIR SCENARIO...
+  summarize.py all LABEL RESULTS_DIR          (every scenario that left results)
 
 Imports: the standard library only (it runs before anything else is known to work).
 """
@@ -192,6 +193,14 @@ def main(argv: list[str]) -> int:
         if unscored:
             report(f"{leg} {revision}", unscored, results)
         return 0 if judge(f"{leg} {revision}", scenarios, results, expected) else 1
+    if len(argv) == 3 and argv[0] == "all":
+        label, results_dir = argv[1], argv[2]
+        prefix = "server-" if label.startswith("server") else ""
+        results = load_results(Path(results_dir), prefix)
+        if not results:
+            print(f"conformance {label}: no scenario left results in {results_dir}")
+            return 1
+        return 0 if judge(label, sorted(results), results, {}) else 1
     if len(argv) >= 4 and argv[0] == "single":
         label, results_dir = argv[1], argv[2]
         prefix = "server-" if label.startswith("server") else ""

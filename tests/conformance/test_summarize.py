@@ -101,3 +101,14 @@ def test_not_scored_scenarios_are_reported_without_a_verdict(
     assert summarize.main(["required", "client", "2026-07-28", str(tmp_path / "a"), str(req),
                            str(expected)]) == 0
     assert "reported, not scored (client 2026-07-28): delta x (extension)" in capsys.readouterr().out
+
+
+def test_all_mode_judges_every_scenario_that_left_results(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    save(tmp_path / "o", "server-ping", ["SUCCESS"])
+    save(tmp_path / "o", "server-tools-list", ["FAILURE"])
+    assert summarize.main(["all", "server 2025-06-18", str(tmp_path / "o")]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[-1] == "conformance server 2025-06-18: 1 passed, 1 failed"
+    assert summarize.main(["all", "server 2025-06-18", str(tmp_path / "empty")]) == 1
