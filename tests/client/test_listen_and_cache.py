@@ -156,3 +156,16 @@ async def test_an_empty_string_cursor_is_followed_and_a_repeating_one_stops() ->
     pages["z"] = ("", ["c"])
     with pytest.raises(ProtocolViolation, match="repeats"):
         await list_all(fetch, None, "tools/list", "tools")
+
+
+async def test_an_unknown_tool_error_drops_the_cached_tool_list(memory_client: MakeClient) -> None:
+    from mcpkit.errors import InvalidParamsError
+
+    server = make_server()
+    client = memory_client(server)
+    await client.list_tools()
+    server.remove_tool("fail")
+    with pytest.raises(InvalidParamsError):
+        await client.call_tool("fail", {"reason": "gone"})
+    assert "fail" not in {t["name"] for t in await client.list_tools()}
+    assert len(client.tap.requests("tools/list")) == 2  # type: ignore[attr-defined]

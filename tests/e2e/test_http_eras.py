@@ -48,6 +48,8 @@ class LegacyApp:
             return await self.reply(send, 405)
         if self.refusal == "modern-reject-first":
             return await self.modern(send, message)
+        if self.refusal == "header-check":
+            return await self.headers(send, message, headers)
         method = message.get("method")
         if method == "initialize":
             session = f"session-{next(self.ids)}"
@@ -88,6 +90,25 @@ class LegacyApp:
             result.update(supportedVersions=[MODERN], capabilities={"tools": {}})
         else:
             result["tools"] = []
+        return await self.reply(send, 200, {"jsonrpc": "2.0", "id": message["id"],
+                                            "result": result})
+
+    async def headers(self, send: Send, message: dict[str, Any], headers: dict[str, str]
+                      ) -> None:
+        """A modern server whose tool mirrors `region` into `Mcp-Param-Region` (HTTP-14) and
+        refuses a call without it (HTTP-19)."""
+        result: dict[str, Any] = {"resultType": "complete", "ttlMs": 0, "cacheScope": "public"}
+        method = message["method"]
+        if method == "server/discover":
+            result.update(supportedVersions=[MODERN], capabilities={"tools": {}})
+        elif method == "tools/list":
+            result["tools"] = [{"name": "regional", "inputSchema": {"type": "object", "properties": {
+                "region": {"type": "string", "x-mcp-header": "Region"}}}}]
+        elif headers.get("mcp-param-region") != message["params"]["arguments"]["region"]:
+            return await self.reply(send, 400, {"jsonrpc": "2.0", "id": message["id"], "error": {
+                "code": -32020, "message": "Header mismatch: Mcp-Param-Region is missing"}})
+        else:
+            result["content"] = [{"type": "text", "text": f"in {headers['mcp-param-region']}"}]
         return await self.reply(send, 200, {"jsonrpc": "2.0", "id": message["id"],
                                             "result": result})
 
@@ -166,3 +187,14 @@ async def test_a_modern_error_in_a_400_keeps_the_client_modern(
     assert "initialize" not in methods
     headers = [h for verb, h, _ in app.seen if verb == "POST"]
     assert all(h["mcp-protocol-version"] == MODERN for h in headers)
+
+
+async def test_a_header_mismatch_relists_the_tools_and_retries_with_the_headers(
+    serve: Callable[[Any], str], connect: Callable[..., Client]
+) -> None:
+    app = LegacyApp("header-check")
+    client = connect("http", serve(app), check_server=False)
+    result = await client.call_tool("regional", {"region": "eu west 1"})
+    assert result["content"][0]["text"] == "in eu west 1"
+    methods = [m["method"] for verb, _, m in app.seen if verb == "POST" and m]
+    assert methods == ["server/discover", "tools/call", "tools/list", "tools/call"]

@@ -48,6 +48,7 @@ from mcpkit.client.paging import list_all
 from mcpkit.client.tools import OutputChecker, RejectedTool
 from mcpkit.client.transport import ClientTransport, Connector
 from mcpkit.errors import (
+    HeaderMismatchError,
     InvalidParamsError,
     ProtocolViolation,
     ResourceNotFoundError,
@@ -390,10 +391,18 @@ class Client:
         fields: dict[str, Any] = {"name": name}
         if arguments is not None:
             fields["arguments"] = arguments
-        result, _ = await self._call(
-            Method.TOOLS_CALL, fields, f"tools/call {name!r}", progress=progress, log=log,
-            log_level=log_level, timeout=timeout, meta=meta,
-        )
+        what = f"tools/call {name!r}"
+        try:
+            result, _ = await self._call(Method.TOOLS_CALL, fields, what, progress=progress,
+                                         log=log, log_level=log_level, timeout=timeout, meta=meta)
+        except HeaderMismatchError:
+            # HTTP-17: the headers came from an old tool list; list again, retry once.
+            await self.list_tools(fresh=True)
+            result, _ = await self._call(Method.TOOLS_CALL, fields, what, progress=progress,
+                                         log=log, log_level=log_level, timeout=timeout, meta=meta)
+        except InvalidParamsError:
+            self._cache.drop(Method.TOOLS_LIST)  # evidence the tool list changed (CACHE-4)
+            raise
         if "content" not in result or type(result["content"]) is not list:
             raise ProtocolViolation(f"tools/call {name!r}: the result has no content list")
         if self.options.validate_output:
