@@ -88,3 +88,12 @@ async def test_a_command_line_string_is_split_like_a_shell(tmp_path: Path) -> No
     assert spec.key == f"stdio:{sys.executable} {RAW_SERVER} modern"
     async with Client(spec, options=ClientOptions(era="modern")) as client:
         assert (await client.call_tool("plain"))["structuredContent"]["arguments"] is None
+
+
+async def test_arguments_that_are_not_json_are_refused_by_name() -> None:
+    async with Client(StdioServer([sys.executable, RAW_SERVER, "modern"]),
+                      options=ClientOptions(era="modern")) as client:
+        with pytest.raises(TypeError, match=r"tools/call: cannot be sent as JSON"):
+            await client.call_tool("plain", {"n": {1, 2}})
+        assert (await client.call_tool("plain", {"n": 1}))["structuredContent"]["arguments"] == {
+            "n": 1}

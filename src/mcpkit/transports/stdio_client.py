@@ -197,7 +197,12 @@ class StdioTransport:
         if self._tap is not None:
             self._tap("send", message)
         try:
-            stdin.write(encode(message) + b"\n")
+            data = encode(message)
+        except TypeError as exc:
+            raise TypeError(f"{message.get('method', 'a response')}: cannot be sent as JSON "
+                            f"({exc})") from None
+        try:
+            stdin.write(data + b"\n")
         except (BrokenPipeError, ConnectionResetError, RuntimeError):
             raise TransportError(self._exit_reason()) from None
 
