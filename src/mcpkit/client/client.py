@@ -8,7 +8,7 @@ legacy requests carry what the handshake negotiated, and a legacy server's own r
 (elicitation, sampling, roots, ping) are answered by the handlers the modern MRTR loop uses.
 
 The request path is short on purpose: build params, one transport round trip, look at
-`resultType`. Only an `input_required` result enters the MRTR loop (`_rounds`), and only list
+`resultType`. Only an `input_required` result enters the MRTR loop (`run_rounds`), and only list
 and read results touch the cache.
 
 May import `mcpkit.types`, `mcpkit.errors`, `mcpkit.protocol`, `mcpkit._version`; transports
