@@ -25,8 +25,9 @@ class Resumable:
     """A legacy server that closes each tools/call stream after a priming event and delivers
     the response on the GET that resumes it."""
 
-    def __init__(self, revision: str) -> None:
+    def __init__(self, revision: str, priming: bytes = b"data: \n") -> None:
         self.revision = revision
+        self.priming = priming
         self.closed_at: float | None = None
         self.resumes: list[tuple[float, str | None]] = []
         self.pending: Any = None
@@ -70,7 +71,7 @@ class Resumable:
         self.pending = request["id"]
         await send({"type": "http.response.start", "status": 200,
                     "headers": [(b"content-type", b"text/event-stream")]})
-        priming = f"id: e-1\nretry: {RETRY_MS}\ndata: \n\n".encode()
+        priming = f"id: e-1\nretry: {RETRY_MS}\n".encode() + self.priming + b"\n"
         await send({"type": "http.response.body", "body": priming, "more_body": True})
         self.closed_at = time.monotonic()
         await send({"type": "http.response.body", "body": b""})
@@ -102,10 +103,11 @@ def call(request_id: int, meta: dict[str, Any] | None = None) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
 
 
+@pytest.mark.parametrize("priming", [b"data: \n", b""], ids=["empty-data", "no-data-line"])
 async def test_a_legacy_stream_closed_after_an_event_is_resumed_after_the_retry_wait(
-    serve: Any,
+    serve: Any, priming: bytes
 ) -> None:
-    app = Resumable(LEGACY)
+    app = Resumable(LEGACY, priming)
     transport = HTTPClientTransport(await serve(app))
     try:
         await transport.request({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {

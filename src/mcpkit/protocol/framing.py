@@ -99,7 +99,9 @@ def sse_event(data: bytes, event: str | None = None) -> bytes:
 class SSEDecoder:
     """Incremental SSE parser: yields (event, data, id, retry) for each dispatched event.
 
-    Comment lines (keep-alives) are ignored, as the spec requires of clients.
+    Comment lines (keep-alives) are ignored, as the spec requires of clients. A block that
+    only sets `id` or `retry` (a priming event without a data line) is still yielded, with
+    empty data, because the last event id and the reconnection wait take effect without data.
     """
 
     def __init__(self) -> None:
@@ -108,6 +110,7 @@ class SSEDecoder:
         self._data: list[str] = []
         self._id: str | None = None
         self._retry: int | None = None
+        self._fields = False
 
     def feed(self, chunk: bytes) -> Iterator[tuple[str, str, str | None, int | None]]:
         self._buf += chunk
@@ -119,9 +122,9 @@ class SSEDecoder:
             del self._buf[: nl + 1]
             line = raw.decode("utf-8", "replace").rstrip("\r")
             if not line:
-                if self._data or self._event is not None:
+                if self._data or self._event is not None or self._fields:
                     yield (self._event or "message", "\n".join(self._data), self._id, self._retry)
-                self._event, self._data, self._retry = None, [], None
+                self._event, self._data, self._retry, self._fields = None, [], None, False
                 continue
             if line.startswith(":"):
                 continue
@@ -134,5 +137,7 @@ class SSEDecoder:
                 self._event = value
             elif name == "id":
                 self._id = value
+                self._fields = True
             elif name == "retry" and value.isdigit():
                 self._retry = int(value)
+                self._fields = True
