@@ -16,7 +16,7 @@ import orjson
 
 from mcpkit.client.routing import StreamRouter
 from mcpkit.client.transport import NotificationHandler, RequestHandler
-from mcpkit.protocol.codec import Notification, Request, classify, encode
+from mcpkit.protocol.codec import classify, encode
 from mcpkit.transports.stream import StreamConnection
 
 __all__ = ["InMemory", "MemoryTransport"]
@@ -57,14 +57,6 @@ class _ObjectConnection(StreamConnection):
     def send(self, message: dict[str, Any]) -> None:
         self._deliver(message)
 
-    def receive_message(self, message: dict[str, Any]) -> None:
-        decoded = classify(message)
-        if isinstance(decoded, Request):
-            self._start(decoded)
-        elif isinstance(decoded, Notification):
-            self._notification(decoded)
-        else:
-            self._response(decoded)
 
 
 def _no_bytes(data: bytes) -> None:  # pragma: no cover - _ObjectConnection overrides send
@@ -119,7 +111,7 @@ class MemoryTransport:
         if self._json:
             self.conn.receive(encode(message))
         else:
-            self.conn.receive_message(message)  # type: ignore[attr-defined]
+            self.conn.receive_message(classify(message))
 
     def _bytes_from_server(self, data: bytes) -> None:
         self._from_server(orjson.loads(data))

@@ -71,6 +71,10 @@ class StreamConnection:
                 log.warning("unreadable message: %s", exc.message)
             self.send(error_message(request_id, exc.to_error()))
             return
+        self.receive_message(message)
+
+    def receive_message(self, message: Request | Notification | Response) -> None:
+        """Feed one decoded message (transports that carry objects, not bytes, start here)."""
         if isinstance(message, Request):
             self._start(message)
         elif isinstance(message, Notification):
