@@ -25,7 +25,7 @@ from mcpkit.errors import (
     MethodNotFoundError,
     RPCError,
 )
-from mcpkit.protocol.codec import Notification, Request, decode, error_message
+from mcpkit.protocol.codec import Notification, Request, decode, encode, error_message
 from mcpkit.protocol.http import (
     LOOPBACK_HOSTS,
     MODERN,
@@ -54,6 +54,7 @@ Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 
+_JSON_TYPE: Final = (b"content-type", b"application/json")
 _ALLOW_MODERN: Final = [(b"allow", b"POST")]
 _ALLOW_LEGACY: Final = [(b"allow", b"GET, POST, DELETE")]
 
@@ -211,7 +212,30 @@ class HTTPApp:
                 await self._legacy.post(era, headers, decoded, receive, send)
                 return
         if type(decoded) is Request:
-            await self._modern(headers, decoded, receive, send)
+            # The modern request path, inline: it is the one every request takes.
+            json_ok, sse_ok = accepts(headers.accept)
+            refusal = self._refusal(headers, decoded, json_ok, sse_ok)
+            if refusal is not None:
+                status, error = refusal
+                await plain_response(send, status, error_message(decoded.id, error.to_error()))
+                return
+            exchange = Exchange(send, receive, self._keepalive)
+            response = await exchange.run(self.server.handle(
+                decoded, notify=exchange.notify if sse_ok else None), self._watchlist)
+            if response is None:
+                await exchange.abandon()
+                return
+            error_body = response.get("error")
+            status = http_status(error_body["code"]) if error_body is not None else 200
+            if exchange.streaming or not json_ok:
+                if not exchange.streaming:  # the client accepts only a stream
+                    await exchange.start_stream()
+                await exchange.finish(response, status)
+                return
+            body = encode(response)
+            await send({"type": "http.response.start", "status": status,
+                        "headers": [_JSON_TYPE, (b"content-length", b"%d" % len(body))]})
+            await send({"type": "http.response.body", "body": body})
         elif type(decoded) is Notification:
             await plain_response(send, 202)
         else:
@@ -219,47 +243,28 @@ class HTTPApp:
                 f"Invalid request: a {MODERN_VERSION} client never sends JSON-RPC responses "
                 "(a 2025-11-25 client sends them with its Mcp-Session-Id)").to_error()))
 
-    async def _modern(self, headers: RequestHeaders, request: Request, receive: Receive,
-                      send: Send) -> None:
-        json_ok, sse_ok = accepts(headers.accept)
+    def _refusal(self, headers: RequestHeaders, request: Request, json_ok: bool, sse_ok: bool
+                 ) -> tuple[int, RPCError] | None:
+        """Why a modern request may not reach the server (status, error), or None."""
         method = request.method
-        error: RPCError | None = None
-        status = 400
         if not json_ok and not sse_ok:
-            error = InvalidRequestError(
+            return 406, InvalidRequestError(
                 f"Not Acceptable: {method} answers application/json or text/event-stream; "
                 "send Accept: application/json, text/event-stream")
-            status = 406
-        elif method in LEGACY_ONLY_METHODS:
-            error = MethodNotFoundError(
+        if method in LEGACY_ONLY_METHODS:
+            return 404, MethodNotFoundError(
                 f"Method not found: {method} belongs to the initialize era; this request "
                 f"declared {MODERN_VERSION} (supported: {', '.join(SUPPORTED_VERSIONS)}; a "
                 "2025-11-25 client sends initialize without _meta)", {"method": method})
-            status = 404
-        else:
-            try:
-                check_request_headers(headers, request, self._tool_params(request))
-            except HeaderMismatchError as exc:
-                error = exc
-            else:
-                if method == Method.SUBSCRIPTIONS_LISTEN and not sse_ok:
-                    error = InvalidRequestError(
-                        "Not Acceptable: subscriptions/listen answers with a text/event-stream; "
-                        "add it to Accept")
-                    status = 406
-        if error is not None:
-            await plain_response(send, status, error_message(request.id, error.to_error()))
-            return
-        exchange = Exchange(send, receive, self._keepalive)
-        response = await exchange.run(self.server.handle(
-            request, notify=exchange.notify if sse_ok else None), self._watchlist)
-        if response is None:
-            await exchange.abandon()
-            return
-        if not json_ok and not exchange.streaming:
-            await exchange.start_stream()
-        error_body = response.get("error")
-        await exchange.finish(response, http_status(error_body["code"]) if error_body else 200)
+        try:
+            check_request_headers(headers, request, self._tool_params(request))
+        except HeaderMismatchError as exc:
+            return 400, exc
+        if method == Method.SUBSCRIPTIONS_LISTEN and not sse_ok:
+            return 406, InvalidRequestError(
+                "Not Acceptable: subscriptions/listen answers with a text/event-stream; add it "
+                "to Accept")
+        return None
 
     def _tool_params(self, request: Request) -> dict[str, tuple[str, ...]] | None:
         """The `x-mcp-header` table of the tool a `tools/call` names, built once per tool."""
