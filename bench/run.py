@@ -164,6 +164,28 @@ def update_docs(markdown: str, results: dict[str, object]) -> None:
     )
 
 
+def source_state() -> dict[str, object]:
+    """The repository commit measured, and how many files under src/ differ from it."""
+
+    def git(*a: str) -> str:
+        out = subprocess.run(
+            ["git", "-C", str(REPO_DIR), *a],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+        return out.stdout.strip()
+
+    dirty = [
+        line for line in git("status", "--porcelain", "--", "src").splitlines() if line.strip()
+    ]
+    return {
+        "commit": git("rev-parse", "--short", "HEAD") or "unknown",
+        "uncommitted_files_in_src": len(dirty),
+    }
+
+
 def main(argv: list[str]) -> int:
     args = parse_args(argv)
     use_venv = not args.quick and not args.no_venv
@@ -251,6 +273,7 @@ def main(argv: list[str]) -> int:
         "duration_s": round(time.time() - started, 1),
         "command": shlex.join(["python3", "bench/run.py", *argv]),
         "machine": suite.machine_info(python),
+        "source": source_state(),
         "packages": suite.package_versions(python),
         "loop": loop,
         "pinning": pinning,
@@ -258,6 +281,7 @@ def main(argv: list[str]) -> int:
         "era": args.era,
         "http_client": wrkload.wrk_version(wrk) if wrk else "python asyncio client",
         "commands": suite.commands(impls, cfg),
+        "wrk_command": suite.wrk_command(cfg),
         "config": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(cfg).items()},
     }
     results["targets"] = report.targets(results)

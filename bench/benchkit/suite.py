@@ -734,7 +734,7 @@ def package_versions(python: str) -> dict[str, str]:
     code = (
         "import importlib.metadata as m, json\n"
         "out = {}\n"
-        "for n in ('mcp', 'fastmcp', 'uvicorn', 'uvloop', 'orjson', 'starlette', 'pydantic', 'mcpkit'):\n"
+        "for n in ('mcpkit', 'mcp', 'fastmcp', 'uvicorn', 'uvloop', 'httptools', 'orjson', 'starlette', 'pydantic'):\n"
         "    try: out[n] = m.version(n)\n"
         "    except Exception: pass\n"
         "print(json.dumps(out))"
@@ -771,6 +771,15 @@ def commands(impls: list[Impl], cfg: Config) -> dict[str, dict[str, str]]:
             entry["http"] = entry["http"].replace("127.0.0.1:0", "127.0.0.1:PORT")
         out[impl.name] = entry
     return out
+
+
+def wrk_command(cfg: Config) -> str:
+    if not cfg.wrk:
+        return "asyncio HTTP/1.1 keep-alive client in the harness (wrk not installed)"
+    return (
+        f"wrk -t1 -c{{1,32}} -d{max(1, round(cfg.http_seconds))}s --timeout 10s -s post.lua"
+        " http://127.0.0.1:PORT/mcp  (post.lua: generated, POST with a unique id per request)"
+    )
 
 
 def run_all(impls: list[Impl], cfg: Config) -> dict[str, Any]:
