@@ -92,11 +92,15 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument(
         "--profile",
         type=float,
-        default=0.0,
+        default=None,
         metavar="SECONDS",
-        help="also profile mcpkit's stdio server under load with py-spy for SECONDS",
+        help="profile mcpkit under load with py-spy for SECONDS per transport"
+        " (default: 8 in full mode when mcpkit is measured, 0 = off; never in quick mode)",
     )
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    if args.profile is None:
+        args.profile = 0.0 if args.quick else 8.0
+    return args
 
 
 # --------------------------------------------------------------------------------------------
@@ -260,7 +264,7 @@ def main(argv: list[str]) -> int:
     )
     try:
         results = suite.run_all(impls, cfg)
-        if args.profile > 0:
+        if args.profile > 0 and any(i.name == "mcpkit" for i in impls):
             from benchkit import profile
 
             results["profile"] = profile.profile_mcpkit(cfg, args.profile)
