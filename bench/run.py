@@ -194,9 +194,9 @@ def main(argv: list[str]) -> int:
     args = parse_args(argv)
     use_venv = not args.quick and not args.no_venv
     if use_venv and os.environ.get("MCPKIT_BENCH_IN_VENV") != "1":
-        python = ensure_venv(args.no_install)
+        venv_python = ensure_venv(args.no_install)
         env = {**os.environ, "MCPKIT_BENCH_IN_VENV": "1"}
-        os.execve(str(python), [str(python), str(Path(__file__).resolve()), *argv], env)
+        os.execve(str(venv_python), [str(venv_python), str(Path(__file__).resolve()), *argv], env)
 
     sys.path.insert(0, str(BENCH_DIR))
     try:

@@ -230,7 +230,7 @@ def stdio_phase(impls: list[Impl], cfg: Config, rec: Recorder) -> None:
                     sequential(peer, "tools/call", cfg.warmup_requests, 2.0)
                     seq = sequential(peer, "tools/call", cfg.seq_requests, cfg.seq_seconds)
                     pipe = pipelined(peer, cfg.window, cfg.pipe_requests, cfg.pipe_seconds)
-                    entry = {
+                    entry: dict[str, Any] = {
                         "seq": seq.summary(),
                         "pipelined": pipe.summary(),
                         "peak_rss_kb": peak_rss_kb(peer.child.pid),

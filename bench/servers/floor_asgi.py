@@ -56,7 +56,7 @@ def create_app() -> Any:
             await send({"type": "http.response.start", "status": 202, "headers": []})
             await send({"type": "http.response.body", "body": b""})
             return
-        method = msg.get("method")
+        method = str(msg.get("method"))
         payload = b'{"jsonrpc":"2.0","id":' + dumps(rid) + canned.get(method, not_found)
         headers = init_headers if method == "initialize" else json_headers
         await send({"type": "http.response.start", "status": 200, "headers": headers})
