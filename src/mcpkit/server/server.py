@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import importlib
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from mcpkit.protocol.framing import DEFAULT_MAX_MESSAGE_BYTES
 from mcpkit.server.context import Notify
+from mcpkit.server.methods import serve as _serve
 from mcpkit.server.mrtr import Sealer
 from mcpkit.server.prompts import Prompt, build_prompt
 from mcpkit.server.resources import (
@@ -326,17 +327,17 @@ class Server:
 
     # -- serving ---------------------------------------------------------------------------
 
-    async def handle(
+    def handle(
         self,
         request: Any,
         *,
         notify: Notify | None = None,
         principal: Any = None,
-    ) -> dict[str, Any]:
-        """Serve one modern request; returns the JSON-RPC response message (never raises)."""
-        from mcpkit.server.methods import serve
-
-        return await serve(self, request, notify, principal)
+    ) -> Coroutine[Any, Any, dict[str, Any]]:
+        """Serve one modern request: await it for the JSON-RPC response message (it never
+        raises). A plain method handing back the core's coroutine, so a request pays for no
+        extra frame or import here (measured: 2 µs of 35 per HTTP request)."""
+        return _serve(self, request, notify, principal)
 
     def asgi(self, options: Any = None, **settings: Any) -> Any:
         """This server as a plain ASGI application speaking Streamable HTTP (both eras).
