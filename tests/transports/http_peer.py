@@ -109,6 +109,22 @@ async def raw_post(port: int, headers: list[tuple[str, str]], body: bytes
     return status, orjson.loads(payload) if payload else None
 
 
+def checked_transport(url: str, **options: Any) -> Any:
+    """An `HTTPClientTransport` whose every POSTed message is checked against the schema of
+    its revision (legacy once it carries a session id, or for initialize)."""
+    from mcpkit.transports.http_client import HTTPClientTransport
+
+    async def check(request: httpx.Request) -> None:
+        if request.method != "POST":
+            return
+        message = orjson.loads(request.content)
+        legacy = "mcp-session-id" in request.headers or message.get("method") == "initialize"
+        check_client_message(LEGACY if legacy else MODERN, message)
+
+    return HTTPClientTransport(url, httpx_options={"event_hooks": {"request": [check]}},
+                               **options)
+
+
 class Reply:
     """One HTTP response, its JSON-RPC messages parsed (one for JSON, one per SSE event)."""
 

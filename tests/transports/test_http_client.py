@@ -11,7 +11,7 @@ from typing import Any
 import orjson
 import pytest
 import uvicorn
-from http_peer import FEATURES, ServerProcess, meta
+from http_peer import FEATURES, ServerProcess, checked_transport, meta
 from wire import LEGACY, MODERN, check_client_message, check_server_message
 
 from mcpkit.errors import TransportError
@@ -32,7 +32,7 @@ def features() -> Iterator[ServerProcess]:
 
 @pytest.fixture
 async def transport(features: ServerProcess) -> AsyncIterator[HTTPClientTransport]:
-    t = HTTPClientTransport(features.url)
+    t = checked_transport(features.url)
     yield t
     await t.close()
 
@@ -75,7 +75,7 @@ async def test_requests_get_json_answers_and_the_mirrored_headers_pass(
 
 async def test_param_headers_come_from_the_tools_it_has_seen(features: ServerProcess) -> None:
     arguments = {"region": "Hello, 世界", "priority": 3, "verbose": False}
-    fresh = HTTPClientTransport(features.url)
+    fresh = checked_transport(features.url)
     try:
         client = Client(fresh)
         blind = await client.request("tools/call", {"name": "route", "arguments": arguments})
@@ -89,7 +89,7 @@ async def test_param_headers_come_from_the_tools_it_has_seen(features: ServerPro
 
 
 async def test_remembered_tools_are_screened(features: ServerProcess) -> None:
-    fresh = HTTPClientTransport(features.url)
+    fresh = checked_transport(features.url)
     try:
         screened = fresh.remember_tools([
             {"name": "nested", "inputSchema": {"type": "object", "properties": {"target": {
@@ -159,7 +159,7 @@ async def test_modern_errors_in_4xx_bodies_are_returned_as_messages(
 
 
 async def test_a_status_without_a_jsonrpc_body_raises(features: ServerProcess) -> None:
-    wrong = HTTPClientTransport(features.url.replace("/mcp", "/nowhere"))
+    wrong = checked_transport(features.url.replace("/mcp", "/nowhere"))
     try:
         with pytest.raises(HTTPStatusError) as info:
             await Client(wrong).request("tools/list")
@@ -172,7 +172,7 @@ async def test_an_unreachable_server_is_a_transport_error() -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    dead = HTTPClientTransport(f"http://127.0.0.1:{port}/mcp")
+    dead = checked_transport(f"http://127.0.0.1:{port}/mcp")
     try:
         with pytest.raises(TransportError, match="cannot connect"):
             await Client(dead).request("tools/list")
@@ -236,7 +236,7 @@ async def test_server_requests_are_answered_by_the_request_handler(
 async def test_the_session_stream_feeds_the_notification_handler_and_close_deletes(
     features: ServerProcess
 ) -> None:
-    legacy = HTTPClientTransport(features.url)
+    legacy = checked_transport(features.url)
     received: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
 
     async def on_notification(message: dict[str, Any]) -> None:
@@ -247,7 +247,7 @@ async def test_the_session_stream_feeds_the_notification_handler_and_close_delet
     client = await _legacy(legacy)
     uri = "memo://notes/today"
     await client.request("resources/subscribe", {"uri": uri})
-    modern = HTTPClientTransport(features.url)
+    modern = checked_transport(features.url)
     try:
         await asyncio.wait_for(legacy.session_stream_open.wait(), 10)
         await Client(modern).request("tools/call", {"name": "touch", "arguments": {
@@ -258,7 +258,7 @@ async def test_the_session_stream_feeds_the_notification_handler_and_close_delet
         session = legacy.session_id
         await legacy.close()
         assert legacy.session_id is None
-        gone = HTTPClientTransport(features.url, headers={"Mcp-Session-Id": session or ""})
+        gone = checked_transport(features.url, headers={"Mcp-Session-Id": session or ""})
         try:
             with pytest.raises(HTTPStatusError) as info:
                 await gone.notify({"jsonrpc": "2.0", "method": "notifications/initialized"})
@@ -271,7 +271,7 @@ async def test_the_session_stream_feeds_the_notification_handler_and_close_delet
 
 async def test_an_ended_session_raises_session_expired(transport: HTTPClientTransport) -> None:
     client = await _legacy(transport)
-    ended = HTTPClientTransport(transport.url, headers={
+    ended = checked_transport(transport.url, headers={
         "Mcp-Session-Id": transport.session_id or ""})
     try:
         await ended._client.delete(ended.url, headers=ended._headers_for(None))
@@ -334,7 +334,7 @@ async def test_a_broken_stream_is_retried_with_a_new_id_only_when_allowed(
     scripted: tuple[str, Scripted]
 ) -> None:
     url, app = scripted
-    transport = HTTPClientTransport(url)
+    transport = checked_transport(url)
     try:
         client = Client(transport)
         with pytest.raises(TransportError, match="request is lost"):

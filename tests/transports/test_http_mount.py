@@ -10,14 +10,13 @@ from typing import Any
 import httpx
 import pytest
 import uvicorn
-from http_peer import meta
+from http_peer import checked_transport, meta
 from starlette.applications import Starlette
 from starlette.responses import PlainTextResponse
 from starlette.routing import Mount, Route
 from wire import MODERN, check_server_message
 
 from mcpkit import Context, Server
-from mcpkit.transports.http_client import HTTPClientTransport
 
 
 def make_server() -> Server:
@@ -58,7 +57,7 @@ async def site() -> AsyncIterator[str]:
 
 @pytest.mark.parametrize("path", ["/mcp", "/tenants/acme/"])
 async def test_the_app_serves_mcp_inside_starlette(site: str, path: str) -> None:
-    transport = HTTPClientTransport(site + path)
+    transport = checked_transport(site + path)
     seen: list[dict[str, Any]] = []
 
     async def on_notification(message: dict[str, Any]) -> None:

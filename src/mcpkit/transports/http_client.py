@@ -87,14 +87,19 @@ class HTTPClientTransport:
         client: httpx.AsyncClient | None = None,
         timeout: httpx.Timeout | float | None = None,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        httpx_options: Mapping[str, Any] | None = None,
     ) -> None:
+        """`client` is an httpx client to share (it is not closed here); otherwise one is made
+        with `timeout` (default: 30 s to connect, no limit on reading a stream) and any
+        `httpx_options` (TLS `verify`, proxies, `event_hooks`, ...)."""
         self.url = url
         self.max_message_bytes = max_message_bytes
         self._own_client = client is None
-        self._client = client or httpx.AsyncClient(
-            timeout=timeout if timeout is not None else httpx.Timeout(30.0, read=None),
-            follow_redirects=False,
-        )
+        self._client = client or httpx.AsyncClient(**{
+            "timeout": timeout if timeout is not None else httpx.Timeout(30.0, read=None),
+            "follow_redirects": False,
+            **(httpx_options or {}),
+        })
         self._headers = {k.lower(): v for k, v in (headers or {}).items()}
         self._tool_params: dict[str, dict[str, tuple[str, ...]]] = {}
         self._request_handler: Any = None
