@@ -4,8 +4,9 @@ Modern (2026-07-28) POSTs are served statelessly: nothing is kept between reques
 instance behind a round-robin balancer answers any request the same way. Each POST is checked
 in a fixed order — Host/Origin (403), size (413), content type (415), JSON (400/-32700), era,
 Accept (406), then the mirrored headers against the body (400/-32020) — before the server sees
-it, and its response is JSON or a request-scoped SSE stream (see `Exchange`). Legacy (2025-11-25) traffic,
-recognised by the rule in `mcpkit.protocol.http.classify_era`, goes to `LegacyEndpoint`.
+it, and its response is JSON or a request-scoped SSE stream (see `Exchange`). Legacy
+(2025-11-25) traffic, recognised by the rule in `mcpkit.protocol.http.classify_era`, goes to
+`LegacyEndpoint`.
 
 It is raw ASGI with no framework underneath, so it runs under any ASGI server (uvicorn,
 hypercorn, granian) and mounts in Starlette or FastAPI. Imports the layers below and the
