@@ -69,3 +69,26 @@ async def test_second_initialize_is_refused(wire_factory: Any) -> None:
     wire = wire_factory(make_server())
     await initialize(wire)
     assert "error" in await initialize(wire)
+
+
+async def test_a_legacy_session_hears_list_changes_and_its_subscribed_updates(
+    wire_factory: Any,
+) -> None:
+    server = make_server()
+    wire = wire_factory(server)
+    await initialize(wire)
+    assert (await wire.request("resources/subscribe", {"uri": "test://static"},
+                               with_meta=False))["result"] == {}
+    server.notify_resource_updated("test://other")  # not subscribed: nothing
+    server.notify_resource_updated("test://static")
+    note = await wire.next()
+    assert note == {"jsonrpc": "2.0", "method": "notifications/resources/updated",
+                    "params": {"uri": "test://static"}}
+    server.notify_tools_changed()
+    assert (await wire.next())["method"] == "notifications/tools/list_changed"
+    assert (await wire.request("resources/unsubscribe", {"uri": "test://static"},
+                               with_meta=False))["result"] == {}
+    server.notify_resource_updated("test://static")
+    server.notify_prompts_changed()
+    assert (await wire.next())["method"] == "notifications/prompts/list_changed"
+    assert wire.inbox.empty()

@@ -10,9 +10,11 @@ from __future__ import annotations
 from typing import Any
 
 from mcpkit.errors import ResourceNotFoundError, RPCError
-from mcpkit.types.constants import SERVER_INFO_KEY
+from mcpkit.protocol.codec import notification_message
+from mcpkit.server.subscriptions import Change
+from mcpkit.types.constants import SERVER_INFO_KEY, Method
 
-__all__ = ["legacy_capabilities", "legacy_error", "legacy_result"]
+__all__ = ["change_notification", "legacy_capabilities", "legacy_error", "legacy_result"]
 
 _MODERN_ONLY = ("resultType", "ttlMs", "cacheScope")
 
@@ -39,3 +41,31 @@ def legacy_error(exc: RPCError) -> dict[str, Any]:
 def legacy_capabilities(modern: dict[str, Any]) -> dict[str, Any]:
     """Server capabilities as initialize reports them (no `extensions` member in 2025-11-25)."""
     return {k: v for k, v in modern.items() if k != "extensions"}
+
+
+_LIST_CHANGED = {
+    "tools": Method.TOOLS_LIST_CHANGED,
+    "prompts": Method.PROMPTS_LIST_CHANGED,
+    "resources": Method.RESOURCES_LIST_CHANGED,
+}
+
+
+def change_notification(
+    subscriptions: list[str], change: Change, capabilities: dict[str, Any]
+) -> dict[str, Any] | None:
+    """The legacy notification a session gets for a change, or None when it gets none.
+
+    List changes go to every session of a server that declared `listChanged` for that list;
+    a resource update only to sessions that subscribed to that URI (or a parent of it).
+    """
+    if change.kind == "resource":
+        uri = change.uri
+        if uri is None or not capabilities.get("resources", {}).get("subscribe"):
+            return None
+        if not any(uri == u or uri.startswith(u.rstrip("/") + "/") for u in subscriptions):
+            return None
+        return notification_message(Method.RESOURCE_UPDATED, {"uri": uri})
+    method = _LIST_CHANGED.get(change.kind)
+    if method is None or not capabilities.get(change.kind, {}).get("listChanged"):
+        return None
+    return notification_message(method, None)

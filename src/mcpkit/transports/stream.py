@@ -18,6 +18,7 @@ from typing import Any
 
 from mcpkit.errors import InvalidRequestError, RPCError, TransportError
 from mcpkit.legacy import LegacySession, initialize_error
+from mcpkit.legacy.shapes import change_notification
 from mcpkit.protocol.codec import (
     Notification,
     Request,
@@ -50,6 +51,7 @@ class StreamConnection:
         self.legacy: LegacySession | None = None
         self._tasks: dict[RequestId, asyncio.Task[None]] = {}
         self._listens: set[RequestId] = set()
+        self._changes: asyncio.Task[None] | None = None
         self._pending: dict[RequestId, asyncio.Future[dict[str, Any]]] = {}
         self._ids = itertools.count(1)
 
@@ -137,6 +139,17 @@ class StreamConnection:
         self.era = "legacy"
         self.legacy = session
         self.send(result_message(request.id, result))
+        self._changes = asyncio.get_running_loop().create_task(self._forward_changes(session))
+
+    async def _forward_changes(self, session: LegacySession) -> None:
+        """A legacy client hears of list changes and updates of the URIs it subscribed to."""
+        async with self.server.broker.subscribe() as changes:
+            async for change in changes:
+                message = change_notification(
+                    session.state.subscriptions, change, self.server.capabilities()
+                )
+                if message is not None:
+                    self.send(message)
 
     def _notification(self, note: Notification) -> None:
         if note.method == Method.CANCELLED:
@@ -180,6 +193,8 @@ class StreamConnection:
         Requests in flight still get their responses: the client closed its side of the
         stream, not necessarily its reading side.
         """
+        if self._changes is not None:
+            self._changes.cancel()
         for request_id in list(self._listens):
             task = self._tasks.pop(request_id, None)
             if task is not None:
@@ -193,3 +208,5 @@ class StreamConnection:
     def cancel_all(self) -> None:
         for task in list(self._tasks.values()):
             task.cancel()
+        if self._changes is not None:
+            self._changes.cancel()
