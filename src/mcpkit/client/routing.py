@@ -246,3 +246,29 @@ class StreamRouter:
     @property
     def in_flight(self) -> int:
         return len(self._pending)
+
+
+class RoutedTransport:
+    """The `ClientTransport` methods of a transport whose messages go through a `StreamRouter`.
+
+    Transports over one ordered stream (stdio, memory) differ only in how bytes move; matching
+    responses, notifications and server requests is the router's, so these four methods are
+    the same for all of them.
+    """
+
+    _router: StreamRouter
+
+    async def request(
+        self, message: dict[str, Any], *, on_notification: NotificationHandler | None = None
+    ) -> dict[str, Any]:
+        return await self._router.request(message, on_notification=on_notification)
+
+    async def notify(self, message: dict[str, Any]) -> None:
+        await self._router.notify(message)
+
+    def set_request_handler(self, handler: RequestHandler | None) -> None:
+        self._router.set_request_handler(handler)
+
+    def set_notification_handler(self, handler: NotificationHandler | None) -> None:
+        self._router.set_notification_handler(handler)
+

@@ -78,8 +78,9 @@ class UriTemplate:
 
 
 @dataclass(slots=True)
-class Resource:
-    uri: str
+class Readable:
+    """What `resources/read` needs of a resource or a template, built at registration."""
+
     fn: Callable[..., Any]
     signature: Signature
     definition: dict[str, Any]
@@ -89,14 +90,13 @@ class Resource:
 
 
 @dataclass(slots=True)
-class ResourceTemplate:
+class Resource(Readable):
+    uri: str
+
+
+@dataclass(slots=True)
+class ResourceTemplate(Readable):
     template: UriTemplate
-    fn: Callable[..., Any]
-    signature: Signature
-    definition: dict[str, Any]
-    mime_type: str | None
-    cache: CacheHint | None
-    is_async: bool
 
 
 def describe(

@@ -212,7 +212,7 @@ class Server:
             "uri", uri, name=name or fn.__name__, title=title, description=doc,
             mime_type=mime_type, annotations=annotations, icons=icons, meta=meta, size=size,
         )
-        resource = Resource(uri, fn, sig, definition, mime_type, cache, is_async)
+        resource = Resource(fn, sig, definition, mime_type, cache, is_async, uri=uri)
         self.resources[uri] = resource
         self._changed("resources")
         return resource
@@ -253,7 +253,7 @@ class Server:
             "uriTemplate", uri_template, name=name or fn.__name__, title=title,
             description=doc, mime_type=mime_type, annotations=annotations, icons=icons, meta=meta,
         )
-        entry = ResourceTemplate(template, fn, sig, definition, mime_type, cache, is_async)
+        entry = ResourceTemplate(fn, sig, definition, mime_type, cache, is_async, template=template)
         self.templates.append(entry)
         self._changed("resources")
         return entry

@@ -14,8 +14,7 @@ from typing import Any
 
 import orjson
 
-from mcpkit.client.routing import StreamRouter
-from mcpkit.client.transport import NotificationHandler, RequestHandler
+from mcpkit.client.routing import RoutedTransport, StreamRouter
 from mcpkit.protocol.codec import classify, encode
 from mcpkit.transports.stream import StreamConnection
 
@@ -63,7 +62,7 @@ def _no_bytes(data: bytes) -> None:  # pragma: no cover - _ObjectConnection over
     raise AssertionError("the object connection never writes bytes")
 
 
-class MemoryTransport:
+class MemoryTransport(RoutedTransport):
     """The client side of one in-process connection."""
 
     def __init__(
@@ -80,20 +79,6 @@ class MemoryTransport:
         self._closed = False
 
     # -- ClientTransport -------------------------------------------------------------------
-
-    async def request(
-        self, message: dict[str, Any], *, on_notification: NotificationHandler | None = None
-    ) -> dict[str, Any]:
-        return await self._router.request(message, on_notification=on_notification)
-
-    async def notify(self, message: dict[str, Any]) -> None:
-        await self._router.notify(message)
-
-    def set_request_handler(self, handler: RequestHandler | None) -> None:
-        self._router.set_request_handler(handler)
-
-    def set_notification_handler(self, handler: NotificationHandler | None) -> None:
-        self._router.set_notification_handler(handler)
 
     async def close(self) -> None:
         if self._closed:

@@ -22,8 +22,7 @@ from typing import Any, Literal
 
 import orjson
 
-from mcpkit.client.routing import StreamRouter
-from mcpkit.client.transport import NotificationHandler, RequestHandler
+from mcpkit.client.routing import RoutedTransport, StreamRouter
 from mcpkit.errors import RPCError, TransportError
 from mcpkit.protocol.codec import encode
 from mcpkit.protocol.framing import DEFAULT_MAX_MESSAGE_BYTES, LineReader, Oversized
@@ -111,7 +110,7 @@ def python_server(target: str, **options: Any) -> StdioServer:
     return StdioServer([sys.executable, "-m", "mcpkit", "run", target], **options)
 
 
-class StdioTransport:
+class StdioTransport(RoutedTransport):
     """One running server process, spoken to over its stdin and stdout."""
 
     def __init__(self, proc: asyncio.subprocess.Process, spec: StdioServer) -> None:
@@ -127,20 +126,6 @@ class StdioTransport:
         )
 
     # -- ClientTransport -------------------------------------------------------------------
-
-    async def request(
-        self, message: dict[str, Any], *, on_notification: NotificationHandler | None = None
-    ) -> dict[str, Any]:
-        return await self._router.request(message, on_notification=on_notification)
-
-    async def notify(self, message: dict[str, Any]) -> None:
-        await self._router.notify(message)
-
-    def set_request_handler(self, handler: RequestHandler | None) -> None:
-        self._router.set_request_handler(handler)
-
-    def set_notification_handler(self, handler: NotificationHandler | None) -> None:
-        self._router.set_notification_handler(handler)
 
     async def close(self) -> None:
         """Close stdin, give the server `shutdown_timeout` to exit, then terminate, then kill."""
