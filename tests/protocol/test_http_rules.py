@@ -68,7 +68,7 @@ def test_headers_are_read_in_one_pass_with_params_by_lower_case_name() -> None:
     h = read_headers([(b"host", b"localhost:1"), (b"mcp-method", b"tools/call"),
                       (b"mcp-param-region", b"eu"), (b"x-other", b"1")])
     assert h.host == b"localhost:1" and h.method == b"tools/call"
-    assert h.params == {"region": b"eu"} and h.duplicate is None
+    assert h.params() == {"region": b"eu"} and h.duplicate is None
 
 
 @pytest.mark.parametrize("name", [b"mcp-method", b"mcp-name", b"mcp-protocol-version",
@@ -78,7 +78,9 @@ def test_a_repeated_mcp_header_is_noted(name: bytes) -> None:
 
 
 def test_repeated_ordinary_headers_are_not_our_business() -> None:
-    assert read_headers([(b"accept", b"a"), (b"accept", b"b")]).duplicate is None
+    h = read_headers([(b"accept", b"a"), (b"accept", b"b"), (b"mcp-param-x", b"1"),
+                      (b"mcp-method", b"m")])
+    assert h.duplicate is None and h.params() == {"x": b"1"} and h.method == b"m"
 
 
 # -- header <-> body ----------------------------------------------------------------------------

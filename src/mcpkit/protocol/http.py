@@ -11,7 +11,7 @@ from `mcpkit.types.constants.Header`; value encoding (the `=?base64?...?=` senti
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, Final, NamedTuple
 
@@ -123,6 +123,10 @@ _FIELDS: Final = {
     Header.SESSION_ID.encode(): _SESSION,
 }
 _PARAM_PREFIX: Final = Header.PARAM_PREFIX.encode()
+_VERSION_NAME: Final = Header.PROTOCOL_VERSION.encode()
+_METHOD_NAME: Final = Header.METHOD.encode()
+_NAME_NAME: Final = Header.NAME.encode()
+_SESSION_NAME: Final = Header.SESSION_ID.encode()
 _DISPLAY: Final = {
     _VERSION: "MCP-Protocol-Version",
     _METHOD: "Mcp-Method",
@@ -134,12 +138,15 @@ _DISPLAY: Final = {
 class RequestHeaders:
     """The headers mcpkit reads from one request, raw bytes as the ASGI server gave them.
 
-    `params` maps the lower-cased name after `Mcp-Param-` to its value. `duplicate` names the
-    first MCP header sent twice: two values for one header let a gateway and the server read
-    different things, so such a request is refused.
+    `duplicate` names the first MCP header sent twice: two values for one header let a gateway
+    and the server read different things, so such a request is refused. `params()` maps the
+    lower-cased name after `Mcp-Param-` to its value; it is read only for tools that declare
+    mirrored arguments.
     """
 
     __slots__ = (
+        "_params",
+        "_raw",
         "accept",
         "content_length",
         "content_type",
@@ -148,33 +155,50 @@ class RequestHeaders:
         "method",
         "name",
         "origin",
-        "params",
         "session_id",
         "version",
     )
 
-    def __init__(self, values: list[bytes | None], params: dict[str, bytes] | None,
-                 duplicate: str | None) -> None:
-        self.host = values[_HOST]
-        self.origin = values[_ORIGIN]
-        self.accept = values[_ACCEPT]
-        self.content_type = values[_CTYPE]
-        self.content_length = values[_CLEN]
-        self.version = values[_VERSION]
-        self.method = values[_METHOD]
-        self.name = values[_NAME]
-        self.session_id = values[_SESSION]
-        self.params = params
+    def __init__(self, values: Sequence[bytes | None], raw: Sequence[tuple[bytes, bytes]],
+                 duplicate: str | None, params: dict[str, bytes] | None = None) -> None:
+        (self.host, self.origin, self.accept, self.content_type, self.content_length,
+         self.version, self.method, self.name, self.session_id) = values
         self.duplicate = duplicate
+        self._raw = raw
+        self._params = params
+
+    def params(self) -> dict[str, bytes]:
+        params = self._params
+        if params is None:
+            prefix, cut = _PARAM_PREFIX, len(_PARAM_PREFIX)
+            params = self._params = {
+                name[cut:].decode("latin-1"): value
+                for name, value in self._raw if name.startswith(prefix)
+            }
+        return params
 
 
 def read_headers(raw: Iterable[tuple[bytes, bytes]]) -> RequestHeaders:
-    """One pass over ASGI headers (names arrive lower-cased, as ASGI requires)."""
+    """Read ASGI headers (names arrive lower-cased, as ASGI requires). The usual request, with
+    no header repeated, costs one dict build; repeats take a slower pass that names them."""
+    pairs = raw if isinstance(raw, list) else list(raw)
+    found = dict(pairs)
+    if len(found) != len(pairs):
+        return _read_repeated(pairs)
+    get = found.get
+    return RequestHeaders(
+        (get(b"host"), get(b"origin"), get(b"accept"), get(b"content-type"),
+         get(b"content-length"), get(_VERSION_NAME), get(_METHOD_NAME), get(_NAME_NAME),
+         get(_SESSION_NAME)),
+        pairs, None)
+
+
+def _read_repeated(pairs: list[tuple[bytes, bytes]]) -> RequestHeaders:
     values: list[bytes | None] = [None] * 9
-    params: dict[str, bytes] | None = None
+    params: dict[str, bytes] = {}
     duplicate: str | None = None
     fields = _FIELDS
-    for name, value in raw:
+    for name, value in pairs:
         slot = fields.get(name)
         if slot is not None:
             if slot >= _VERSION and values[slot] is not None and duplicate is None:
@@ -182,12 +206,10 @@ def read_headers(raw: Iterable[tuple[bytes, bytes]]) -> RequestHeaders:
             values[slot] = value
         elif name.startswith(_PARAM_PREFIX):
             key = name[len(_PARAM_PREFIX):].decode("latin-1")
-            if params is None:
-                params = {}
-            elif key in params and duplicate is None:
+            if key in params and duplicate is None:
                 duplicate = "Mcp-Param-" + key
             params[key] = value
-    return RequestHeaders(values, params, duplicate)
+    return RequestHeaders(values, pairs, duplicate, params)
 
 
 # -- header <-> body agreement (server side) ----------------------------------------------------
@@ -288,17 +310,17 @@ def check_request_headers(
                 f"{body_version!r} (_meta[{PROTOCOL_VERSION_KEY!r}])"
             )
     if params_of_tool:
-        _check_params(headers.params, params_of_tool, params.get("arguments"))
+        _check_params(headers.params(), params_of_tool, params.get("arguments"))
 
 
 def _check_params(
-    sent: dict[str, bytes] | None, declared: Mapping[str, tuple[str, ...]], arguments: Any
+    sent: dict[str, bytes], declared: Mapping[str, tuple[str, ...]], arguments: Any
 ) -> None:
     for header, path in declared.items():
         value: Any = arguments
         for key in path:
             value = value.get(key) if type(value) is dict else None
-        raw = sent.get(header.lower()) if sent is not None else None
+        raw = sent.get(header.lower())
         display = f"Mcp-Param-{header}"
         where = "arguments." + ".".join(path)
         if raw is None:

@@ -69,35 +69,35 @@ async def plain_response(
 
 
 class Watchlist:
-    """Starts disconnect watchers for the exchanges that are still running after a full sweep
-    period. One per app; its timer runs only while requests are in flight."""
+    """Starts disconnect watchers for the exchanges still running a full sweep period after
+    they began. One per app; its timer runs only while requests are in flight."""
 
-    __slots__ = ("_aging", "_fresh", "_handle", "_loop")
+    __slots__ = ("_entries", "_generation", "_handle", "_loop")
 
     def __init__(self) -> None:
-        self._fresh: set[Exchange] = set()
-        self._aging: set[Exchange] = set()
+        self._entries: dict[Exchange, int] = {}
+        """Exchange -> the sweep generation it began in."""
+        self._generation = 0
         self._handle: asyncio.TimerHandle | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
-    def add(self, exchange: Exchange) -> None:
-        self._fresh.add(exchange)
-        loop = asyncio.get_running_loop()
+    def add(self, exchange: Exchange, loop: asyncio.AbstractEventLoop) -> None:
+        self._entries[exchange] = self._generation
         if self._handle is None or self._loop is not loop:  # first use, or a new event loop
-            if self._loop is not loop:
-                self._aging = set()
             self._loop = loop
             self._handle = loop.call_later(WATCH_GRACE_S, self._sweep)
 
     def discard(self, exchange: Exchange) -> None:
-        self._fresh.discard(exchange)
-        self._aging.discard(exchange)
+        self._entries.pop(exchange, None)
 
     def _sweep(self) -> None:
-        for exchange in self._aging:
+        current = self._generation
+        self._generation = current + 1
+        entries = self._entries
+        for exchange in [e for e, began in entries.items() if began < current]:
+            del entries[exchange]
             exchange.start_watch()
-        self._aging, self._fresh = self._fresh, set()
-        if self._aging and self._loop is not None:
+        if entries and self._loop is not None:
             self._handle = self._loop.call_later(WATCH_GRACE_S, self._sweep)
         else:
             self._handle = None
@@ -152,7 +152,7 @@ class Exchange:
         self.task = task
         self.in_handler = True
         if watchlist is not None and self.watch:
-            watchlist.add(self)
+            watchlist.add(self, task.get_loop())
         try:
             response = await work
         except asyncio.CancelledError:
