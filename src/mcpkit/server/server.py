@@ -12,7 +12,7 @@ import importlib
 import time
 from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, Unpack
 
 from mcpkit.protocol.framing import DEFAULT_MAX_MESSAGE_BYTES
 from mcpkit.server.context import Notify
@@ -28,7 +28,7 @@ from mcpkit.server.resources import (
     signature_of,
 )
 from mcpkit.server.subscriptions import Broker, Change, LocalBroker
-from mcpkit.server.tools import Tool, build_tool
+from mcpkit.server.tools import Tool, ToolOptions, build_tool
 from mcpkit.types.constants import SERVER_INFO_KEY
 
 if TYPE_CHECKING:
@@ -131,9 +131,11 @@ class Server:
         """Tell clients subscribed to `uri` (or a parent of it) that its contents changed."""
         self.broker.publish(Change("resource", uri))
 
-    def add_tool(self, fn: Callable[..., Any], **options: Any) -> Tool:
-        """Register `fn` as a tool; see `tool()` for the options."""
-        tool = build_tool(fn, **options)
+    def add_tool(
+        self, fn: Callable[..., Any], name: str | None = None, **options: Unpack[ToolOptions]
+    ) -> Tool:
+        """Register `fn` as a tool; see `tool()` and `ToolOptions`."""
+        tool = build_tool(fn, name, **options)
         if tool.name in self.tools:
             raise ValueError(f"a tool named {tool.name!r} is already registered")
         self.tools[tool.name] = tool
@@ -146,17 +148,7 @@ class Server:
         self._changed("tools")
 
     def tool(
-        self,
-        name: str | None = None,
-        *,
-        title: str | None = None,
-        description: str | None = None,
-        annotations: Mapping[str, Any] | None = None,
-        input_schema: dict[str, Any] | None = None,
-        output_schema: dict[str, Any] | None = None,
-        structured_output: bool | None = None,
-        icons: list[dict[str, Any]] | None = None,
-        meta: Mapping[str, Any] | None = None,
+        self, name: str | None = None, **options: Unpack[ToolOptions]
     ) -> Callable[[F], F]:
         """Register a function as a tool.
 
@@ -166,18 +158,7 @@ class Server:
         """
 
         def register(fn: F) -> F:
-            self.add_tool(
-                fn,
-                name=name,
-                title=title,
-                description=description,
-                annotations=annotations,
-                input_schema=input_schema,
-                output_schema=output_schema,
-                structured_output=structured_output,
-                icons=icons,
-                meta=meta,
-            )
+            self.add_tool(fn, name, **options)
             return fn
 
         return register

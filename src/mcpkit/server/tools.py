@@ -12,7 +12,7 @@ import logging
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from mcpkit.errors import InternalError, InvalidParamsError, ToolError
 from mcpkit.protocol.mcp_headers import header_params
@@ -20,7 +20,7 @@ from mcpkit.server.content import ContentBlock, json_text, text_block, to_conten
 from mcpkit.server.context import Context
 from mcpkit.server.schema import ArgumentsError, Signature, derive_signature, output_to_json
 
-__all__ = ["Tool", "build_tool", "call_result"]
+__all__ = ["Tool", "ToolOptions", "build_tool", "call_result"]
 
 log = logging.getLogger("mcpkit.server")
 
@@ -37,20 +37,32 @@ class Tool:
     check_output: Callable[[Any], None] | None
 
 
+class ToolOptions(TypedDict, total=False):
+    """What may be said about a tool besides its function (all optional)."""
+
+    title: str
+    description: str
+    """Defaults to the function's docstring."""
+    annotations: Mapping[str, Any]
+    input_schema: dict[str, Any]
+    """A raw JSON Schema, used verbatim instead of the one derived from the type hints."""
+    output_schema: dict[str, Any]
+    structured_output: bool
+    """False: never structured; True: the return annotation must give an output schema."""
+    icons: list[dict[str, Any]]
+    meta: Mapping[str, Any]
+
+
 def build_tool(
-    fn: Callable[..., Any],
-    *,
-    name: str | None = None,
-    title: str | None = None,
-    description: str | None = None,
-    annotations: Mapping[str, Any] | None = None,
-    input_schema: dict[str, Any] | None = None,
-    output_schema: dict[str, Any] | None = None,
-    structured_output: bool | None = None,
-    icons: list[dict[str, Any]] | None = None,
-    meta: Mapping[str, Any] | None = None,
+    fn: Callable[..., Any], name: str | None = None, **options: Unpack[ToolOptions]
 ) -> Tool:
     tool_name = name or fn.__name__
+    title = options.get("title")
+    description = options.get("description")
+    annotations = options.get("annotations")
+    output_schema = options.get("output_schema")
+    icons = options.get("icons")
+    meta = options.get("meta")
     if not _NAME.match(tool_name):
         raise ValueError(
             f"tool name {tool_name!r} is invalid: use 1-128 characters from A-Z a-z 0-9 _ - ."
@@ -58,9 +70,9 @@ def build_tool(
     sig = derive_signature(
         fn,
         injectables=(Context,),
-        input_schema=input_schema,
+        input_schema=options.get("input_schema"),
         output_schema=output_schema,
-        structured_output=structured_output,
+        structured_output=options.get("structured_output"),
         passthrough_types=(ContentBlock,),
     )
     schema = sig.input_schema
