@@ -62,6 +62,7 @@ class Config:
     growth_list_requests: int
     growth_call_requests: int
     growth_seconds: float
+    growth_rounds: int
     sessions: int
     sections: tuple[str, ...]
     log_dir: Path
@@ -83,7 +84,7 @@ class Config:
                 seq_requests=300, seq_seconds=2.0, pipe_requests=600, pipe_seconds=2.0, window=32,
                 warmup_requests=50, http_seconds=1.0, http_requests=5_000, http_concurrency=(1, 32),
                 cold_samples=3, import_samples=3, growth_ns=(1, 100),
-                growth_list_requests=20, growth_call_requests=100, growth_seconds=1.0,
+                growth_list_requests=20, growth_call_requests=100, growth_seconds=1.0, growth_rounds=2,
                 sessions=50, sections=sections, log_dir=log_dir,
             )  # fmt: skip
         return cls(
@@ -91,7 +92,7 @@ class Config:
             seq_requests=30_000, seq_seconds=3.0, pipe_requests=60_000, pipe_seconds=3.0, window=32,
             warmup_requests=500, http_seconds=4.0, http_requests=400_000, http_concurrency=(1, 32),
             cold_samples=10, import_samples=7, growth_ns=(1, 100, 1000),
-            growth_list_requests=300, growth_call_requests=2_000, growth_seconds=1.5,
+            growth_list_requests=300, growth_call_requests=2_500, growth_seconds=2.0, growth_rounds=5,
             sessions=1000, sections=sections, log_dir=log_dir,
         )  # fmt: skip
 
@@ -594,6 +595,53 @@ def import_phase(impls: list[Impl], cfg: Config, rec: Recorder) -> None:
 # cost growth with the number of tools
 
 
+def _growth_run(
+    impl: Impl, cfg: Config, files: dict[tuple[str, int], Path], run: int
+) -> dict[int, dict[str, Any]]:
+    """One run for one implementation: its servers with every tool count are up at once, and
+    short rounds alternate between them, so the figures compared were taken seconds apart (the
+    machine's latency level drifts over seconds)."""
+    ns = cfg.growth_ns
+    rounds = cfg.growth_rounds
+    with contextlib.ExitStack() as stack:
+        peers: dict[int, StdioPeer] = {}
+        ready_ms: dict[int, float] = {}
+        for n in ns:
+            peer = stack.enter_context(
+                stdio_server(impl, cfg, f"tools{n}", files[(impl.name, n)], n)
+            )
+            peers[n] = peer
+            t0 = time.perf_counter()
+            open_peer(peer, timeout=120, force_legacy=cfg.force_legacy)
+            ready_ms[n] = (time.perf_counter() - t0) * 1000
+            sequential(peer, "tools/call", cfg.warmup_requests // 5, 1.0)
+        samples: dict[int, list[dict[str, Any]]] = {n: [] for n in ns}
+        for _ in range(rounds):
+            for n in ns:
+                peer = peers[n]
+                lst = sequential(peer, "tools/list", max(1, cfg.growth_list_requests // rounds),
+                                 cfg.growth_seconds / rounds, n_tools=n).summary()  # fmt: skip
+                call = sequential(peer, "tools/call", max(1, cfg.growth_call_requests // rounds),
+                                  cfg.growth_seconds / rounds).summary()  # fmt: skip
+                samples[n].append({
+                    "list_p50_us": lst["p50_us"], "list_p99_us": lst["p99_us"],
+                    "call_p50_us": call["p50_us"], "call_p99_us": call["p99_us"],
+                    "call_server_cpu_us_per_req": call["server_cpu_us_per_req"],
+                    "errors": lst["errors"] + call["errors"],
+                    "first_error": lst["first_error"] or call["first_error"],
+                })  # fmt: skip
+        out: dict[int, dict[str, Any]] = {}
+        for n in ns:
+            entry = aggregate(samples[n])
+            entry["startup_to_first_answer_ms"] = ready_ms[n]
+            entry["peak_rss_kb"] = peak_rss_kb(peers[n].child.pid)
+            entry["rounds"] = rounds
+            out[n] = entry
+            LOG(f"tools run {run + 1}: {impl.name} N={n}: list p50 {entry['list_p50_us']:.0f} us,"
+                f" call p50 {entry['call_p50_us']:.0f} us")  # fmt: skip
+        return out
+
+
 def growth_phase(impls: list[Impl], cfg: Config, rec: Recorder) -> None:
     res = rec.results["growth"]
     targets = [i for i in impls if i.stdio and not i.extra and not rec.is_dead(i, "stdio")]
@@ -602,40 +650,15 @@ def growth_phase(impls: list[Impl], cfg: Config, rec: Recorder) -> None:
         per_run: dict[tuple[str, int], list[dict[str, Any]]] = {}
         for run in range(cfg.runs):
             for impl in targets:
-                for n in cfg.growth_ns:
-                    if rec.is_dead(impl, "stdio"):
-                        continue
-                    try:
-                        with stdio_server(impl, cfg, f"tools{n}", files[(impl.name, n)], n) as peer:
-                            t0 = time.perf_counter()
-                            open_peer(peer, timeout=120, force_legacy=cfg.force_legacy)
-                            ready_ms = (time.perf_counter() - t0) * 1000
-                            sequential(peer, "tools/call", cfg.warmup_requests // 5, 1.0)
-                            lst = sequential(
-                                peer,
-                                "tools/list",
-                                cfg.growth_list_requests,
-                                cfg.growth_seconds,
-                                n_tools=n,
-                            )
-                            call = sequential(
-                                peer, "tools/call", cfg.growth_call_requests, cfg.growth_seconds
-                            )
-                            rss = peak_rss_kb(peer.child.pid)
-                    except (ServerFailed, protocol.BadAnswer, OSError) as exc:
-                        rec.unavailable(impl, "stdio", f"with {n} tools: {exc}")
-                        continue
-                    ls, cs = lst.summary(), call.summary()
-                    per_run.setdefault((impl.name, n), []).append({
-                        "list_p50_us": ls["p50_us"], "list_p99_us": ls["p99_us"],
-                        "call_p50_us": cs["p50_us"], "call_p99_us": cs["p99_us"],
-                        "call_server_cpu_us_per_req": cs["server_cpu_us_per_req"],
-                        "startup_to_first_answer_ms": ready_ms, "peak_rss_kb": rss,
-                        "errors": ls["errors"] + cs["errors"],
-                        "first_error": ls["first_error"] or cs["first_error"],
-                    })  # fmt: skip
-                    LOG(f"tools run {run + 1}: {impl.name} N={n}: list p50 {ls['p50_us']:.0f} us,"
-                        f" call p50 {cs['p50_us']:.0f} us")  # fmt: skip
+                if rec.is_dead(impl, "stdio"):
+                    continue
+                try:
+                    figures = _growth_run(impl, cfg, files, run)
+                except (ServerFailed, protocol.BadAnswer, OSError) as exc:
+                    rec.unavailable(impl, "stdio", f"with many tools: {exc}")
+                    continue
+                for n, entry in figures.items():
+                    per_run.setdefault((impl.name, n), []).append(entry)
         for (name, n), runs in per_run.items():
             res.setdefault(name, {})[str(n)] = aggregate(runs)
 
