@@ -163,15 +163,18 @@ def method_table(server: Server) -> dict[str, Handler]:
     async def tools_call(params: dict[str, Any], ctx: Context) -> dict[str, Any]:
         require("tools", Method.TOOLS_CALL)
         tool = lookup(server.tools, params)
-        rnd = begin_round(ctx, tool.name, params.get("arguments"), params)
+        injected = tool.signature.injected
+        # Only a tool that takes the Context can ask, so only then is there a round to keep.
+        rnd = begin_round(ctx, tool.name, params.get("arguments"), params) if injected else None
         try:
             kwargs = arguments_of(tool, params)
-            if tool.signature.injected:
-                _inject(tool.signature.injected, kwargs, ctx)
+            if injected:
+                _inject(injected, kwargs, ctx)
             value = await invoke(tool.fn, tool.is_async, kwargs)
         except (ToolError, HandleError) as exc:
             return error_result(str(exc) or f"tool {tool.name!r} failed")
         except InputRequired:
+            assert rnd is not None
             return rnd.input_required()
         result = call_result(tool, value)
         meta = result.get("_meta")

@@ -48,11 +48,24 @@ class SQLiteStore(Store):
             db = sqlite3.connect(
                 self.path, timeout=self._timeout, check_same_thread=False, isolation_level=None
             )
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=NORMAL")
-            db.execute(_SCHEMA)
+            self._set_up(db)
             self._db = db
         return self._db
+
+    def _set_up(self, db: sqlite3.Connection) -> None:
+        # Switching a new file to WAL can answer "database is locked" at once, without waiting
+        # for the busy timeout, while another process does the same: retry until the timeout.
+        deadline = time.monotonic() + self._timeout
+        while True:
+            try:
+                db.execute("PRAGMA journal_mode=WAL")
+                db.execute("PRAGMA synchronous=NORMAL")
+                db.execute(_SCHEMA)
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.01)
 
     def _add(self, key: str, value: bytes, expires_at: float) -> bool:
         now = self._clock()
