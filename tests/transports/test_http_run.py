@@ -173,3 +173,12 @@ async def test_the_memory_store_evicts_the_least_recently_used_when_full() -> No
     assert await store.delete("c") and not await store.delete("c")
 
 
+
+
+def test_serving_http_without_state_keys_warns_that_retries_need_a_shared_key(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("MCPKIT_STATE_KEYS", raising=False)
+    with caplog.at_level("WARNING"):
+        Server("no-keys").asgi()
+    assert "retries that reach another instance" in caplog.text
