@@ -25,6 +25,7 @@ from typing import Any, Final, Protocol
 from mcpkit.errors import InvalidRequestError, RPCError, TransportError
 from mcpkit.legacy import LegacySession
 from mcpkit.legacy.session import LegacyState
+from mcpkit.legacy.shapes import change_notification
 from mcpkit.protocol.codec import (
     Message,
     Notification,
@@ -32,7 +33,6 @@ from mcpkit.protocol.codec import (
     RequestId,
     Response,
     error_message,
-    notification_message,
     request_message,
     result_message,
 )
@@ -51,11 +51,6 @@ Send = Callable[[dict[str, Any]], Awaitable[None]]
 _SESSION_HEADER: Final = Header.SESSION_ID.encode()
 _STATEFUL: Final = frozenset({Method.SET_LEVEL, Method.SUBSCRIBE, Method.UNSUBSCRIBE})
 """Legacy requests that change what the session remembers (saved to the store after)."""
-_LIST_CHANGED: Final = {
-    "tools": Method.TOOLS_LIST_CHANGED,
-    "prompts": Method.PROMPTS_LIST_CHANGED,
-    "resources": Method.RESOURCES_LIST_CHANGED,
-}
 
 
 class SessionStore(Protocol):
@@ -346,21 +341,13 @@ class LegacyEndpoint:
         return {}
 
     async def _legacy_message(self, session_id: str, change: Change) -> dict[str, Any] | None:
-        caps = self.server.capabilities()
+        subscriptions: list[str] = []
         if change.kind == "resource":
-            if not caps.get("resources", {}).get("subscribe") or change.uri is None:
-                return None
             state = await self.store.load(session_id)  # subscriptions change while it is open
-            uri = change.uri
-            if state is None or not any(
-                uri == u or uri.startswith(u.rstrip("/") + "/") for u in state.subscriptions
-            ):
+            if state is None:
                 return None
-            return notification_message(Method.RESOURCE_UPDATED, {"uri": uri})
-        method = _LIST_CHANGED.get(change.kind)
-        if method is None or not caps.get(change.kind, {}).get("listChanged"):
-            return None
-        return notification_message(method, None)
+            subscriptions = state.subscriptions
+        return change_notification(subscriptions, change, self.server.capabilities())
 
     # -- DELETE ---------------------------------------------------------------------------------
 
