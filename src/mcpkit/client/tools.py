@@ -23,6 +23,12 @@ from typing import Any
 from urllib.parse import urldefrag, urljoin
 
 from mcpkit.errors import ProtocolViolation
+from mcpkit.protocol.json_schema import (
+    DEFAULT_DIALECT,
+    SUPPORTED_DIALECTS,
+    dialect_of,
+    validator_name,
+)
 from mcpkit.protocol.mcp_headers import InvalidHeaderDeclaration, header_params
 
 __all__ = ["MAX_SCHEMA_DEPTH", "MAX_SCHEMA_NODES", "OutputChecker", "RejectedTool", "vet_tool"]
@@ -33,15 +39,6 @@ MAX_SCHEMA_DEPTH = 64
 """Deepest nesting of subschemas accepted in a tool's schema."""
 MAX_SCHEMA_NODES = 10_000
 """Most subschemas accepted in one tool's schema."""
-
-DIALECTS = {
-    "https://json-schema.org/draft/2020-12/schema": "Draft202012Validator",
-    "https://json-schema.org/draft/2019-09/schema": "Draft201909Validator",
-    "http://json-schema.org/draft-07/schema": "Draft7Validator",
-    "http://json-schema.org/draft-06/schema": "Draft6Validator",
-    "http://json-schema.org/draft-04/schema": "Draft4Validator",
-}
-"""Dialects whose schemas the client accepts (the default, without `$schema`, is 2020-12)."""
 
 _ONE = (
     "additionalItems", "additionalProperties", "unevaluatedItems", "unevaluatedProperties",
@@ -60,13 +57,6 @@ class RejectedTool:
     reason: str
 
 
-def _dialect(schema: Mapping[str, Any]) -> str | None:
-    declared = schema.get("$schema")
-    if declared is None:
-        return "Draft202012Validator"
-    if type(declared) is not str:
-        return None
-    return DIALECTS.get(declared.rstrip("#"))
 
 
 def _subschemas(node: Mapping[str, Any]) -> Iterator[tuple[str, Any]]:
@@ -104,10 +94,10 @@ def check_schema_shape(schema: Any, what: str) -> None:
     """Bounds, dialect and references of one schema; raises ValueError naming the problem."""
     if not isinstance(schema, Mapping):
         raise ValueError(f"{what} must be a JSON object, not {type(schema).__name__}")
-    if _dialect(schema) is None:
+    if dialect_of(schema) is None:
         raise ValueError(
             f"{what} declares the unsupported dialect {schema.get('$schema')!r} "
-            f"(supported: {', '.join(DIALECTS)})"
+            f"(supported: {', '.join(SUPPORTED_DIALECTS)})"
         )
     # Walk every subschema once, collecting $id bases, anchors and references.
     ids: set[str] = set()
@@ -155,8 +145,7 @@ def _validator_class(schema: Mapping[str, Any]) -> Any:
         import jsonschema
     except ImportError:  # pragma: no cover - jsonschema is installed with mcpkit[schema]
         return None
-    name = _dialect(schema) or "Draft202012Validator"
-    return getattr(jsonschema, name, None)
+    return getattr(jsonschema, validator_name(dialect_of(schema) or DEFAULT_DIALECT), None)
 
 
 def check_schema_valid(schema: Mapping[str, Any], what: str) -> None:

@@ -39,6 +39,12 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
+from mcpkit.protocol.json_schema import (
+    SUPPORTED_DIALECTS,
+    dialect_key,
+    dialect_of,
+    validator_name,
+)
 from mcpkit.server.raw_refs import MAX_DEPTH, MAX_EXPANDED, MAX_FAN_OUT, MAX_NODES, check_structure
 from mcpkit.server.validation import (
     TOO_DEEP,
@@ -60,17 +66,6 @@ __all__ = [
     "prepare_raw_schema",
 ]
 
-_DIALECTS: Final = {
-    "json-schema.org/draft/2020-12/schema": "Draft202012Validator",
-    "json-schema.org/draft/2019-09/schema": "Draft201909Validator",
-    "json-schema.org/draft-07/schema": "Draft7Validator",
-    "json-schema.org/draft-06/schema": "Draft6Validator",
-    "json-schema.org/draft-04/schema": "Draft4Validator",
-}
-SUPPORTED_DIALECTS: Final = tuple(
-    f"https://{uri}" if "/draft/" in uri else f"http://{uri}#" for uri in _DIALECTS
-)
-
 MAX_STEPS: Final = 100_000
 MAX_SECONDS: Final = 1.0
 _CHECK_EVERY: Final = 1024  # a power of two: the check is a bit test
@@ -85,26 +80,15 @@ _APPLICATORS: Final = frozenset(
 _DATA_KEYWORDS: Final = frozenset({"const", "enum", "default", "examples"})
 
 
-def _dialect_key(uri: str) -> str:
-    key = uri.strip()
-    for scheme in ("https://", "http://"):
-        if key.startswith(scheme):
-            key = key[len(scheme) :]
-            break
-    return key.rstrip("#")
-
-
 def _dialect_of(schema: Mapping[str, Any], where: str) -> str:
-    """The key in `_DIALECTS` of the schema's dialect."""
-    declared = schema.get("$schema")
-    if declared is None:
-        return "json-schema.org/draft/2020-12/schema"
-    if not isinstance(declared, str) or _dialect_key(declared) not in _DIALECTS:
+    """The dialect key of the schema, or ValueError naming the ones supported."""
+    dialect = dialect_of(schema)
+    if dialect is None:
         raise ValueError(
-            f"{where}: unsupported JSON Schema dialect {declared!r}; supported: "
+            f"{where}: unsupported JSON Schema dialect {schema.get('$schema')!r}; supported: "
             f"{', '.join(SUPPORTED_DIALECTS)} (2020-12 when $schema is absent)"
         )
-    return _dialect_key(declared)
+    return dialect
 
 
 # -- the per-call budget ------------------------------------------------------------------------
@@ -153,7 +137,7 @@ def _metered_class(dialect: str) -> Any:
     import jsonschema
     from jsonschema.validators import extend
 
-    stock = getattr(jsonschema, _DIALECTS[dialect])
+    stock = getattr(jsonschema, validator_name(dialect))
     counted = {k: _metered(fn) for k, fn in stock.VALIDATORS.items() if k in _APPLICATORS}
     return extend(stock, counted)
 
@@ -165,7 +149,7 @@ def _without_dialect(node: Any, dialect: str) -> Any:
         return {
             key: value if key in _DATA_KEYWORDS else _without_dialect(value, dialect)
             for key, value in node.items()
-            if not (key == "$schema" and isinstance(value, str) and _dialect_key(value) == dialect)
+            if not (key == "$schema" and isinstance(value, str) and dialect_key(value) == dialect)
         }
     if isinstance(node, list):
         return [_without_dialect(item, dialect) for item in node]
@@ -185,7 +169,7 @@ def prepare_raw_schema(schema: Mapping[str, Any], where: str) -> Any:
     from jsonschema.exceptions import SchemaError
 
     try:
-        getattr(jsonschema, _DIALECTS[dialect]).check_schema(schema)
+        getattr(jsonschema, validator_name(dialect)).check_schema(schema)
     except SchemaError as exc:
         raise ValueError(f"{where}: not a valid JSON Schema: {exc.message}") from None
     return _metered_class(dialect)(_without_dialect(schema, dialect))
