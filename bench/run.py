@@ -17,6 +17,7 @@ import hashlib
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 import time
@@ -142,6 +143,63 @@ def ensure_venv(no_install: bool) -> Path:
 
 
 # --------------------------------------------------------------------------------------------
+# the TypeScript SDK: bench/package.json (+ its lockfile) installed into bench/node_modules
+
+
+def ensure_node_packages() -> None:
+    """Install the pinned Node packages (and Node itself where the system's is too old) with npm.
+
+    Without npm, or when npm fails, nothing is installed and the TypeScript rows read "not
+    available" with the reason (benchkit.servers.ts_problem)."""
+    from benchkit import servers
+
+    lock = BENCH_DIR / "package-lock.json"
+    stamp_file = servers.NODE_MODULES / ".bench-stamp"
+    stamp = hashlib.sha256(lock.read_bytes() if lock.exists() else b"").hexdigest()
+    current = stamp_file.exists() and stamp_file.read_text() == stamp
+    if current and servers.ts_problem() is None:
+        return
+    npm = shutil.which("npm")
+    if npm is None:
+        print("npm not found: the TypeScript SDK rows will read 'not available'", flush=True)
+        return
+    quiet = ["--no-audit", "--no-fund", "--loglevel=error"]
+    versions = servers.pinned_node_versions()
+    if not current or any(servers.installed_node_version(p) != v for p, v in versions.items()):
+        print(
+            "installing the pinned TypeScript SDK (bench/package.json) into bench/node_modules",
+            flush=True,
+        )
+        done = subprocess.run([npm, "ci", "--prefix", str(BENCH_DIR), *quiet], check=False)
+        if done.returncode != 0:
+            print("warning: npm ci failed; the TypeScript SDK rows will read 'not available'")
+            return
+        stamp_file.write_text(stamp)
+    servers.node_binary.cache_clear()
+    if servers.node_binary() is None:
+        package = f"{servers.node_package()}@22"
+        print(f"the system's node is missing or too old: installing {package} from npm", flush=True)
+        servers.NODE_RUNTIME_DIR.mkdir(parents=True, exist_ok=True)
+        done = subprocess.run(
+            [
+                npm,
+                "install",
+                "--no-save",
+                "--prefix",
+                str(servers.NODE_RUNTIME_DIR),
+                *quiet,
+                package,
+            ],
+            check=False,
+        )
+        if done.returncode != 0:
+            print(
+                f"warning: installing {package} failed; the TypeScript SDK rows will read 'not available'"
+            )
+        servers.node_binary.cache_clear()
+
+
+# --------------------------------------------------------------------------------------------
 
 
 def pick_loop(python: str) -> str:
@@ -225,6 +283,9 @@ def main(argv: list[str]) -> int:
     if missing:
         print(f"skipping (not installed in this interpreter): {', '.join(i.name for i in missing)}")
         impls = [i for i in impls if i not in missing]
+    node_impls = any(i.family == "ts" for i in impls)
+    if node_impls and not args.quick and not args.no_install:
+        ensure_node_packages()
 
     wrk = None
     if ("http" in sections or args.profile > 0) and not args.python_client:
@@ -278,7 +339,7 @@ def main(argv: list[str]) -> int:
         "command": shlex.join(["python3", "bench/run.py", *argv]),
         "machine": suite.machine_info(python),
         "source": source_state(),
-        "packages": suite.package_versions(python),
+        "packages": suite.package_versions(python, node=node_impls),
         "loop": loop,
         "pinning": pinning,
         "loadavg": {"start": load_start, "end": procs.load_average()},

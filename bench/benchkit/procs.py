@@ -67,11 +67,30 @@ class Child:
             start_new_session=True,
         )
         self.pid = self.proc.pid
-        if _SERVER_CPUS:
-            with contextlib.suppress(OSError):
-                os.sched_setaffinity(self.pid, _SERVER_CPUS)
+        self.pin()
         with _LIVE_LOCK:
             _LIVE[self.pid] = self.proc
+
+    def pin(self) -> None:
+        """Put every thread of the process tree on the server CPUs.
+
+        Affinity is per thread and a new thread inherits its creator's. Pinning the main thread
+        right after the spawn covers the threads it creates later; threads a runtime may already
+        have started by then (Node starts its V8 and libuv threads early) are pinned here one by
+        one. Called again once the server answers, so nothing started in between escapes."""
+        if not _SERVER_CPUS:
+            return
+        for pid in descendants(self.pid):
+            with contextlib.suppress(OSError):
+                os.sched_setaffinity(pid, _SERVER_CPUS)
+            try:
+                tids = [int(t.name) for t in Path(f"/proc/{pid}/task").iterdir()]
+            except (OSError, ValueError):
+                continue
+            for tid in tids:
+                if tid != pid:
+                    with contextlib.suppress(OSError):
+                        os.sched_setaffinity(tid, _SERVER_CPUS)
 
     def alive(self) -> bool:
         return self.proc.poll() is None

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 SDK_NAMES = ("sdk-lowlevel", "sdk-mcpserver", "sdk-lowlevel-sse", "sdk-lowlevel-stateless")
+TS_NAME = "ts-sdk"  # the official TypeScript SDK's server, on Node
 FLAT_LIMIT = 1.25  # tools/call p50 at the largest tool count vs one tool
 CLIENT_BOUND = 0.85  # client CPU (cores) above which a throughput figure is marked
 
@@ -84,6 +85,17 @@ def targets(results: dict[str, Any]) -> list[dict[str, Any]]:
         lambda r: r <= 3,
         f"mcpkit {mk or 0:.1f} vs floor {fl or 0:.1f} us/req",
         1.0 if fl else None,
+    )
+    ts = fig(TS_NAME, "stdio", "seq", "server_cpu_us_per_req")
+    add(
+        "stdio server CPU per request vs TypeScript SDK",
+        "< 1.00x",
+        _ratio(mk, ts),
+        lambda r: r < 1,
+        f"mcpkit {mk or 0:.1f} vs {TS_NAME} {ts or 0:.1f} us/req"
+        if ts
+        else f"{TS_NAME} not measured",
+        _ratio(fl, ts),
     )
 
     mk, sdk_name, sdk = (
@@ -297,7 +309,8 @@ def markdown(results: dict[str, Any]) -> str:
     if results.get("http") or any(s.get("http") for s in results["servers"].values()):
         ref_name, ref = sdk_ref["http"]
         floor = _get(results, "http", "floor", "c32", "rps")
-        out.append("### Streamable HTTP: `tools/call echo`, one uvicorn worker")
+        node = " (ts-sdk: one Node process)" if TS_NAME in results.get("http", {}) else ""
+        out.append(f"### Streamable HTTP: `tools/call echo`, one uvicorn worker{node}")
         out.append("")
         out.append(
             f"Ratios: c=32 req/s against the official SDK's fastest configuration ({ref_name or '-'}) and against"
@@ -340,7 +353,14 @@ def markdown(results: dict[str, Any]) -> str:
             " `server/discover` for modern servers, `initialize` for legacy ones). Import: `python -X importtime`"
             " cumulative for the package and wall time of `python -c 'import PKG'`"
             f" (bare interpreter: {_f(_get(results, 'import', '_interpreter', 'wall_ms'))} ms)."
-            " Peak RSS: VmHWM at the end of the load runs."
+            + (
+                " Node has no `-X importtime`: for the TypeScript SDK only the wall time of"
+                " `node --input-type=module -e \"import '@modelcontextprotocol/server'\"`"
+                f" (empty module: {_f(_get(results, 'import', 'ts', 'interpreter_wall_ms'))} ms)."
+                if _get(results, "import", "ts", "wall_ms") is not None
+                else ""
+            )
+            + " Peak RSS: VmHWM at the end of the load runs."
         )
         out.append("")
         out.append(
@@ -521,7 +541,13 @@ def chart(results: dict[str, Any], path: Path) -> bool:
     except ImportError:
         return False
 
-    colors = {"floor": "#9e9e9e", "mcpkit": "#1f77b4", "sdk": "#ff7f0e", "fastmcp": "#2ca02c"}
+    colors = {
+        "floor": "#9e9e9e",
+        "mcpkit": "#1f77b4",
+        "sdk": "#ff7f0e",
+        "fastmcp": "#2ca02c",
+        "ts": "#9467bd",
+    }
 
     def bars(
         ax: Any,

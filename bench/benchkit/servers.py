@@ -1,16 +1,29 @@
 """The servers under test: how to start each one over stdio and over HTTP, and how to generate a
-variant of it with N echo-like tools."""
+variant of it with N echo-like tools.
+
+The TypeScript SDK's server runs on Node: the pinned packages are in bench/package.json (installed
+into bench/node_modules by bench/run.py), Node itself is the system's `node` when it is new enough,
+else the `node-linux-<arch>` npm package installed next to them."""
 
 from __future__ import annotations
 
 import importlib.util
+import json
+import os
 import re
+import shutil
+import subprocess
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 
 BENCH_DIR = Path(__file__).resolve().parent.parent
 REPO_DIR = BENCH_DIR.parent
 SERVERS_DIR = BENCH_DIR / "servers"
+NODE_PACKAGE_JSON = BENCH_DIR / "package.json"
+NODE_MODULES = BENCH_DIR / "node_modules"
+NODE_RUNTIME_DIR = NODE_MODULES / ".node-runtime"  # Node from npm, when the system's is too old
+TS_PACKAGE = "@modelcontextprotocol/server"
 
 _TOOL_DEF = '''
 
@@ -27,7 +40,7 @@ class Impl:
 
     name: str
     label: str
-    family: str  # "floor" | "mcpkit" | "sdk" | "fastmcp"
+    family: str  # "floor" | "mcpkit" | "sdk" | "fastmcp" | "ts"
     source: str  # file name in bench/servers
     stdio: bool = True
     http_factory: str | None = None  # "module:function" for `uvicorn --factory`; None = own CLI
@@ -41,17 +54,26 @@ class Impl:
     def path(self) -> Path:
         return SERVERS_DIR / self.source
 
+    def problem(self) -> str | None:
+        """Why this server cannot run here (its runtime or packages are missing), or None."""
+        return ts_problem() if self.family == "ts" else None
+
     def stdio_argv(self, python: str, path: Path | None = None, n_tools: int = 1) -> list[str]:
         path = path or self.path
         if self.family == "mcpkit":
             return [python, "-m", "mcpkit", "run", str(path)]
         if self.family == "floor":
             return [python, str(path), "--tools", str(n_tools)]
+        if self.family == "ts":
+            return [node_binary() or "node", str(path), "--tools", str(n_tools)]
         return [python, str(path)]
 
     def http_argv(self, python: str, port: int, loop: str) -> list[str]:
         if self.family == "mcpkit":
             return [python, "-m", "mcpkit", "run", str(self.path), "--http", f"127.0.0.1:{port}"]
+        if self.family == "ts":
+            # Its own Node process serving node:http on 127.0.0.1:PORT (no uvicorn).
+            return [node_binary() or "node", str(self.path), "--port", str(port)]
         assert self.http_factory is not None
         return [
             python, "-m", "uvicorn",
@@ -68,8 +90,8 @@ class Impl:
     def generate(self, n_tools: int, out_dir: Path) -> Path:
         """Write a copy of this server with n_tools tools (`echo`, `echo_1`, ...) into out_dir."""
         text = self.path.read_text()
-        if self.family == "floor":
-            return self.path  # the floor takes --tools N
+        if self.family in ("floor", "ts"):
+            return self.path  # these take --tools N
         if self.family == "sdk" and "N_TOOLS = 1" in text:
             text = re.sub(r"^N_TOOLS = 1$", f"N_TOOLS = {n_tools}", text, count=1, flags=re.M)
         else:
@@ -80,6 +102,93 @@ class Impl:
         out = out_dir / f"{self.name.replace('-', '_')}_{n_tools}.py"
         out.write_text(text)
         return out
+
+
+# --------------------------------------------------------------------------------------------
+# Node, for the TypeScript SDK
+
+
+def node_package() -> str:
+    """The npm package that provides Node for this machine's architecture."""
+    arch = {"x86_64": "x64", "amd64": "x64", "aarch64": "arm64", "arm64": "arm64"}.get(
+        os.uname().machine.lower(), os.uname().machine.lower()
+    )
+    return f"node-linux-{arch}"
+
+
+@cache
+def node_version(node: str) -> tuple[int, ...]:
+    """(major, minor, patch) of a Node binary; (0,) when it does not run."""
+    try:
+        out = subprocess.run(
+            [node, "-p", "process.versions.node"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+        return tuple(int(part) for part in out.stdout.strip().split("."))
+    except (OSError, ValueError, subprocess.TimeoutExpired):
+        return (0,)
+
+
+def node_required_major() -> int:
+    """The lowest Node major version the pinned packages accept (`engines.node` in package.json)."""
+    try:
+        engines = json.loads(NODE_PACKAGE_JSON.read_text()).get("engines", {}).get("node", "")
+    except (OSError, ValueError):
+        return 0
+    m = re.search(r"\d+", str(engines))
+    return int(m.group(0)) if m else 0
+
+
+@cache
+def node_binary() -> str | None:
+    """The Node that runs the TypeScript servers: the system's if it is recent enough, else the
+    one installed from npm into bench/node_modules (None when neither is there)."""
+    system = shutil.which("node")
+    if system and node_version(system)[0] >= node_required_major():
+        return system
+    local = NODE_RUNTIME_DIR / "node_modules" / node_package() / "bin" / "node"
+    if local.exists() and node_version(str(local))[0] >= node_required_major():
+        return str(local)
+    return None
+
+
+def pinned_node_versions() -> dict[str, str]:
+    """Package name -> the exact version bench/package.json pins."""
+    try:
+        deps = json.loads(NODE_PACKAGE_JSON.read_text()).get("dependencies", {})
+    except (OSError, ValueError):
+        return {}
+    return {str(k): str(v) for k, v in deps.items()}
+
+
+def installed_node_version(package: str) -> str | None:
+    try:
+        data = json.loads((NODE_MODULES / package / "package.json").read_text())
+    except (OSError, ValueError):
+        return None
+    return str(data.get("version")) if data.get("version") else None
+
+
+def ts_problem() -> str | None:
+    """Why the TypeScript servers cannot run here, or None when they can."""
+    if node_binary() is None:
+        return (
+            f"no Node >= {node_required_major()} (system node missing or too old, and"
+            f" {node_package()} not installed in bench/node_modules; bench/run.py installs it with npm)"
+        )
+    pinned = pinned_node_versions()
+    for package in sorted(pinned, key=lambda name: name != TS_PACKAGE):  # the SDK's first
+        version = pinned[package]
+        have = installed_node_version(package)
+        if have != version:
+            return (
+                f"{package}@{version} not installed in bench/node_modules (found {have or 'nothing'});"
+                " run python3 bench/run.py without --no-install, with npm on the PATH"
+            )
+    return None
 
 
 IMPLS: list[Impl] = [
@@ -160,6 +269,16 @@ IMPLS: list[Impl] = [
         sessions=True,
         notes="fastmcp 4.2.3 FastMCP; HTTP json_response=True",
         needs=("fastmcp",),
+    ),
+    Impl(
+        "ts-sdk",
+        "official TypeScript SDK",
+        "ts",
+        "ts_echo.mjs",
+        # createMcpHandler serves 2025-era requests statelessly: no Mcp-Session-Id, no sessions.
+        sessions=False,
+        notes=f"@modelcontextprotocol/server {pinned_node_versions().get(TS_PACKAGE, '?')} McpServer on Node;"
+        " stdio serveStdio; HTTP createMcpHandler(responseMode 'json') on node:http",
     ),
 ]
 

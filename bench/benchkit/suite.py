@@ -23,7 +23,7 @@ from typing import Any
 
 import orjson
 
-from benchkit import httpclient, protocol, wrkload
+from benchkit import httpclient, protocol, servers, wrkload
 from benchkit.procs import (
     Child,
     ServerFailed,
@@ -123,6 +123,8 @@ def child_env(impl: Impl, extra: dict[str, str] | None = None) -> dict[str, str]
         # Measure the working tree's mcpkit even where the editable install is missing.
         src = str(REPO_DIR / "src")
         env["PYTHONPATH"] = src + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    if impl.family == "ts":
+        env.pop("NODE_OPTIONS", None)  # Node's defaults, as Python's above
     if impl.family == "fastmcp":
         env["FASTMCP_SHOW_SERVER_BANNER"] = "false"
         env["FASTMCP_CHECK_FOR_UPDATES"] = "off"
@@ -213,6 +215,7 @@ def open_peer(peer: StdioPeer, timeout: float = 60.0, force_legacy: bool = False
     era = "legacy" if force_legacy else peer.probe(timeout)
     if era == "legacy":
         peer.open_legacy()
+    peer.child.pin()  # threads started during startup, too
     return era
 
 
@@ -277,6 +280,7 @@ async def http_open(
     resp = await httpclient.wait_ready(
         port, body, protocol.modern_headers("server/discover"), timeout, child.alive
     )
+    child.pin()  # threads started during startup, too
     if resp.status == 200 and not force_legacy:
         with contextlib.suppress(protocol.BadAnswer, orjson.JSONDecodeError):
             if protocol.era_of_discover_answer(
@@ -525,7 +529,13 @@ def cold_phase(impls: list[Impl], cfg: Config, rec: Recorder) -> None:
 # --------------------------------------------------------------------------------------------
 # import time
 
-IMPORT_TARGETS = {"floor": "orjson", "mcpkit": "mcpkit", "sdk": "mcp.server", "fastmcp": "fastmcp"}
+IMPORT_TARGETS = {
+    "floor": "orjson",
+    "mcpkit": "mcpkit",
+    "sdk": "mcp.server",
+    "fastmcp": "fastmcp",
+    "ts": servers.TS_PACKAGE,
+}
 
 
 def _importtime_us(python: str, module: str, env: dict[str, str], baseline: set[str]) -> float:
@@ -571,6 +581,9 @@ def import_phase(impls: list[Impl], cfg: Config, rec: Recorder) -> None:
             continue
         seen.add(impl.family)
         env = child_env(impl)
+        if impl.family == "ts":
+            res[impl.family] = _node_import(module, cfg, env)
+            continue
         try:
             _wall_s(cfg.python, f"import {module}", env)  # warm .pyc
             cum = [
@@ -589,6 +602,45 @@ def import_phase(impls: list[Impl], cfg: Config, rec: Recorder) -> None:
         }
         LOG(f"    import {module}: -X importtime {res[impl.family]['importtime_ms']:.1f} ms,"
             f" wall {res[impl.family]['wall_ms']:.1f} ms")  # fmt: skip
+
+
+def _node_wall_s(node: str, code: str, env: dict[str, str]) -> float:
+    t0 = time.perf_counter()
+    out = subprocess.run(
+        [node, "--input-type=module", "-e", code],
+        capture_output=True, env=env, cwd=servers.BENCH_DIR, timeout=120, check=False,
+    )  # fmt: skip
+    elapsed = time.perf_counter() - t0
+    if out.returncode != 0:
+        raise ServerFailed(f"node -e {code!r} failed: {out.stderr.decode(errors='replace')[-300:]}")
+    return elapsed
+
+
+def _node_import(module: str, cfg: Config, env: dict[str, str]) -> dict[str, Any]:
+    """Node has no `-X importtime`: only the wall time of `node -e "import 'PKG'"` (ES module,
+    resolved from bench/node_modules), next to that of an empty module."""
+    node = servers.node_binary()
+    problem = servers.ts_problem()
+    if node is None or problem:
+        LOG(f"  ! import {module}: {problem}")
+        return {"module": module, "available": False, "error": problem or "no node"}
+    code = f"import {orjson.dumps(module).decode()};"
+    try:
+        _node_wall_s(node, code, env)  # warm the OS caches
+        base = [_node_wall_s(node, "", env) for _ in range(cfg.import_samples)]
+        wall = [_node_wall_s(node, code, env) for _ in range(cfg.import_samples)]
+    except (ServerFailed, OSError, subprocess.TimeoutExpired) as exc:
+        LOG(f"  ! import {module}: {exc}")
+        return {"module": module, "available": False, "error": str(exc)}
+    entry = {
+        "module": f"{module} (node)",
+        "wall_ms": median(wall) * 1000,  # type: ignore[operator]
+        "interpreter_wall_ms": median(base) * 1000,  # type: ignore[operator]
+        "wall_minus_interpreter_ms": (median(wall) - median(base)) * 1000,  # type: ignore[operator]
+    }
+    LOG(f"    import {module} (node): wall {entry['wall_ms']:.1f} ms,"
+        f" empty node {entry['interpreter_wall_ms']:.1f} ms")  # fmt: skip
+    return entry
 
 
 # --------------------------------------------------------------------------------------------
@@ -753,7 +805,8 @@ def machine_info(python: str) -> dict[str, Any]:
     }
 
 
-def package_versions(python: str) -> dict[str, str]:
+def package_versions(python: str, node: bool = False) -> dict[str, str]:
+    """The measured packages' versions (with node=True also Node's and the TypeScript SDK's)."""
     code = (
         "import importlib.metadata as m, json\n"
         "out = {}\n"
@@ -766,9 +819,17 @@ def package_versions(python: str) -> dict[str, str]:
         [python, "-c", code], capture_output=True, text=True, timeout=30, check=False
     )
     try:
-        return dict(orjson.loads(out.stdout))
+        versions = dict(orjson.loads(out.stdout))
     except orjson.JSONDecodeError:
-        return {}
+        versions = {}
+    binary = servers.node_binary() if node else None
+    if binary:
+        versions["node"] = ".".join(map(str, servers.node_version(binary)))
+        for package in servers.pinned_node_versions():
+            found = servers.installed_node_version(package)
+            if found:
+                versions[package] = found
+    return versions
 
 
 PHASES: dict[str, Callable[[list[Impl], Config, Recorder], None]] = {
@@ -823,6 +884,11 @@ def run_all(impls: list[Impl], cfg: Config) -> dict[str, Any]:
             "notes": impl.notes,
         }
     rec = Recorder(results)
+    for impl in impls:
+        problem = impl.problem()
+        if problem:
+            for transport in ("stdio", "http"):
+                rec.unavailable(impl, transport, problem)
     for name, phase in PHASES.items():
         if name not in cfg.sections:
             continue
