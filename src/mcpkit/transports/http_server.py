@@ -340,6 +340,8 @@ def run_http(
     """
     import uvicorn
 
+    from mcpkit.transports.loop import freeze_startup_heap
+
     host, port, path = parse_address(address)
     hosts = tuple(allowed_hosts)
     if _is_loopback(host):
@@ -369,4 +371,5 @@ def run_http(
         app, host=host, port=port, lifespan="on", log_level="warning", access_log=False,
         server_header=False, timeout_graceful_shutdown=5,
     )
+    freeze_startup_heap()
     _Uvicorn(config).run()

@@ -127,9 +127,10 @@ def _read_in_thread(
 
 def run_stdio(server: Any) -> None:
     """Serve over stdio in a new event loop; returns when stdin closes."""
-    from mcpkit.transports.loop import run
+    from mcpkit.transports.loop import freeze_startup_heap, run
 
     claim_stdout()
+    freeze_startup_heap()
     try:
         run(serve_stdio(server))
     except KeyboardInterrupt:
