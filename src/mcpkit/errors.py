@@ -11,7 +11,8 @@ MCPError                                   anything mcpkit raises on purpose
 │   ├── InternalError               -32603 a bug or an unexpected failure; details stay in logs
 │   ├── HeaderMismatchError         -32020 an HTTP header disagrees with the body
 │   ├── MissingRequiredClientCapabilityError -32021 data.requiredCapabilities
-│   └── UnsupportedProtocolVersionError      -32022 data.supported, data.requested
+│   ├── UnsupportedProtocolVersionError      -32022 data.supported, data.requested
+│   └── URLElicitationRequiredError          -32042 (2025-11-25 only) data.elicitations
 ├── ToolError                              a tool failed: becomes `isError: true`, never a JSON-RPC error
 ├── TransportError                         the connection itself failed (closed, timed out, refused)
 ├── ProtocolViolation                      the peer broke the protocol (raised locally, never sent)
@@ -27,7 +28,7 @@ This module imports only the standard library and `mcpkit.types`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 __all__ = [
@@ -45,6 +46,7 @@ __all__ = [
     "ResourceNotFoundError",
     "ToolError",
     "TransportError",
+    "URLElicitationRequiredError",
     "UnsupportedProtocolVersionError",
     "error_class_for_code",
 ]
@@ -157,6 +159,37 @@ class UnsupportedProtocolVersionError(RPCError):
             f"Unsupported protocol version {requested!r}; supported: {', '.join(supported)}",
             {"supported": list(supported), "requested": requested},
         )
+
+
+class URLElicitationRequiredError(RPCError):
+    """-32042, a 2025-11-25 server's answer: the request can succeed only after the user has
+    completed the URL-mode elicitations in `elicitations` (each `{"mode": "url",
+    "elicitationId", "url", "message"}`), and may then be retried.
+
+    The client builds it from a legacy error only after checking every entry (the data comes
+    from the server); the modern era has no such code (DEP-8), so it is not in the code table
+    and a modern server's -32042 stays a plain `RPCError`.
+    """
+
+    code = -32042
+    default_message = "URL elicitation required"
+
+    def __init__(
+        self,
+        elicitations: Sequence[Mapping[str, str]],
+        message: str | None = None,
+        server_message: str | None = None,
+    ) -> None:
+        items = tuple(dict(e) for e in elicitations)
+        super().__init__(message, {"elicitations": [dict(e) for e in items]})
+        self.elicitations: tuple[dict[str, str], ...] = items
+        """The checked elicitations, in the server's order."""
+        self.server_message = server_message
+        """The error message the server sent (untrusted text, for display only)."""
+
+    @property
+    def urls(self) -> list[str]:
+        return [e["url"] for e in self.elicitations]
 
 
 class ToolError(MCPError):

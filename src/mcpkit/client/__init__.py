@@ -7,6 +7,14 @@ May import `mcpkit.types`, `mcpkit.errors`, `mcpkit.protocol`, `mcpkit._version`
 
 from mcpkit.client.client import Client
 from mcpkit.client.era import EraCache, NoCommonVersionError
+from mcpkit.client.forms import (
+    ElicitationAnswerError,
+    Form,
+    FormField,
+    FormSchemaError,
+    check_answer,
+    read_form,
+)
 from mcpkit.client.inputs import (
     ElicitationHandler,
     InputHandlers,
@@ -25,14 +33,20 @@ from mcpkit.client.options import (
 )
 from mcpkit.client.tools import RejectedTool
 from mcpkit.client.transport import ClientTransport, Connector
+from mcpkit.client.url_elicitation import ElicitationCompleteHandler
 
 __all__ = [
     "Client",
     "ClientOptions",
     "ClientTransport",
     "Connector",
+    "ElicitationAnswerError",
+    "ElicitationCompleteHandler",
     "ElicitationHandler",
     "EraCache",
+    "Form",
+    "FormField",
+    "FormSchemaError",
     "InputHandlers",
     "InputRequest",
     "InputRoundsExceededError",
@@ -44,5 +58,7 @@ __all__ = [
     "RootsHandler",
     "SamplingHandler",
     "Subscription",
+    "check_answer",
     "otel_trace_context",
+    "read_form",
 ]

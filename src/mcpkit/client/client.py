@@ -33,6 +33,7 @@ from mcpkit.client.inputs import (
     InputRequest,
     RootsHandler,
     SamplingHandler,
+    retry_after_url_elicitation,
     run_rounds,
 )
 from mcpkit.client.listen import LegacyListeners, Subscription
@@ -47,12 +48,18 @@ from mcpkit.client.options import (
 from mcpkit.client.paging import list_all
 from mcpkit.client.tools import OutputChecker, RejectedTool
 from mcpkit.client.transport import ClientTransport, Connector
+from mcpkit.client.url_elicitation import (
+    Completions,
+    ElicitationCompleteHandler,
+    raise_if_required,
+)
 from mcpkit.errors import (
     HeaderMismatchError,
     InvalidParamsError,
     ProtocolViolation,
     ResourceNotFoundError,
     TransportError,
+    URLElicitationRequiredError,
 )
 from mcpkit.types.constants import (
     LOG_LEVEL_KEY,
@@ -76,7 +83,10 @@ class Client:
     `target` is a `Connector` (`StdioServer`, `InMemory`, an HTTP connector), which lets the
     client restart a stdio server and remember its era, or an already open `ClientTransport`.
     Handlers (`elicit`, `elicit_url`, `sample`, `roots`) answer what the server asks for; the
-    capabilities each request declares are exactly those with a handler.
+    capabilities each request declares are exactly those with a handler. A legacy server's
+    -32042 raises `URLElicitationRequiredError`; with `elicit_url` the user is asked to open each
+    page and the call is retried once, and `on_elicitation_complete(elicitation_id)` hears the
+    server report a page done.
     """
 
     def __init__(
@@ -89,6 +99,7 @@ class Client:
         sample: SamplingHandler | None = None,
         roots: RootsHandler | Sequence[Mapping[str, Any]] | None = None,
         on_log: LogHandler | None = None,
+        on_elicitation_complete: ElicitationCompleteHandler | None = None,
         options: ClientOptions | None = None,
     ) -> None:
         self.options = opts = options or ClientOptions()
@@ -99,7 +110,8 @@ class Client:
         else:
             self._given = target
         self._inputs = InputHandlers(
-            elicit, elicit_url, sample, roots, dict(opts.sampling_capability or {})
+            elicit, elicit_url, sample, roots, dict(opts.sampling_capability or {}),
+            Completions(on_elicitation_complete),
         )
         caps = self._inputs.capabilities()
         for name, value in (opts.capabilities or {}).items():
@@ -213,6 +225,8 @@ class Client:
                 transport, message, on_notification,
                 self.options.timeout if timeout is _DEFAULT else timeout,
             )
+        if self.era == "legacy" and "error" in response:
+            raise_if_required(response, method)  # -32042, legacy only (DEP-8)
         return result_of(response, method)
 
     async def _reconnect(self, dead: ClientTransport | None) -> None:
@@ -282,7 +296,13 @@ class Client:
         log = log or self.on_log
         if progress is not None or (log is not None and (log_level or self.options.log_level)):
             on_note = call_notifications(progress, log)
-        result = await self._request(method, params, on_note, timeout)
+        try:
+            result = await self._request(method, params, on_note, timeout)
+        except URLElicitationRequiredError as exc:
+            result = await retry_after_url_elicitation(
+                lambda: self._request(method, params, on_note, timeout), exc, what,
+                self._inputs, self.server_info, self.options.url_elicitation_wait,
+            )
         kind = result.get("resultType")
         if kind is None or kind == "complete":
             return result, False
@@ -307,6 +327,10 @@ class Client:
         if message.get("method") == Method.MESSAGE:
             if self.on_log is not None:
                 await call_notifications(None, self.on_log)(message)
+            return
+        if message.get("method") == Method.ELICITATION_COMPLETE:
+            if self.era == "legacy":
+                await self._inputs.completions.receive(message)
             return
         self._legacy.offer(message)
 

@@ -9,6 +9,13 @@ A handler is a function (plain or async) taking an `InputRequest` and returning 
 an `ElicitResult` (`{"action": "accept", "content": {...}}`), a `CreateMessageResult` or a
 `ListRootsResult`. Roots may also be given as a plain list.
 
+Elicitation is checked on both sides of the handler: a form's `requestedSchema` and a URL are
+read (`mcpkit.client.forms`, `mcpkit.client.url_elicitation`) before the handler sees them, and
+the handler's answer must fit the form before it is sent (ELIC-14). A URL is only ever handed to
+the URL handler, which asks the user; nothing here opens one. A legacy server's -32042 goes the
+same way (`retry_after_url_elicitation`): each page through the URL handler, a bounded wait for
+`notifications/elicitation/complete`, then the request once more.
+
 May import `mcpkit.types` and `mcpkit.errors`.
 """
 
@@ -19,8 +26,21 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from mcpkit.client.forms import FormSchemaError, check_answer, check_url_answer, read_form
 from mcpkit.client.options import InputRoundsExceededError
-from mcpkit.errors import InvalidParamsError, MethodNotFoundError, ProtocolViolation
+from mcpkit.client.url_elicitation import (
+    MAX_ID_LENGTH,
+    Completions,
+    check_url,
+    reword,
+    wait_all,
+)
+from mcpkit.errors import (
+    InvalidParamsError,
+    MethodNotFoundError,
+    ProtocolViolation,
+    URLElicitationRequiredError,
+)
 from mcpkit.types.constants import Method
 
 __all__ = [
@@ -30,6 +50,7 @@ __all__ = [
     "RootsHandler",
     "SamplingHandler",
     "fill_defaults",
+    "retry_after_url_elicitation",
     "run_rounds",
 ]
 
@@ -103,6 +124,8 @@ class InputHandlers:
     """Roots (deprecated in 2026-07-28), as a handler or a fixed list: declares `roots`."""
     sampling_capability: dict[str, Any] = field(default_factory=dict)
     """What to declare inside `sampling`, e.g. `{"tools": {}}` for tool-enabled sampling."""
+    completions: Completions = field(default_factory=Completions)
+    """Legacy URL elicitations waited on, and the server's reports that they are complete."""
 
     def __post_init__(self) -> None:
         if self.roots is not None and not callable(self.roots):
@@ -130,17 +153,7 @@ class InputHandlers:
         """The result for one input request; raises when the client did not offer it."""
         method = request.method
         if method == Method.ELICIT:
-            handler = self.elicit_url if request.mode == "url" else self.elicit
-            if request.mode not in ("form", "url"):
-                raise InvalidParamsError(
-                    f"elicitation/create: unknown mode {request.mode!r} (expected form or url)"
-                )
-            if handler is None:
-                raise _undeclared(request, f"elicitation in {request.mode} mode")
-            result = await _call(handler, request)
-            if request.mode == "form" and result.get("action") == "accept":
-                result = fill_defaults(request.schema, result)
-            return result
+            return await self._elicit(request)
         if method == Method.SAMPLE:
             if self.sample is None:
                 raise _undeclared(request, "sampling")
@@ -160,6 +173,103 @@ class InputHandlers:
                 return await _call(roots, request)
             return {"roots": [dict(r) for r in roots]}
         raise MethodNotFoundError(f"Method not found: {method}", {"method": method})
+
+    async def _elicit(self, request: InputRequest) -> dict[str, Any]:
+        mode = request.mode
+        if mode not in ("form", "url"):
+            raise InvalidParamsError(
+                f"elicitation/create: unknown mode {mode!r} (expected form or url)"
+            )
+        handler = self.elicit_url if mode == "url" else self.elicit
+        if handler is None:
+            raise _undeclared(request, f"elicitation in {mode} mode")
+        where = _where(request)
+        if mode == "url":
+            return await self._elicit_url(handler, request, where)
+        try:
+            form = read_form(request.params.get("requestedSchema"), where)
+        except FormSchemaError as exc:
+            if request.key is None:
+                raise InvalidParamsError(str(exc)) from None  # the legacy server hears why
+            raise
+        result = await _call(handler, request)
+        if result.get("action") == "accept" and type(result.get("content", {})) is dict:
+            result = fill_defaults(request.schema, result)
+        check_answer(form, result, where)
+        return result
+
+    async def _elicit_url(
+        self, handler: ElicitationHandler, request: InputRequest, where: str
+    ) -> dict[str, Any]:
+        problem = check_url(request.params.get("url"))
+        if problem is not None:
+            if request.key is None:
+                raise InvalidParamsError(f"{where}: {problem}")
+            raise ProtocolViolation(f"{where}: {problem}")
+        tracked = request.params.get("elicitationId") if request.key is None else None
+        if type(tracked) is not str or not 0 < len(tracked) <= MAX_ID_LENGTH:
+            tracked = None
+        else:
+            self.completions.expect(tracked)  # the server may report it done (LEG-8)
+        try:
+            result = await _call(handler, request)
+            check_url_answer(result, where)
+        except BaseException:
+            if tracked is not None:
+                self.completions.forget(tracked)
+            raise
+        if tracked is not None and result["action"] != "accept":
+            self.completions.forget(tracked)
+        return result
+
+
+def _where(request: InputRequest) -> str:
+    if request.key is None:
+        return f"{Method.ELICIT} from the server ({request.origin})"
+    return f"{request.origin}: elicitation input {request.key!r}"
+
+
+async def retry_after_url_elicitation(
+    send: Callable[[], Awaitable[dict[str, Any]]],
+    error: URLElicitationRequiredError,
+    what: str,
+    handlers: InputHandlers,
+    server: Mapping[str, Any] | None,
+    wait: float,
+) -> dict[str, Any]:
+    """A legacy -32042 (LEG-8): each page goes to the URL handler (which asks the user for
+    consent and opens it, or not), the client waits at most `wait` seconds for the server to
+    report every accepted one complete, then `send`s the request once more.
+
+    Raises the error, re-worded for `what`, when there is no URL handler, when the user declines
+    or cancels one, or when the retry is answered with -32042 again.
+    """
+    handler = handlers.elicit_url
+    if handler is None:
+        raise reword(error, what) from None
+    completions = handlers.completions
+    events = []
+    try:
+        for entry in error.elicitations:
+            request = InputRequest(Method.ELICIT, dict(entry), server, what)
+            events.append(completions.expect(entry["elicitationId"]))
+            result = await _call(handler, request)
+            check_url_answer(result, f"{what}: URL elicitation {entry['elicitationId']!r}")
+            if result["action"] != "accept":
+                why = "declined" if result["action"] == "decline" else "cancelled"
+                raise reword(error, what, f"the user {why} opening {entry['url']}; the request "
+                             "was not retried")
+    except BaseException:
+        for entry in error.elicitations:
+            completions.forget(entry["elicitationId"])
+        raise
+    await wait_all(events, wait)  # a server that never reports: the retry tells
+    try:
+        return await send()
+    except URLElicitationRequiredError as again:
+        raise reword(again, what, "the server still requires it after the user was sent to the "
+                     "page and the request was retried once; call again when the user is done"
+                     ) from None
 
 
 def _undeclared(request: InputRequest, what: str) -> Exception:

@@ -71,6 +71,10 @@ class ClientOptions:
     """Extra capabilities to declare (e.g. `{"extensions": {...}}`), merged with the derived."""
     sampling_capability: Mapping[str, Any] | None = None
     """What goes inside `sampling` when a sampling handler is set, e.g. `{"tools": {}}`."""
+    url_elicitation_wait: float = 60.0
+    """Legacy -32042: once the user agreed to open every page, seconds to wait for the server's
+    `notifications/elicitation/complete` for them before the one retry (0: retry at once, for a
+    URL handler that returns only when the user says they are done)."""
 
     def __post_init__(self) -> None:
         if self.era not in ("auto", "modern", "legacy"):
@@ -82,6 +86,12 @@ class ClientOptions:
             )
         if self.max_rounds < 1:
             raise ValueError("ClientOptions.max_rounds must be at least 1")
+        wait = self.url_elicitation_wait
+        if isinstance(wait, bool) or not isinstance(wait, int | float) or not 0 <= wait < 1e6:
+            raise ValueError(
+                "ClientOptions.url_elicitation_wait must be a number of seconds from 0 to 1e6, "
+                f"not {wait!r}"
+            )
 
 
 class InputRoundsExceededError(MCPError):
