@@ -176,103 +176,7 @@ def typed_arguments(raw: list[str], schema: dict[str, Any] | None) -> dict[str, 
     return out
 
 
-# -- interaction ------------------------------------------------------------------------
-
-
-async def _ask(prompt: str) -> str | None:
-    """One line from the terminal (None at end of input), without blocking the event loop."""
-    def read() -> str | None:
-        print(prompt, end="", file=sys.stderr, flush=True)
-        line = sys.stdin.readline()
-        return None if not line else line.rstrip("\n")
-    return await asyncio.get_running_loop().run_in_executor(None, read)
-
-
-def _who(request: Any) -> str:
-    info = request.server or {}
-    return str(info.get("title") or info.get("name") or "the server")
-
-
-async def _elicit_form(request: Any) -> dict[str, Any]:
-    """Ask each field of the form at the terminal, show the answers, then send on consent."""
-    print(f"\n{_who(request)} asks: {request.message}", file=sys.stderr)
-    choice = await _ask("  (a)nswer, (d)ecline or (c)ancel? [a] ")
-    while choice is not None and not choice.strip().lower().startswith(("c", "d")):
-        content = await _fill(request.schema)
-        if content is None:
-            break
-        print(f"  answers: {json.dumps(content, ensure_ascii=False)}", file=sys.stderr)
-        choice = await _ask("  (s)end, (e)dit, (d)ecline or (c)ancel? [s] ")
-        if choice is not None and choice.strip().lower() in ("", "s", "send"):
-            return {"action": "accept", "content": content}
-    if choice is not None and choice.strip().lower().startswith("d"):
-        return {"action": "decline"}
-    return {"action": "cancel"}
-
-
-async def _fill(schema: dict[str, Any]) -> dict[str, Any] | None:
-    """The form's content typed from its schema; None at end of input."""
-    required = set(schema.get("required") or [])
-    content: dict[str, Any] = {}
-    for name, prop in (schema.get("properties") or {}).items():
-        prop = prop if isinstance(prop, dict) else {}
-        kind = prop.get("type", "string")
-        options = prop.get("enum") or [o.get("const") for o in prop.get("oneOf") or []
-                                       if isinstance(o, dict)]
-        hint = "/".join(map(str, options)) if options else kind
-        default = prop.get("default")
-        shown = f" [{json.dumps(default)}]" if default is not None else ""
-        prompt = f"  {prop.get('title') or name} ({hint}{'' if name in required else ', optional'})"
-        while True:
-            line = await _ask(f"{prompt}{shown}: ")
-            if line is None:
-                return None
-            if not line:
-                if default is not None or name not in required:
-                    break
-                print("    required", file=sys.stderr)
-                continue
-            try:
-                value = _field(line, prop, kind)
-            except UsageError as exc:
-                print(f"    {exc}", file=sys.stderr)
-                continue
-            if options and value not in options and kind != "array":
-                print(f"    choose one of {hint}", file=sys.stderr)
-                continue
-            content[name] = value
-            break
-    return content
-
-
-def _field(line: str, prop: dict[str, Any], kind: str) -> Any:
-    if kind == "boolean":
-        if line.lower() in ("y", "yes", "true", "1"):
-            return True
-        if line.lower() in ("n", "no", "false", "0"):
-            return False
-        raise UsageError("answer yes or no")
-    if kind == "array":
-        return [part.strip() for part in line.split(",") if part.strip()]
-    return _coerce(line, prop, prop.get("title") or "value")
-
-
-async def _elicit_url(request: Any) -> dict[str, Any]:
-    from urllib.parse import urlsplit
-
-    url = request.url or ""
-    host = urlsplit(url).hostname or "?"
-    print(f"\n{_who(request)} asks you to open a page: {request.message}\n"
-          f"  URL:  {url}\n  host: {host}", file=sys.stderr)
-    if any(ord(c) > 127 for c in url) or "xn--" in host:
-        print("  warning: the address has non-ASCII or punycode characters", file=sys.stderr)
-    answer = (await _ask("  open it in your browser? [y/N] ") or "").strip().lower()
-    if answer not in ("y", "yes"):
-        return {"action": "decline"}
-    import webbrowser
-
-    webbrowser.open(url)
-    return {"action": "accept"}
+# -- interaction (the questions themselves: mcpkit.cli.answers) --------------------
 
 
 class _Progress:
@@ -305,6 +209,7 @@ class _Progress:
 
 
 async def _run(args: argparse.Namespace) -> int:
+    from mcpkit.cli.answers import elicit_form, elicit_url
     from mcpkit.client import Client, ClientOptions
     from mcpkit.errors import MCPError, RPCError
 
@@ -316,8 +221,8 @@ async def _run(args: argparse.Namespace) -> int:
     from mcpkit._version import __version__
 
     client = Client(connector, client_info={"name": "mcpkit-cli", "version": __version__},
-                    elicit=_elicit_form if interactive else None,
-                    elicit_url=_elicit_url if interactive else None, options=options)
+                    elicit=elicit_form if interactive else None,
+                    elicit_url=elicit_url if interactive else None, options=options)
     command = args.client_command
     try:
         async with client:

@@ -1,0 +1,185 @@
+"""Answering a server's questions at the terminal: elicitation forms and URL pages.
+
+Each form field is asked on its own line, typed from the field (`mcpkit.client.forms`): yes/no
+for booleans, comma-separated choices for multi-selects, numbers checked against their bounds,
+strings against their length, format and choices. A bad answer is refused with what is wrong
+and the field is asked again, at most `MAX_ATTEMPTS` times; after that the form is cancelled,
+so an answer that does not fit the form is never sent. The answers are shown before they are
+sent (ELIC-10). A page is opened only after the user says yes, with its full URL and host shown
+first (ELIC-11).
+
+Everything the server wrote (its name, the message, titles, choices) is shown with control
+characters made visible, so a server cannot drive the terminal with escape sequences.
+
+Uses the public client API only; reads stdin and writes stderr (stdout is the result's).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import sys
+from typing import Any, Final
+
+from mcpkit.client import ElicitationAnswerError, FormField, InputRequest, check_answer, read_form
+
+__all__ = ["MAX_ATTEMPTS", "elicit_form", "elicit_url", "parse_answer"]
+
+MAX_ATTEMPTS: Final = 5
+"""Answers one field may be given before the form is cancelled."""
+_YES: Final = ("y", "yes", "true", "1")
+_NO: Final = ("n", "no", "false", "0")
+
+
+def shown(text: Any) -> str:
+    """Server text safe for a terminal: control characters (but newlines) made visible."""
+    value = str(text)
+    return "".join(c if c == "\n" or c.isprintable() else repr(c)[1:-1] for c in value)
+
+
+def _say(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+async def _ask(prompt: str) -> str | None:
+    """One line from the terminal (None at end of input), without blocking the event loop."""
+    def read() -> str | None:
+        print(prompt, end="", file=sys.stderr, flush=True)
+        line = sys.stdin.readline()
+        return None if not line else line.rstrip("\n")
+    return await asyncio.get_running_loop().run_in_executor(None, read)
+
+
+def _who(request: InputRequest) -> str:
+    info = request.server or {}
+    return shown(info.get("title") or info.get("name") or "the server")
+
+
+def parse_answer(line: str, field: FormField) -> Any:
+    """The value a typed line means for `field`; ValueError says what to type instead."""
+    kind = field.kind
+    if kind == "boolean":
+        if line.lower() in _YES:
+            return True
+        if line.lower() in _NO:
+            return False
+        raise ValueError("answer yes or no")
+    if kind == "array":
+        return [_choice(part.strip(), field) for part in line.split(",") if part.strip()]
+    if kind in ("integer", "number"):
+        try:
+            return int(line)
+        except ValueError:
+            pass
+        try:
+            number = float(line)
+        except ValueError:
+            raise ValueError(f"expected {'an integer' if kind == 'integer' else 'a number'}, "
+                             f"got {line!r}") from None
+        if not math.isfinite(number):
+            raise ValueError(f"expected a finite number, got {line!r}")
+        return int(number) if kind == "integer" and number.is_integer() else number
+    return _choice(line, field) if field.choices else line
+
+
+def _choice(text: str, field: FormField) -> str:
+    """A choice by its value, its title (any case) or its number in the list."""
+    if text in field.choices:
+        return text
+    for value, label in zip(field.choices, field.labels, strict=False):
+        if text.lower() == label.lower():
+            return value
+    if text.isdigit() and 1 <= int(text) <= len(field.choices):
+        return field.choices[int(text) - 1]
+    return text
+
+
+def _prompt(field: FormField) -> str:
+    if field.choices and field.labels:
+        hint = "/".join(f"{i}={shown(label)}" for i, label in enumerate(field.labels, 1))
+    else:
+        hint = shown(field.hint())
+    optional = "" if field.required else ", optional"
+    default = f" [{shown(json.dumps(field.default, ensure_ascii=False))}]" \
+        if field.has_default else ""
+    return f"  {shown(field.label)} ({hint}{optional}){default}: "
+
+
+async def _fill(fields: tuple[FormField, ...]) -> dict[str, Any] | str | None:
+    """The content, each value checked against its field; None at end of input, or a reason
+    to cancel after too many bad answers."""
+    content: dict[str, Any] = {}
+    for field in fields:
+        if field.description:
+            _say(f"  {shown(field.description)}")
+        for _ in range(MAX_ATTEMPTS):
+            line = await _ask(_prompt(field))
+            if line is None:
+                return None
+            if not line:
+                if field.has_default or not field.required:
+                    break  # left out: the client fills in the default
+                _say("    required: please give a value")
+                continue
+            try:
+                value = parse_answer(line, field)
+            except ValueError as exc:
+                _say(f"    {exc}")
+                continue
+            problem = field.problem(value)
+            if problem is not None:
+                _say(f"    {shown(problem)}")
+                continue
+            content[field.name] = value
+            break
+        else:
+            return f"no valid answer for {shown(field.label)} after {MAX_ATTEMPTS} tries"
+    return content
+
+
+async def elicit_form(request: InputRequest) -> dict[str, Any]:
+    """Ask each field of the form, show the answers, then send them on consent."""
+    form = read_form(request.schema, "the form")  # checked by the client before we are called
+    _say(f"\n{_who(request)} asks: {shown(request.message)}")
+    choice = await _ask("  (a)nswer, (d)ecline or (c)ancel? [a] ")
+    while choice is not None and not choice.strip().lower().startswith(("c", "d")):
+        content = await _fill(form.fields)
+        if content is None:
+            break
+        if isinstance(content, str):
+            _say(f"  {content}; cancelled")
+            return {"action": "cancel"}
+        answer = {"action": "accept", "content": content}
+        try:
+            check_answer(form, answer, "the form")
+        except ElicitationAnswerError as exc:
+            _say(f"  {shown(exc)}")
+            choice = "e"
+            continue
+        _say(f"  answers: {json.dumps(content, ensure_ascii=False)}")
+        choice = await _ask("  (s)end, (e)dit, (d)ecline or (c)ancel? [s] ")
+        if choice is not None and choice.strip().lower() in ("", "s", "send"):
+            return answer
+    if choice is not None and choice.strip().lower().startswith("d"):
+        return {"action": "decline"}
+    return {"action": "cancel"}
+
+
+async def elicit_url(request: InputRequest) -> dict[str, Any]:
+    """Show the page's full URL and host, and open it only if the user says yes."""
+    from urllib.parse import urlsplit
+
+    url = request.url or ""
+    host = urlsplit(url).hostname or "?"
+    _say(f"\n{_who(request)} asks you to open a page: {shown(request.message)}\n"
+         f"  URL:  {shown(url)}\n  host: {shown(host)}")
+    if any(ord(c) > 127 for c in url) or "xn--" in host:
+        _say("  warning: the address has non-ASCII or punycode characters")
+    answer = (await _ask("  open it in your browser? [y/N] ") or "").strip().lower()
+    if answer not in ("y", "yes"):
+        return {"action": "decline"}
+    import webbrowser
+
+    webbrowser.open(url)
+    return {"action": "accept"}
