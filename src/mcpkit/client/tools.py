@@ -4,8 +4,10 @@ A server's `tools/list` is data from a peer, not code we wrote. `vet_tool` rejec
 that the client could not use safely: no name, an `inputSchema` that is not an object schema,
 a schema deeper or larger than the bounds (JSS-6), one in a dialect we do not support (JSS-3),
 one that is not valid for its dialect (JSS-4), one whose `$ref` points outside the document
-(JSS-5: never dereferenced, so the schema cannot be used), or a broken `x-mcp-header`
-declaration (TOOL-16/17). A rejected tool is dropped and reported; the others stay usable.
+(JSS-5: never dereferenced, so the schema cannot be used) or to nothing in it, or a broken
+`x-mcp-header` declaration (TOOL-16/17). A rejected tool is dropped and reported; the others
+stay usable. The structural checks are the server's walk (`mcpkit.protocol.schema_walk`) with
+the client's smaller bounds and its own words.
 
 `OutputChecker` validates `structuredContent` against a tool's `outputSchema` when the
 application asks for it (TOOL-12), with one compiled validator per schema.
@@ -17,10 +19,9 @@ still run. May import `mcpkit.protocol`, `mcpkit.types`, `mcpkit.errors`.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
-from urllib.parse import urldefrag, urljoin
+from typing import Any, Final
 
 from mcpkit.errors import ProtocolViolation
 from mcpkit.protocol.json_schema import (
@@ -30,23 +31,28 @@ from mcpkit.protocol.json_schema import (
     validator_name,
 )
 from mcpkit.protocol.mcp_headers import InvalidHeaderDeclaration, header_params
+from mcpkit.protocol.schema_walk import Limits, Wording, check_schema_structure
 
 __all__ = ["MAX_SCHEMA_DEPTH", "MAX_SCHEMA_NODES", "OutputChecker", "RejectedTool", "vet_tool"]
 
 log = logging.getLogger("mcpkit.client")
 
 MAX_SCHEMA_DEPTH = 64
-"""Deepest nesting of subschemas accepted in a tool's schema."""
+"""Deepest nesting accepted in a tool's schema (each object and list is one level)."""
 MAX_SCHEMA_NODES = 10_000
-"""Most subschemas accepted in one tool's schema."""
+"""Most subschemas accepted in one tool's schema (objects, lists and list items)."""
 
-_ONE = (
-    "additionalItems", "additionalProperties", "unevaluatedItems", "unevaluatedProperties",
-    "contains", "propertyNames", "not", "if", "then", "else", "contentSchema", "items",
+_LIMITS: Final = Limits(MAX_SCHEMA_NODES, MAX_SCHEMA_DEPTH)
+_WORDING: Final = Wording(
+    too_many="{where} has more than {max_nodes} subschemas",
+    too_deep="{where} nests subschemas deeper than {max_depth} levels",
+    outside=(
+        "{where}: {keyword} {ref!r} at {at} points outside the schema; remote references are "
+        "never fetched, so the schema cannot be used"
+    ),
+    no_target="{where}: {keyword} {ref!r} at {at} does not resolve in the schema",
+    no_anchor="{where}: {keyword} {ref!r} at {at} names no $anchor in the schema",
 )
-_MANY = ("allOf", "anyOf", "oneOf", "prefixItems", "items")
-_MAP = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas",
-        "dependencies")
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,39 +61,6 @@ class RejectedTool:
 
     name: str
     reason: str
-
-
-
-
-def _subschemas(node: Mapping[str, Any]) -> Iterator[tuple[str, Any]]:
-    for key in _ONE:
-        child = node.get(key)
-        if isinstance(child, Mapping):
-            yield key, child
-    for key in _MANY:
-        children = node.get(key)
-        if isinstance(children, list):
-            for i, child in enumerate(children):
-                yield f"{key}/{i}", child
-    for key in _MAP:
-        children = node.get(key)
-        if isinstance(children, Mapping):
-            for name, child in children.items():
-                if isinstance(child, Mapping):
-                    yield f"{key}/{name}", child
-
-
-def _resolve_pointer(root: Any, pointer: str) -> bool:
-    node = root
-    for raw in pointer.split("/")[1:]:
-        part = raw.replace("~1", "/").replace("~0", "~")
-        if isinstance(node, Mapping) and part in node:
-            node = node[part]
-        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
-            node = node[int(part)]
-        else:
-            return False
-    return True
 
 
 def check_schema_shape(schema: Any, what: str) -> None:
@@ -99,45 +72,7 @@ def check_schema_shape(schema: Any, what: str) -> None:
             f"{what} declares the unsupported dialect {schema.get('$schema')!r} "
             f"(supported: {', '.join(SUPPORTED_DIALECTS)})"
         )
-    # Walk every subschema once, collecting $id bases, anchors and references.
-    ids: set[str] = set()
-    anchors: set[tuple[str, str]] = set()
-    refs: list[tuple[str, str, str]] = []  # (base, ref, location)
-    nodes = 0
-    stack: list[tuple[Mapping[str, Any], str, int, str]] = [(schema, "", 0, "#")]
-    while stack:
-        node, base, depth, where = stack.pop()
-        nodes += 1
-        if nodes > MAX_SCHEMA_NODES:
-            raise ValueError(f"{what} has more than {MAX_SCHEMA_NODES} subschemas")
-        if depth > MAX_SCHEMA_DEPTH:
-            raise ValueError(f"{what} nests subschemas deeper than {MAX_SCHEMA_DEPTH} levels")
-        node_id = node.get("$id")
-        if type(node_id) is str:
-            base = urldefrag(urljoin(base, node_id)).url
-            ids.add(base)
-        for key in ("$anchor", "$dynamicAnchor"):
-            if type(node.get(key)) is str:
-                anchors.add((base, node[key]))
-        for key in ("$ref", "$dynamicRef"):
-            ref = node.get(key)
-            if ref is not None:
-                if type(ref) is not str:
-                    raise ValueError(f"{what}: {key} at {where} must be a string")
-                refs.append((base, ref, where))
-        for name, child in _subschemas(node):
-            stack.append((child, base, depth + 1, f"{where}/{name}"))
-    for base, ref, where in refs:
-        target, fragment = urldefrag(urljoin(base, ref))
-        if target != base and target not in ids:
-            raise ValueError(
-                f"{what}: $ref {ref!r} at {where} points outside the schema; remote references "
-                "are never fetched, so the schema cannot be used"
-            )
-        if fragment.startswith("/") and target == "" and not _resolve_pointer(schema, fragment):
-            raise ValueError(f"{what}: $ref {ref!r} at {where} does not resolve in the schema")
-        if fragment and not fragment.startswith("/") and (target, fragment) not in anchors:
-            raise ValueError(f"{what}: $ref {ref!r} at {where} names no $anchor in the schema")
+    check_schema_structure(schema, what, _LIMITS, _WORDING)
 
 
 def _validator_class(schema: Mapping[str, Any]) -> Any:
