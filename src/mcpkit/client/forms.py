@@ -145,7 +145,8 @@ class FormField:
             else:
                 ok = _is_number(value)
             if not ok or (type(value) is float and not math.isfinite(value)):
-                return f"expected {'an integer' if kind == 'integer' else 'a number'}, got {_show(value)}"
+                wanted = "an integer" if kind == "integer" else "a number"
+                return f"expected {wanted}, got {_show(value)}"
             if self.minimum is not None and value < self.minimum:
                 return f"must be at least {self.minimum:g}"
             if self.maximum is not None and value > self.maximum:
@@ -411,7 +412,7 @@ def check_answer(form: Form, result: Any, where: str) -> None:
     if problems:
         listed = "; ".join(f"{name}: {problem}" for name, problem in problems.items())
         raise ElicitationAnswerError(
-            f"{where}: the answer does not match the requested form ({listed}); nothing was "
+            f"{where}: the answer does not match the requested form ({listed}); it was not "
             "sent — fix the answer, or decline or cancel", problems,
         )
 

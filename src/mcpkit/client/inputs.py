@@ -225,7 +225,7 @@ class InputHandlers:
 
 def _where(request: InputRequest) -> str:
     if request.key is None:
-        return f"{Method.ELICIT} from the server ({request.origin})"
+        return f"{Method.ELICIT} ({request.origin})"
     return f"{request.origin}: elicitation input {request.key!r}"
 
 
