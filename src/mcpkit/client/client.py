@@ -37,13 +37,13 @@ from mcpkit.client.inputs import (
     run_rounds,
 )
 from mcpkit.client.listen import LegacyListeners, Subscription
+from mcpkit.client.messages import legacy_discover, require_list, with_meta
 from mcpkit.client.opening import Opener, exchange, http_status, result_of
 from mcpkit.client.options import (
     ClientOptions,
     LogHandler,
     ProgressHandler,
     call_notifications,
-    valid_trace_context,
 )
 from mcpkit.client.paging import list_all
 from mcpkit.client.tools import OutputChecker, RejectedTool
@@ -61,13 +61,7 @@ from mcpkit.errors import (
     TransportError,
     URLElicitationRequiredError,
 )
-from mcpkit.types.constants import (
-    LOG_LEVEL_KEY,
-    LOG_LEVELS,
-    PROGRESS_TOKEN_KEY,
-    SERVER_INFO_KEY,
-    Method,
-)
+from mcpkit.types.constants import LOG_LEVELS, SERVER_INFO_KEY, Method
 
 __all__ = ["Client"]
 
@@ -245,32 +239,7 @@ class Client:
     ) -> dict[str, Any]:
         """Request params with the era's `_meta` (shared when nothing per-request is added)."""
         trace = self.options.trace_context
-        if self.era == "legacy":
-            extra: dict[str, Any] = {}
-            if token is not None:
-                extra[PROGRESS_TOKEN_KEY] = token
-            if trace is not None:
-                extra.update(valid_trace_context(trace()))
-            if meta:
-                extra.update(meta)
-            if extra:
-                fields["_meta"] = extra
-            return fields
-        base = self._base_meta
-        if token is None and level is None and trace is None and not meta:
-            fields["_meta"] = base
-            return fields
-        own = dict(base)
-        if trace is not None:
-            own.update(valid_trace_context(trace()))
-        if meta:
-            own.update(meta)
-        if token is not None:
-            own[PROGRESS_TOKEN_KEY] = token
-        if level is not None:
-            own[LOG_LEVEL_KEY] = level
-        fields["_meta"] = own
-        return fields
+        return with_meta(fields, self.era, self._base_meta, trace, token, level, meta)
 
     async def _call(
         self,
@@ -359,16 +328,8 @@ class Client:
         """The server's DiscoverResult (in the legacy era, the same shape built from initialize)."""
         await self.connect()
         if self.era == "legacy":
-            result: dict[str, Any] = {
-                "resultType": "complete",
-                "supportedVersions": [self.protocol_version],
-                "capabilities": self.server_capabilities or {},
-            }
-            if self.instructions is not None:
-                result["instructions"] = self.instructions
-            if self.server_info is not None:
-                result["_meta"] = {SERVER_INFO_KEY: self.server_info}
-            return result
+            return legacy_discover(self.protocol_version, self.server_capabilities,
+                                   self.instructions, self.server_info)
         if self.options.cache and not fresh:
             cached = self._cache.get(Method.DISCOVER)
             if cached is not None:
@@ -427,8 +388,7 @@ class Client:
         except InvalidParamsError:
             self._cache.drop(Method.TOOLS_LIST)  # evidence the tool list changed (CACHE-4)
             raise
-        if "content" not in result or type(result["content"]) is not list:
-            raise ProtocolViolation(f"tools/call {name!r}: the result has no content list")
+        require_list(result, "content", what)
         if self.options.validate_output:
             tool = self.tools.get(name)
             if tool is not None:
@@ -461,8 +421,7 @@ class Client:
             if type(exc) is InvalidParamsError and type(data) is dict and data.get("uri") == uri:
                 raise ResourceNotFoundError(uri, exc.message) from None
             raise
-        if type(result.get("contents")) is not list:
-            raise ProtocolViolation(f"resources/read {uri!r}: the result has no contents list")
+        require_list(result, "contents", f"resources/read {uri!r}")
         if self.options.cache and not rounds:
             self._cache.put(Method.RESOURCES_READ, uri, result)
         return result
@@ -484,8 +443,7 @@ class Client:
             Method.PROMPTS_GET, fields, f"prompts/get {name!r}",
             progress=progress, log=log, timeout=timeout, meta=meta,
         )
-        if type(result.get("messages")) is not list:
-            raise ProtocolViolation(f"prompts/get {name!r}: the result has no messages list")
+        require_list(result, "messages", f"prompts/get {name!r}")
         return result
 
     async def complete(
