@@ -48,6 +48,9 @@ def installed() -> None:
     assert done.returncode == 0, done.stderr.decode(errors="replace")[-2000:]
 
 
+FORMATTED = {"email": "ada@example.com", "uri": "https://example.com/ada", "date": "1815-12-10"}
+
+
 def elicit(request: InputRequest) -> dict[str, Any]:
     content: dict[str, Any] = {}
     for name, prop in request.schema.get("properties", {}).items():
@@ -55,7 +58,8 @@ def elicit(request: InputRequest) -> dict[str, Any]:
         if "default" in prop:
             continue  # the client fills defaults in (ELIC-6)
         if kind == "string":
-            content[name] = prop.get("enum", ["Ada"])[0]
+            # The client checks every answer against the form (formats included) before sending.
+            content[name] = prop.get("enum", [FORMATTED.get(prop.get("format"), "Ada")])[0]
         elif kind in ("integer", "number"):
             content[name] = 7
         elif kind == "boolean":
