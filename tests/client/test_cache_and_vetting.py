@@ -118,6 +118,15 @@ def nested(depth: int) -> dict[str, Any]:
     (tool({"type": "object", "properties": {"a": {"type": "number", "x-mcp-header": "A"}}}),
      "x-mcp-header"),
     (tool({"type": "object"}, outputSchema={"$ref": "http://x/y"}), "outputSchema"),
+    # A loop that never descends into the value: no validator could finish checking it.
+    (tool({"type": "object"}, outputSchema={"$ref": "#/$defs/a",
+                                            "$defs": {"a": {"$ref": "#/$defs/a"}}}),
+     "leads back to where it started"),
+    # Twenty definitions, each referring twice to the next: 2**20 subschemas once followed.
+    (tool({"type": "object", "properties": {"v": {"$ref": "#/$defs/d0"}},
+           "$defs": {f"d{i}": {"anyOf": [{"$ref": f"#/$defs/d{i + 1}"}] * 2} for i in range(20)}
+           | {"d20": {"type": "string"}}}),
+     "too costly to check"),
 ])
 def test_unusable_tool_definitions_are_rejected_with_a_reason(
     definition: dict[str, Any], reason: str

@@ -42,7 +42,14 @@ MAX_SCHEMA_DEPTH = 64
 MAX_SCHEMA_NODES = 10_000
 """Most subschemas accepted in one tool's schema (objects, lists and list items)."""
 
-_LIMITS: Final = Limits(MAX_SCHEMA_NODES, MAX_SCHEMA_DEPTH)
+MAX_SCHEMA_FAN_OUT = 2_000
+"""Most subschemas that may apply to one value once `$ref`s are followed."""
+MAX_SCHEMA_EXPANDED = 200_000
+"""Most subschemas a schema may span with its `$ref`s followed: a server's schema is untrusted
+input, and a few shared definitions referring to each other can multiply past any budget (or
+loop without descending, which no validator can finish)."""
+
+_LIMITS: Final = Limits(MAX_SCHEMA_NODES, MAX_SCHEMA_DEPTH, MAX_SCHEMA_FAN_OUT, MAX_SCHEMA_EXPANDED)
 _WORDING: Final = Wording(
     too_many="{where} has more than {max_nodes} subschemas",
     too_deep="{where} nests subschemas deeper than {max_depth} levels",
