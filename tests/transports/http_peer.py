@@ -150,12 +150,16 @@ class Reply:
         return error
 
 
-def parse_sse(body: bytes) -> list[dict[str, Any]]:
-    """Messages of an SSE body, insisting that each is one `data:` line of JSON."""
+def parse_sse(body: bytes, legacy: bool = False) -> list[dict[str, Any]]:
+    """Messages of an SSE body, insisting that each is one `data:` line of JSON. Only legacy
+    streams may carry `id:` and `retry:` fields and events without a message (priming); a
+    modern stream has no resumability (HTTP-9), so any of those fails the test."""
     out = []
     for block in body.decode().split("\n\n"):
         for line in block.split("\n"):
             if not line or line.startswith(":"):
+                continue
+            if legacy and (line.startswith(("id: ", "retry: ")) or line == "data:"):
                 continue
             assert line.startswith("data: "), f"unexpected SSE line {line!r}"
             out.append(orjson.loads(line[6:]))
@@ -236,7 +240,7 @@ class Peer:
             buffer += chunk
             while b"\n\n" in buffer:
                 block, buffer = buffer.split(b"\n\n", 1)
-                for message in parse_sse(block + b"\n\n"):
+                for message in parse_sse(block + b"\n\n", self.revision != MODERN):
                     self._check(message, method)
                     yield message
 
@@ -257,7 +261,7 @@ class Peer:
     def _reply(self, response: httpx.Response, body: bytes, method: str | None) -> Reply:
         media = response.headers.get("content-type", "").split(";")[0]
         if media == "text/event-stream":
-            messages = parse_sse(body)
+            messages = parse_sse(body, self.revision != MODERN)
         elif body:
             assert media == "application/json", (response.status_code, media, body)
             assert b"\n" not in body, "one message, one line"

@@ -40,6 +40,7 @@ from mcpkit.protocol.http import (
     read_headers,
 )
 from mcpkit.protocol.mcp_headers import header_params
+from mcpkit.transports.http_events import EventStore
 from mcpkit.transports.http_exchange import Exchange, Watchlist, plain_response
 from mcpkit.transports.http_sessions import LegacyEndpoint, MemorySessionStore, SessionStore
 from mcpkit.types.constants import (
@@ -80,6 +81,24 @@ class HTTPOptions:
     """Where legacy sessions live; None: a `MemorySessionStore` in this process."""
     peer_timeout_s: float = 600.0
     """How long a legacy request waits for the client to answer a request sent to it."""
+    event_store: EventStore | None = None
+    """Where legacy SSE events are kept for `Last-Event-ID` resumption; None: a bounded
+    `MemoryEventStore` in this process. (2026-07-28 streams have no resumption.)"""
+    sse_retry_ms: int | None = None
+    """Polling for legacy requests: one still running after `sse_poll_after_s` has its SSE
+    connection closed after an event carrying this `retry` (ms); the client resumes with GET +
+    `Last-Event-ID`, where the rest and the response arrive. None: connections stay open."""
+    sse_poll_after_s: float = 1.0
+    """How long a legacy stream keeps its connection in polling mode (`sse_retry_ms`)."""
+
+    def __post_init__(self) -> None:
+        if self.sse_retry_ms is not None and (
+                type(self.sse_retry_ms) is not int or self.sse_retry_ms < 0):
+            raise ValueError(f"HTTPOptions.sse_retry_ms must be None or milliseconds >= 0, not "
+                             f"{self.sse_retry_ms!r}")
+        if not self.sse_poll_after_s >= 0:
+            raise ValueError(f"HTTPOptions.sse_poll_after_s must be seconds >= 0, not "
+                             f"{self.sse_poll_after_s!r}")
 
 
 class HTTPApp:
@@ -135,7 +154,7 @@ class HTTPApp:
         legacy = self._legacy
         if legacy is not None and headers.session_id is not None:
             if method == "GET":
-                await legacy.get(headers, receive, send)
+                await legacy.get(headers, receive, send, scope["headers"])
                 return
             if method == "DELETE":
                 await legacy.delete(headers, send)

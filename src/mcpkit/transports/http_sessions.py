@@ -14,6 +14,7 @@ the transport's own refusals carry a 4xx), a client disconnect does not cancel a
 from __future__ import annotations
 
 import asyncio
+import functools
 import itertools
 import logging
 import secrets
@@ -32,14 +33,22 @@ from mcpkit.protocol.codec import (
     Request,
     RequestId,
     Response,
+    encode,
     error_message,
     request_message,
     result_message,
 )
 from mcpkit.protocol.http import LEGACY, RequestHeaders, accepts
 from mcpkit.server.subscriptions import Change
+from mcpkit.transports.http_events import EventReplayError, EventStore, MemoryEventStore
 from mcpkit.transports.http_exchange import Exchange, plain_response
-from mcpkit.types.constants import LEGACY_VERSIONS, Header, Method
+from mcpkit.transports.http_resume import (
+    Channel,
+    ResumableExchange,
+    refuse_resume,
+    replay_only,
+)
+from mcpkit.types.constants import LEGACY_VERSION, LEGACY_VERSIONS, Header, Method
 
 __all__ = ["LegacyEndpoint", "MemorySessionStore", "SessionStore"]
 
@@ -49,6 +58,11 @@ Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 _SESSION_HEADER: Final = Header.SESSION_ID.encode()
+_LAST_EVENT_ID: Final = Header.LAST_EVENT_ID.encode()
+_PRIMING_VERSIONS: Final = frozenset(v for v in LEGACY_VERSIONS if v >= LEGACY_VERSION)
+"""Versions whose clients expect priming events (an id and empty data): older clients may
+choke on an empty message, so their streams get ids on messages only and are never polled."""
+_END: Final = {"type": "http.response.body", "body": b"", "more_body": False}
 _STATEFUL: Final = frozenset({Method.SET_LEVEL, Method.SUBSCRIBE, Method.UNSUBSCRIBE})
 """Legacy requests that change what the session remembers (saved to the store after)."""
 
@@ -114,15 +128,19 @@ class MemorySessionStore:
 class _Live:
     """What one session has open in this process right now."""
 
-    __slots__ = ("inflight", "pending", "stream")
+    __slots__ = ("inflight", "pending", "stream", "streams")
 
     def __init__(self) -> None:
         self.pending: dict[RequestId, asyncio.Future[dict[str, Any]]] = {}
         self.inflight: dict[RequestId, Exchange] = {}
         self.stream: Exchange | None = None
+        """The connection carrying the session's GET stream."""
+        self.streams: dict[str, Channel] = {}
+        """Request streams not ended yet, by stream id (a GET may resume them)."""
 
     def idle(self) -> bool:
-        return not self.pending and not self.inflight and self.stream is None
+        return (not self.pending and not self.inflight and self.stream is None
+                and not self.streams)
 
 
 def _bad_request(request_id: RequestId | None, message: str) -> dict[str, Any]:
@@ -136,8 +154,10 @@ class LegacyEndpoint:
         self.server = server
         self.store = store
         self.options = options
+        self.events: EventStore = options.event_store or MemoryEventStore()
         self._live: dict[str, _Live] = {}
         self._ids = itertools.count(1)
+        self._tasks: set[asyncio.Task[bool]] = set()
 
     def _live_for(self, session_id: str) -> _Live:
         live = self._live.get(session_id)
@@ -155,6 +175,8 @@ class LegacyEndpoint:
             for future in live.pending.values():
                 if not future.done():
                     future.set_exception(TransportError("the server is shutting down"))
+            for channel in live.streams.values():
+                channel.let_go_follower()  # its client resumes elsewhere once we are gone
 
     async def _session(self, headers: RequestHeaders, send: Send,
                        request_id: RequestId | None) -> tuple[str, LegacyState] | None:
@@ -232,7 +254,12 @@ class LegacyEndpoint:
                 "in flight in this session"))
             return
         _, sse_ok = accepts(headers.accept)
-        exchange = Exchange(send, receive, self.options.keepalive_s, watch=False)
+        options = self.options
+        primes = state.protocol_version in _PRIMING_VERSIONS
+        exchange = ResumableExchange(
+            send, receive, options.keepalive_s,
+            lambda owner: self._open_channel(session_id, owner, primes),
+            primes=primes, retry_ms=options.sse_retry_ms)
         live.inflight[request.id] = exchange
 
         async def ask_client(method: str, params: dict[str, Any] | None) -> dict[str, Any]:
@@ -243,11 +270,20 @@ class LegacyEndpoint:
             return await self._ask(session_id, exchange, method, params)
 
         session = LegacySession(self.server, state)
+        token = exchange.bind() if sse_ok else None
+        timer = None
+        if sse_ok and primes and options.sse_retry_ms is not None:
+            timer = asyncio.get_running_loop().call_later(
+                options.sse_poll_after_s, self._poll_later, exchange)
         try:
             response = await exchange.run(session.handle(
                 request, exchange.notify if sse_ok else None, None, request_peer=ask_client,
             ))
         finally:
+            if timer is not None:
+                timer.cancel()
+            if token is not None:
+                exchange.unbind(token)
             del live.inflight[request.id]
             self._release(session_id)
         if request.method in _STATEFUL:
@@ -256,6 +292,25 @@ class LegacyEndpoint:
             await exchange.abandon()
             return
         await exchange.finish(response, 200)
+
+    def _open_channel(self, session_id: str, owner: ResumableExchange, primes: bool) -> Channel:
+        """The stream a legacy request's response became, registered so a GET can resume it."""
+        channel = Channel(self.events, session_id, "p" + secrets.token_hex(8), owner, primes,
+                          on_end=functools.partial(self._channel_ended, session_id))
+        self._live_for(session_id).streams[channel.stream_id] = channel
+        return channel
+
+    def _channel_ended(self, session_id: str, channel: Channel) -> None:
+        live = self._live.get(session_id)
+        if live is not None:
+            live.streams.pop(channel.stream_id, None)
+            self._release(session_id)
+
+    def _poll_later(self, exchange: ResumableExchange) -> None:
+        """Polling mode: a request still running gets its connection closed (LEG-11)."""
+        task = asyncio.get_running_loop().create_task(exchange.poll())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     async def _ask(self, session_id: str, exchange: Exchange, method: str,
                    params: dict[str, Any] | None) -> dict[str, Any]:
@@ -299,46 +354,103 @@ class LegacyEndpoint:
                 exchange.cancel()
         # roots/list_changed and unknown notifications need nothing.
 
-    # -- GET: the session's stream of change notifications ------------------------------------
+    # -- GET: the session's stream of change notifications, or a resumed stream ------------
 
-    async def get(self, headers: RequestHeaders, receive: Receive, send: Send) -> None:
+    async def get(self, headers: RequestHeaders, receive: Receive, send: Send,
+                  raw_headers: list[tuple[bytes, bytes]] | None = None) -> None:
         found = await self._session(headers, send, None)
         if found is None:
             return
-        session_id, _ = found
+        session_id, state = found
         if not accepts(headers.accept)[1]:
             await plain_response(send, 406, _bad_request(
                 None, "Not Acceptable: the session stream is text/event-stream; add it to Accept"))
             return
+        last_ids = [value for name, value in raw_headers or () if name == _LAST_EVENT_ID]
+        if len(last_ids) > 1:
+            await plain_response(send, 400, _bad_request(
+                None, "Bad Request: Last-Event-ID was sent twice; resume one stream per GET"))
+            return
+        primes = state.protocol_version in _PRIMING_VERSIONS
         live = self._live_for(session_id)
+        if last_ids:
+            await self._resume(session_id, live, primes, last_ids[0].decode("latin-1").strip(),
+                               receive, send)
+            return
         if live.stream is not None:
             await plain_response(send, 409, _bad_request(
-                None, f"Conflict: session {session_id!r} already has its GET stream open"))
+                None, f"Conflict: session {session_id!r} already has its GET stream open (to "
+                "pick up a stream that broke, send Last-Event-ID)"))
             return
+        channel = Channel(self.events, session_id, "g" + secrets.token_hex(8), None, primes)
+        await self._session_stream(session_id, live, channel, None, receive, send)
+
+    async def _session_stream(self, session_id: str, live: _Live, channel: Channel,
+                              last_event_id: str | None, receive: Receive, send: Send) -> None:
         exchange = Exchange(send, receive, self.options.keepalive_s)
         live.stream = exchange
         try:
-            outcome = await exchange.run(self._changes(session_id, exchange))
+            outcome = await exchange.run(self._changes(session_id, exchange, channel,
+                                                       last_event_id))
+        except EventReplayError as exc:  # evicted between the first look and the replay
+            await refuse_resume(send, exc)
+            return
         finally:
-            live.stream = None
+            channel.detach(exchange)
+            if live.stream is exchange:
+                live.stream = None
             self._release(session_id)
         if outcome is None:
             await exchange.abandon()
         else:
             exchange.done = True
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
+            await send(_END)
 
-    async def _changes(self, session_id: str, exchange: Exchange) -> dict[str, Any]:
+    async def _changes(self, session_id: str, exchange: Exchange, channel: Channel,
+                       last_event_id: str | None) -> dict[str, Any]:
         server = self.server
         async with server.broker.subscribe() as changes:
             # Subscribed before the headers go out: a change announced once the client sees
             # the stream open is never missed.
-            await exchange.start_stream()
+            if last_event_id is None:
+                channel.sink = exchange
+                await exchange.start_stream()
+                if channel.primes:
+                    await channel.emit(b"")
+            elif await channel.follow(exchange, last_event_id) is None:
+                return {}
             async for change in changes:
                 message = await self._legacy_message(session_id, change)
                 if message is not None:
-                    await exchange.notify(message)
+                    await channel.emit(encode(message))
         return {}
+
+    async def _resume(self, session_id: str, live: _Live, primes: bool, last_event_id: str,
+                      receive: Receive, send: Send) -> None:
+        """GET with `Last-Event-ID` (LEG-12): replay what the named stream carried after that
+        event, then carry on with it on this connection."""
+        try:
+            replay = await self.events.replay_after(session_id, last_event_id)
+        except EventReplayError as exc:
+            self._release(session_id)
+            await refuse_resume(send, exc)
+            return
+        if replay.stream_id.startswith("g"):
+            if live.stream is not None:
+                live.stream.cancel()  # the connection it replaces is stale
+            channel = Channel(self.events, session_id, replay.stream_id, None, primes)
+            await self._session_stream(session_id, live, channel, last_event_id, receive, send)
+            return
+        running = live.streams.get(replay.stream_id)
+        options = self.options
+        try:
+            if running is None:
+                await replay_only(send, replay, primes, options.sse_retry_ms)
+            else:
+                await running.carry(send, receive, last_event_id, options.keepalive_s,
+                                    options.sse_retry_ms, options.sse_poll_after_s)
+        finally:
+            self._release(session_id)
 
     async def _legacy_message(self, session_id: str, change: Change) -> dict[str, Any] | None:
         subscriptions: list[str] = []
@@ -357,11 +469,15 @@ class LegacyEndpoint:
             return
         session_id, _ = found
         await self.store.delete(session_id)
+        await self.events.forget(session_id)
         live = self._live.get(session_id)
         if live is not None:
+            for channel in live.streams.values():
+                channel.forgotten = True
             if live.stream is not None:
                 live.stream.cancel()
             for future in live.pending.values():
                 if not future.done():
                     future.set_exception(TransportError(f"session {session_id!r} was ended"))
         await plain_response(send, 200)
+

@@ -1,0 +1,228 @@
+"""Where the SSE events of legacy (2025-11-25) sessions are kept so a broken stream can be
+resumed: the `EventStore` interface and its bounded in-memory implementation.
+
+Only the initialize era has resumability; 2026-07-28 responses carry no event ids and nothing
+of them is kept (HTTP-9). The store knows sessions, streams and opaque payload bytes, nothing of
+HTTP or JSON-RPC, so a shared store (a database, a cache server) can implement the same three
+methods for several instances. Event ids are `<stream id>.<n>`: `n` counts the session's
+events, so ids are unique within the session and increase, and the stream a `Last-Event-ID`
+belongs to can be read from it. The standard library only.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import OrderedDict, deque
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+__all__ = ["EventReplayError", "EventStore", "MemoryEventStore", "Replay"]
+
+log = logging.getLogger("mcpkit.transport")
+
+_MAX_ID_CHARS = 128
+_EVENT_OVERHEAD = 96
+"""Bytes counted for each kept event besides its payload (the tuple, the id, the deque slot)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Replay:
+    """What a stream carried after one event."""
+
+    stream_id: str
+    events: list[tuple[str, bytes]]
+    """(event id, payload) in order; an empty payload is an event without a message (a priming
+    event, or the mark of a stream that ended without a response)."""
+    ended: bool
+    """The stream's last event is among `events` (or was the one named): nothing will follow."""
+
+
+class EventReplayError(LookupError):
+    """A `Last-Event-ID` that cannot be resumed from.
+
+    `kind` is "invalid" for an id this session never had (malformed, not issued yet, or another
+    session's) and "gone" for one that is no longer kept (expired, evicted by the store's bounds,
+    or forgotten with its session); the message says which and what to do.
+    """
+
+    def __init__(self, kind: Literal["invalid", "gone"], message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+class EventStore(Protocol):
+    """Keeps the events of legacy sessions' SSE streams for replay after a reconnection."""
+
+    async def append(self, session_id: str, stream_id: str, data: bytes, *,
+                     final: bool = False) -> str:
+        """Keep one event of `stream_id` (one of the session's streams) and return its id.
+
+        `data` is the encoded message, or empty for an event that carries none. `final` marks
+        the stream's last event (its response, or the mark of an abandoned stream).
+        """
+
+    async def replay_after(self, session_id: str, event_id: str) -> Replay:
+        """The events of `event_id`'s stream that came after it; raises `EventReplayError`
+        when the id is not one of this session's or is no longer kept."""
+
+    async def forget(self, session_id: str) -> None:
+        """Drop everything kept for a session (it ended)."""
+
+
+def parse_event_id(event_id: str) -> tuple[str, int] | None:
+    """(stream id, sequence number) of an id in the `<stream>.<n>` form, or None."""
+    if len(event_id) > _MAX_ID_CHARS:
+        return None
+    stream_id, dot, number = event_id.rpartition(".")
+    if not dot or not stream_id or not number.isdigit() or not number.isascii():
+        return None
+    return stream_id, int(number)
+
+
+class _Stream:
+    __slots__ = ("count", "ended", "floor")
+
+    def __init__(self) -> None:
+        self.count = 0
+        """Events of this stream still kept."""
+        self.floor = 0
+        """The newest of its events that was evicted (0: none)."""
+        self.ended = False
+
+
+class _Session:
+    __slots__ = ("events", "seq", "size", "streams", "warned")
+
+    def __init__(self) -> None:
+        self.events: deque[tuple[int, str, bytes]] = deque()
+        self.seq = 0
+        self.size = 0
+        self.streams: dict[str, _Stream] = {}
+        self.warned = False
+
+
+class MemoryEventStore:
+    """Events in this process, bounded.
+
+    Each session keeps at most `max_events` events and `max_bytes` bytes of them, and the whole
+    store `max_total_bytes`; past a bound the oldest events go first (for the total, those of
+    the sessions quiet longest), and a client resuming from before them gets a "gone" error
+    saying so (and the log says so, once per session). The event just appended is always kept. `forget` drops a session's events when it ends; events of sessions that merely expire
+    go as newer ones push them out.
+    """
+
+    def __init__(self, max_events: int = 1000, max_bytes: int = 8 * 1024 * 1024,
+                 max_total_bytes: int = 128 * 1024 * 1024) -> None:
+        if max_events < 1 or max_bytes < 1 or max_total_bytes < 1:
+            raise ValueError("MemoryEventStore: max_events, max_bytes and max_total_bytes must "
+                             "be positive")
+        self.max_events = max_events
+        self.max_bytes = max_bytes
+        self.max_total_bytes = max_total_bytes
+        self._sessions: OrderedDict[str, _Session] = OrderedDict()
+        self._owners: dict[str, str] = {}
+        """stream id -> the session it belongs to (to tell another session's id from a lost one)."""
+        self._total = 0
+
+    @property
+    def total_bytes(self) -> int:
+        return self._total
+
+    async def append(self, session_id: str, stream_id: str, data: bytes, *,
+                     final: bool = False) -> str:
+        sessions = self._sessions
+        session = sessions.get(session_id)
+        if session is None:
+            session = sessions[session_id] = _Session()
+        else:
+            sessions.move_to_end(session_id)
+        stream = session.streams.get(stream_id)
+        if stream is None:
+            stream = session.streams[stream_id] = _Stream()
+            self._owners[stream_id] = session_id
+        session.seq += 1
+        seq = session.seq
+        session.events.append((seq, stream_id, data))
+        size = len(data) + _EVENT_OVERHEAD
+        session.size += size
+        self._total += size
+        stream.count += 1
+        stream.ended = final
+        if len(session.events) > self.max_events or session.size > self.max_bytes:
+            self._trim(session_id, session)
+        if self._total > self.max_total_bytes:
+            self._trim_total(session_id)
+        return f"{stream_id}.{seq}"
+
+    async def replay_after(self, session_id: str, event_id: str) -> Replay:
+        parsed = parse_event_id(event_id)
+        if parsed is None:
+            raise EventReplayError("invalid", f"Last-Event-ID {event_id[:_MAX_ID_CHARS]!r} is not "
+                                   "an event id this server issued (<stream>.<number>)")
+        stream_id, seq = parsed
+        owner = self._owners.get(stream_id)
+        if owner is None:
+            raise EventReplayError("gone", f"Last-Event-ID {event_id!r}: its stream is no longer "
+                                   "kept (it ended and its events expired or were evicted); the "
+                                   "request it carried cannot be resumed, send it again")
+        if owner != session_id:
+            raise EventReplayError("invalid", f"Last-Event-ID {event_id!r} belongs to another "
+                                   "session; resume only streams of this Mcp-Session-Id")
+        session = self._sessions[session_id]
+        stream = session.streams[stream_id]
+        if seq > session.seq:
+            raise EventReplayError("invalid", f"Last-Event-ID {event_id!r} was never issued "
+                                   "(the session's newest event is number "
+                                   f"{session.seq})")
+        if stream.floor > seq:
+            raise EventReplayError("gone", f"Last-Event-ID {event_id!r}: events after it were "
+                                   "evicted (the event store keeps at most "
+                                   f"{self.max_events} events and {self.max_bytes} bytes per "
+                                   "session); the stream cannot be resumed, send the request again")
+        events = [(f"{stream_id}.{n}", data) for n, sid, data in session.events
+                  if n > seq and sid == stream_id]
+        return Replay(stream_id, events, stream.ended)
+
+    async def forget(self, session_id: str) -> None:
+        session = self._sessions.pop(session_id, None)
+        if session is None:
+            return
+        self._total -= session.size
+        for stream_id in session.streams:
+            self._owners.pop(stream_id, None)
+
+    # -- bounds -------------------------------------------------------------------------------
+
+    def _evict_one(self, session_id: str, session: _Session) -> None:
+        seq, stream_id, data = session.events.popleft()
+        size = len(data) + _EVENT_OVERHEAD
+        session.size -= size
+        self._total -= size
+        stream = session.streams[stream_id]
+        stream.count -= 1
+        stream.floor = seq
+        if stream.count == 0 and stream.ended:
+            del session.streams[stream_id]
+            del self._owners[stream_id]
+        if not session.warned:
+            session.warned = True
+            log.warning("legacy session %s: the event store dropped its oldest SSE events "
+                        "(bounds: %d events, %d bytes per session, %d bytes in all); a client "
+                        "resuming from before them cannot be served", session_id,
+                        self.max_events, self.max_bytes, self.max_total_bytes)
+
+    def _trim(self, session_id: str, session: _Session) -> None:
+        while len(session.events) > 1 and (
+                len(session.events) > self.max_events or session.size > self.max_bytes):
+            self._evict_one(session_id, session)
+
+    def _trim_total(self, current: str) -> None:
+        """Evict from the sessions quiet longest; only `current`'s newest event is spared."""
+        for session_id, session in list(self._sessions.items()):
+            keep = 1 if session_id == current else 0
+            while self._total > self.max_total_bytes and len(session.events) > keep:
+                self._evict_one(session_id, session)
+            if not session.events and not session.streams:
+                del self._sessions[session_id]
+            if self._total <= self.max_total_bytes:
+                return
