@@ -259,6 +259,8 @@ async def test_a_report_that_beats_its_error_still_counts() -> None:
     ("https://", "has no host"),
     ("https://exa mple.com/", "spaces or control characters"),
     ("https://example.com/\x1b[2J", "spaces or control characters"),
+    ("https://example.com/\u202egnp.exe", "spaces or control characters"),
+    ("https://bücher.example/", None),
     ("https://example.com:99999/", "malformed"),
     ("https://" + "a" * 9000 + ".com", "longer than 8192"),
     (42, "not a string"),

@@ -62,7 +62,7 @@ def check_url(url: Any) -> str | None:
         return "the url is missing or not a string"
     if len(url) > MAX_URL_LENGTH:
         return f"the url is longer than {MAX_URL_LENGTH} characters"
-    if any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in url):
+    if any(c.isspace() or not c.isprintable() for c in url):  # also bidi and C1 controls
         return "the url contains spaces or control characters"
     try:
         parts = urlsplit(url)
@@ -165,7 +165,10 @@ def raise_if_required(response: Mapping[str, Any], what: str) -> None:
     """Raise the checked `URLElicitationRequiredError` when a legacy response is -32042."""
     error = response.get("error")
     if type(error) is dict and error.get("code") == _CODE:
-        raise required_error(RPCError.from_wire(error), what)
+        exc = RPCError.from_wire(error)
+        if type(error.get("message")) is not str:
+            exc.message = ""  # not the generic text a message-less error gets
+        raise required_error(exc, what)
 
 
 class Completions:
