@@ -32,6 +32,7 @@ from mcpkit import (
     ToolError,
 )
 from mcpkit.errors import MissingRequiredClientCapabilityError
+from mcpkit.transports.http_resume import close_sse_stream
 
 server = Server(
     "mcpkit-conformance-server",
@@ -142,6 +143,15 @@ async def test_tool_with_progress(ctx: Context) -> str:
         if step < 100:
             await asyncio.sleep(0.05)
     return f"progress reported to {ctx.meta.progress_token!r}"
+
+
+@server.tool()
+async def test_reconnection() -> str:
+    """Tests SSE polling: closes its stream's connection mid-call; the client resumes it."""
+    # 2025-11-25 clients get an event id and `retry`, then the connection ends; the answer
+    # arrives on their GET with Last-Event-ID. Elsewhere (2026-07-28) this does nothing.
+    await close_sse_stream(retry_ms=500)
+    return "Reconnection test completed"
 
 
 @server.tool()

@@ -41,6 +41,14 @@ async def test_the_first_listed_tool_succeeds_with_no_arguments(wire_factory: An
     assert all(t.get("description") for t in tools)
 
 
+async def test_test_reconnection_answers_where_a_stream_cannot_be_closed_early(
+    wire_factory: Any
+) -> None:
+    wire = wire_factory(SERVER)  # a byte stream, not legacy HTTP: there is nothing to close
+    result = await call(wire, "test_reconnection", arguments={})
+    assert result["content"] == [{"type": "text", "text": "Reconnection test completed"}]
+
+
 async def test_every_tool_and_prompt_the_server_leg_names_is_offered(wire_factory: Any) -> None:
     wire = wire_factory(SERVER)
     tools = {t["name"] for t in (await wire.request("tools/list"))["result"]["tools"]}
@@ -50,7 +58,7 @@ async def test_every_tool_and_prompt_the_server_leg_names_is_offered(wire_factor
         "test_multiple_content_types", "test_error_handling", "test_tool_with_progress",
         "test_tool_with_logging", "json_schema_2020_12_tool", "test_missing_capability",
         "test_streaming_elicitation", "test_logging_tool", "test_trigger_tool_change",
-        "test_trigger_prompt_change",
+        "test_trigger_prompt_change", "test_reconnection",
     } <= tools
     assert {
         "test_simple_prompt", "test_prompt_with_arguments", "test_prompt_with_embedded_resource",
