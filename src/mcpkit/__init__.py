@@ -29,6 +29,7 @@ if TYPE_CHECKING:
         ResourceNotFoundError,
         RPCError,
         ToolError,
+        URLElicitationRequiredError,
     )
     from mcpkit.server.asking import Elicit, Elicited, ElicitURL, ListRoots, Sample, Sampled
     from mcpkit.server.content import Audio, Blob, Image, ResourceLink, Text, ToolResult
@@ -79,6 +80,7 @@ __all__ = [
     "Text",
     "ToolError",
     "ToolResult",
+    "URLElicitationRequiredError",
     "__version__",
 ]
 
@@ -108,6 +110,7 @@ _LAZY = {
     "InvalidParamsError": "mcpkit.errors",
     "MethodNotFoundError": "mcpkit.errors",
     "ResourceNotFoundError": "mcpkit.errors",
+    "URLElicitationRequiredError": "mcpkit.errors",
     "Client": "mcpkit.client",
     "ClientOptions": "mcpkit.client",
     "InputRequest": "mcpkit.client",
