@@ -267,7 +267,8 @@ async def replay_only(send: Send, replay: Replay, primes: bool, retry_ms: int | 
                         "more_body": True})
     if not replay.ended and primes:
         await send({"type": "http.response.body",
-                    "body": b"retry: %d\n\n" % (retry_ms or DEFAULT_RETRY_MS),
+                    "body": b"retry: %d\n\n" % (
+                        DEFAULT_RETRY_MS if retry_ms is None else retry_ms),
                     "more_body": True})
     exchange.done = True
     await send(_END)
@@ -313,12 +314,12 @@ class ResumableExchange(Exchange):
     def unbind(token: Any) -> None:
         _CURRENT.reset(token)
 
-    async def start_stream(self, prime: bool = True, retry_ms: int | None = None) -> None:
+    async def start_stream(self, prime: bool = True) -> None:
         channel = self.channel = self.opener(self)
         async with channel.lock:  # nothing overtakes the headers and the priming event
             await super().start_stream()
             if prime and self.primes:
-                await channel.emit_locked(b"", retry_ms)
+                await channel.emit_locked(b"")
 
     async def notify(self, message: dict[str, Any]) -> None:
         if self.done or self.cancelled:
@@ -351,8 +352,9 @@ class ResumableExchange(Exchange):
         if not self.streaming:
             await self.start_stream(prime=False)  # the closing event is the priming event
         assert self.channel is not None
-        if not await self.channel.poll(self, retry_ms if retry_ms is not None
-                                       else self.retry_ms or DEFAULT_RETRY_MS):
+        if retry_ms is None:
+            retry_ms = DEFAULT_RETRY_MS if self.retry_ms is None else self.retry_ms
+        if not await self.channel.poll(self, retry_ms):
             return False
         await self.close_connection()
         return True

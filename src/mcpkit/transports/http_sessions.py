@@ -4,7 +4,9 @@ client carried on the SSE stream of the POST being served.
 What a session must remember is a `LegacyState` (small, serialisable), kept behind the
 `SessionStore` interface so a shared store can hold it for several instances. What only lives
 while a connection is open stays here, per process: futures waiting for the client's answers,
-the requests in flight (for `notifications/cancelled`) and the one GET stream.
+the requests in flight (for `notifications/cancelled`), the one GET stream, and the request
+streams a GET with `Last-Event-ID` may pick up. Their events, kept for that, sit behind the
+`EventStore` interface (see `http_resume` and `http_events`).
 
 Legacy rules differ from the modern ones on purpose: handler errors travel with HTTP 200 (only
 the transport's own refusals carry a 4xx), a client disconnect does not cancel a request
@@ -480,4 +482,3 @@ class LegacyEndpoint:
                 if not future.done():
                     future.set_exception(TransportError(f"session {session_id!r} was ended"))
         await plain_response(send, 200)
-
