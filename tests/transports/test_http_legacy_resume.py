@@ -432,6 +432,26 @@ async def test_polling_mode_closes_slow_requests_and_mcpkit_client_still_gets_ev
                    for r in recorder.exchanges)
 
 
+async def test_a_polled_call_outlasting_many_rounds_is_followed_to_its_answer(gates: Gates) -> None:
+    rounds = 8  # more than the client's limit of resumes in a row that bring nothing new
+
+    def on_request(record: Recorded) -> None:
+        if len([r for r in recorder.gets() if r.last_event_id is not None]) >= rounds:
+            gates.open("go")
+
+    application = app(gates, sse_retry_ms=RETRY_MS, sse_poll_after_s=0.02)
+    async with serving(application) as (url, recorder):
+        recorder.on_request = on_request
+        async with checked_client(url) as client:
+            result = await client.call_tool("slow", {})
+            assert result["content"][0]["text"] == "slow done"
+        resumes = [r for r in recorder.gets() if r.last_event_id is not None]
+        assert len(resumes) >= rounds
+        # Every round was closed by the server with a new event id the next one resumed from.
+        ids = [r.last_event_id for r in resumes]
+        assert len(set(ids)) == len(ids)
+
+
 # -- no resumability in the modern era ------------------------------------------------------------
 
 

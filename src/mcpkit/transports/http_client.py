@@ -45,6 +45,9 @@ _ACCEPT: Final = "application/json, text/event-stream"
 _BASE_HEADERS: Final = {"accept": _ACCEPT, "content-type": "application/json"}
 DEFAULT_MAX_MESSAGE_BYTES: Final = 16 * 1024 * 1024
 _MAX_RESUMES: Final = 5
+"""Resumes in a row that bring no new event before a legacy request is given up."""
+_MAX_ROUNDS: Final = 10_000
+"""Resumes of one legacy request in all (a polling server closes every stream after a while)."""
 """GET resumptions of one legacy response stream before the request counts as lost."""
 _DEFAULT_RETRY_MS: Final = 1000
 """Wait before resuming when the server sent no `retry` field."""
@@ -340,10 +343,16 @@ class HTTPClientTransport:
                       broken: _BrokenStream) -> dict[str, Any]:
         """Legacy resumability (LEG-11): a stream that ended before its response, having named
         its last event, is read on from a GET carrying `Last-Event-ID`, after the server's
-        `retry` wait. Bounded; the 2026-07-28 era has no resumability (a broken stream there
-        loses the request)."""
-        for _ in range(_MAX_RESUMES):
+        `retry` wait. A server that polls (closing every stream after a while) is followed for
+        as long as each resume brings a new event; `_MAX_RESUMES` resumes in a row that bring
+        nothing give up, and `_MAX_ROUNDS` bounds the whole. The 2026-07-28 era has no
+        resumability (a broken stream there loses the request)."""
+        fruitless = 0
+        for _ in range(_MAX_ROUNDS):
+            if fruitless >= _MAX_RESUMES:
+                break
             assert broken.last_event_id is not None
+            before = broken.last_event_id
             wait = broken.retry_ms if broken.retry_ms is not None else _DEFAULT_RETRY_MS
             await asyncio.sleep(wait / 1000)
             headers = self._headers_for(None)
@@ -365,6 +374,7 @@ class HTTPClientTransport:
             except httpx.HTTPError as exc:
                 broken = _BrokenStream(f"resuming the response stream failed ({_describe(exc)})",
                                        broken.last_event_id, broken.retry_ms)
+            fruitless = 0 if broken.last_event_id != before else fruitless + 1
         raise broken
 
     # -- legacy sessions ------------------------------------------------------------------------
