@@ -16,7 +16,7 @@ from typing import Any, TypedDict, Unpack
 
 from mcpkit.errors import InternalError, InvalidParamsError, ToolError
 from mcpkit.protocol.mcp_headers import header_params
-from mcpkit.server.content import ContentBlock, json_text, text_block, to_content
+from mcpkit.server.content import ContentBlock, ToolResult, json_text, text_block, to_content
 from mcpkit.server.context import Context
 from mcpkit.server.schema import ArgumentsError, Signature, derive_signature, output_to_json
 
@@ -133,8 +133,6 @@ def error_result(message: str) -> dict[str, Any]:
 
 def call_result(tool: Tool, value: Any) -> dict[str, Any]:
     """The CallToolResult for what a tool returned."""
-    from mcpkit.server.content import ToolResult
-
     if isinstance(value, ToolResult):
         result: dict[str, Any] = {"resultType": "complete"}
         result["content"] = to_content(value.content) or []
