@@ -4,6 +4,8 @@ the store is plain data behind async methods)."""
 from __future__ import annotations
 
 import logging
+import tracemalloc
+from collections.abc import Awaitable, Callable
 
 import pytest
 
@@ -70,12 +72,14 @@ async def test_the_byte_bound_keeps_the_newest_event_even_when_it_alone_is_large
 
 
 async def test_the_total_bound_takes_from_the_sessions_quiet_longest_first() -> None:
-    store = MemoryEventStore(max_total_bytes=1000)  # each event counts 96 bytes besides its data
+    # Counted: 1024 bytes a session, 128 a stream, 96 an event besides its data.
+    store = MemoryEventStore(max_total_bytes=3200)
     priming = await store.append("quiet", "pQ", b"")
     second = await store.append("quiet", "pQ", b"q" * 300)
     third = await store.append("quiet", "pQ", b"q" * 300)
-    busy = await store.append("busy", "pB", b"b" * 300)  # 1284 bytes: two quiet events go
-    assert store.total_bytes == 792
+    assert store.total_bytes == 1024 + 128 + 96 + 2 * 396
+    busy = await store.append("busy", "pB", b"b" * 300)  # 3588 bytes: two quiet events go
+    assert store.total_bytes == 3588 - 96 - 396
     with pytest.raises(EventReplayError, match="evicted") as caught:
         await store.replay_after("quiet", priming)
     assert caught.value.kind == "gone"
@@ -104,6 +108,97 @@ async def test_forget_drops_a_session_and_its_bytes() -> None:
     await store.forget("t")
     await store.forget("never-was")
     assert store.total_bytes == 0
+
+
+async def grown_by(work: Callable[[], Awaitable[None]]) -> int:
+    """Bytes still allocated after `work` that were not before it."""
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        await work()
+        return tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+
+
+async def test_streams_that_never_end_are_forgotten_once_their_events_are_evicted() -> None:
+    # A session's GET streams never end: each new one, opened and dropped, must not stay.
+    store = MemoryEventStore(max_events=3)
+    await store.append("s", "g-warmup", b"")
+
+    async def many_streams() -> None:
+        for n in range(20_000):
+            await store.append("s", f"g{n:016x}", b"")
+
+    assert await grown_by(many_streams) < 20_000
+    assert len(store) == 1 and store.total_bytes == 1024 + 3 * (128 + 96)
+    with pytest.raises(EventReplayError, match="no longer kept") as caught:
+        await store.replay_after("s", "g0000000000000000.2")
+    assert caught.value.kind == "gone"
+
+
+async def test_sessions_that_never_end_are_forgotten_once_the_total_bound_took_their_events(
+) -> None:
+    # Sessions that expire without a DELETE, each with a GET stream: only what fits stays.
+    store = MemoryEventStore(max_total_bytes=4 * (1024 + 128 + 96))
+    await store.append("warmup", "g0", b"")
+
+    async def many_sessions() -> None:
+        for n in range(5_000):
+            await store.append(f"s{n}", "g" + f"{n:016x}", b"")
+
+    assert await grown_by(many_sessions) < 20_000
+    assert len(store) == 4 and store.total_bytes <= store.max_total_bytes
+
+
+async def test_a_stream_kept_anew_after_its_events_went_refuses_a_resume_from_before_them(
+) -> None:
+    store = MemoryEventStore(max_events=2)
+    old = await store.append("s", "gA", b"one")
+    await store.append("s", "pB", b"x")
+    await store.append("s", "pB", b"y")  # gA's only event goes, and gA with it
+    again = await store.append("s", "gA", b"two")  # the stream goes on
+    with pytest.raises(EventReplayError, match="evicted") as caught:
+        await store.replay_after("s", "gA.0")
+    assert caught.value.kind == "gone"
+    assert (await store.replay_after("s", old)).events == [(again, b"two")]  # nothing missed
+
+
+async def test_a_session_kept_anew_never_issues_an_id_it_issued_before() -> None:
+    store = MemoryEventStore(max_total_bytes=1024 + 128 + 96)
+    issued = {await store.append("a", "gA", b"") for _ in range(3)}
+    await store.append("b", "gB", b"")  # pushes every event of "a" out, and "a" with them
+    assert len(store) == 1
+    again = await store.append("a", "gA", b"")
+    assert again not in issued
+    assert int(again.rpartition(".")[2]) > max(int(i.rpartition(".")[2]) for i in issued)
+
+
+async def test_the_total_bound_warns_once_however_many_sessions_it_takes_from(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    store = MemoryEventStore(max_total_bytes=2 * (1024 + 128 + 96))
+    with caplog.at_level(logging.WARNING, logger="mcpkit.transport"):
+        for n in range(50):
+            await store.append(f"s{n}", "gA", b"")
+    assert len(caplog.records) == 1 and "max_total_bytes" in caplog.text
+
+
+@pytest.mark.parametrize("event_id", ["x y.1", "p/1.1", "p\t1.1", "\u00e9.1", "p:1.1", ".1"])
+async def test_ids_with_characters_no_stream_id_has_are_invalid(event_id: str) -> None:
+    store = MemoryEventStore()
+    await store.append("s", "pA", b"")
+    with pytest.raises(EventReplayError, match="not an event id") as caught:
+        await store.replay_after("s", event_id)
+    assert caught.value.kind == "invalid"
+
+
+async def test_stream_ids_are_letters_digits_dashes_and_underscores() -> None:
+    store = MemoryEventStore()
+    assert await store.append("s", "p-A_9", b"") == "p-A_9.1"
+    for bad in ("", "a b", "a.b", "a\nid: x", "x" * 101):
+        with pytest.raises(ValueError, match="stream id"):
+            await store.append("s", bad, b"")
 
 
 def test_bounds_must_be_positive() -> None:

@@ -541,3 +541,11 @@ def test_polling_options_are_checked() -> None:
 async def test_close_sse_stream_outside_a_legacy_http_request_does_nothing() -> None:
     assert await close_sse_stream() is False
 
+
+@pytest.mark.parametrize("retry_ms", [-1, 1.5, True, "10"])
+async def test_close_sse_stream_refuses_a_retry_that_is_not_whole_milliseconds(
+    retry_ms: Any
+) -> None:
+    with pytest.raises(ValueError, match="retry_ms"):
+        await close_sse_stream(retry_ms=retry_ms)
+

@@ -5,8 +5,9 @@ Only the initialize era has resumability; 2026-07-28 responses carry no event id
 of them is kept (HTTP-9). The store knows sessions, streams and opaque payload bytes, nothing of
 HTTP or JSON-RPC, so a shared store (a database, a cache server) can implement the same three
 methods for several instances. Event ids are `<stream id>.<n>`: `n` counts the session's
-events, so ids are unique within the session and increase, and the stream a `Last-Event-ID`
-belongs to can be read from it. The standard library only.
+events (a session whose record was dropped and is kept anew counts on past every number it
+could have issued), so ids are unique within the session and increase, and the stream a
+`Last-Event-ID` belongs to can be read from it. The standard library only.
 """
 
 from __future__ import annotations
@@ -21,8 +22,13 @@ __all__ = ["EventReplayError", "EventStore", "MemoryEventStore", "Replay"]
 log = logging.getLogger("mcpkit.transport")
 
 _MAX_ID_CHARS = 128
+_MAX_STREAM_CHARS = 100
 _EVENT_OVERHEAD = 96
 """Bytes counted for each kept event besides its payload (the tuple, the id, the deque slot)."""
+_STREAM_OVERHEAD = 128
+"""Bytes counted for a stream's record (the record, its entries in two maps)."""
+_SESSION_OVERHEAD = 1024
+"""Bytes counted for a session's record (mostly its deque's first block)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,29 +80,39 @@ def parse_event_id(event_id: str) -> tuple[str, int] | None:
     if len(event_id) > _MAX_ID_CHARS:
         return None
     stream_id, dot, number = event_id.rpartition(".")
-    if not dot or not stream_id or not number.isdigit() or not number.isascii():
+    if not dot or not _is_stream_id(stream_id) or not number.isdigit() or not number.isascii():
         return None
     return stream_id, int(number)
+
+
+def _is_stream_id(text: str) -> bool:
+    """Letters, digits, '-' and '_' only: safe in an SSE field and in an error message."""
+    return bool(text) and text.isascii() and text.replace("-", "a").replace("_", "a").isalnum()
 
 
 class _Stream:
     __slots__ = ("count", "ended", "floor")
 
-    def __init__(self) -> None:
+    def __init__(self, floor: int) -> None:
         self.count = 0
         """Events of this stream still kept."""
-        self.floor = 0
-        """The newest of its events that was evicted (0: none)."""
+        self.floor = floor
+        """Resuming from an event older than this is "gone": the newest of the stream's events
+        that was evicted, or, for a stream kept anew, the session's floor (its earlier events,
+        if it had any, went before that)."""
         self.ended = False
 
 
 class _Session:
-    __slots__ = ("events", "seq", "size", "streams", "warned")
+    __slots__ = ("events", "floor", "seq", "size", "streams", "warned")
 
-    def __init__(self) -> None:
+    def __init__(self, seq: int) -> None:
         self.events: deque[tuple[int, str, bytes]] = deque()
-        self.seq = 0
+        self.seq = seq
+        self.floor = seq
+        """The newest of the session's event numbers that was evicted."""
         self.size = 0
+        """Bytes counted for its events and stream records (not the session's own record)."""
         self.streams: dict[str, _Stream] = {}
         self.warned = False
 
@@ -105,10 +121,13 @@ class MemoryEventStore:
     """Events in this process, bounded.
 
     Each session keeps at most `max_events` events and `max_bytes` bytes of them, and the whole
-    store `max_total_bytes`; past a bound the oldest events go first (for the total, those of
-    the sessions quiet longest), and a client resuming from before them gets a "gone" error
-    saying so (and the log says so, once per session). The event just appended is always kept. `forget` drops a session's events when it ends; events of sessions that merely expire
-    go as newer ones push them out.
+    store `max_total_bytes` (the bookkeeping of sessions and streams counted too); past a
+    bound the oldest events go first (for the total, those of the sessions quiet longest), and
+    a client resuming from before them gets a "gone" error saying so (the log says so once per
+    session, and once for the total). The event just appended is always kept. A stream, or a
+    session, is remembered only while some event of it is kept, so streams that never end (a
+    session's GET streams) and sessions that expire without a DELETE cost nothing once newer
+    events have pushed theirs out. `forget` drops a session's events when it ends.
     """
 
     def __init__(self, max_events: int = 1000, max_bytes: int = 8 * 1024 * 1024,
@@ -120,26 +139,41 @@ class MemoryEventStore:
         self.max_bytes = max_bytes
         self.max_total_bytes = max_total_bytes
         self._sessions: OrderedDict[str, _Session] = OrderedDict()
+        """Least recently appended to first."""
         self._owners: dict[str, str] = {}
         """stream id -> the session it belongs to (to tell another session's id from a lost one)."""
         self._total = 0
+        self._restart = 0
+        """The highest event number a session record that was dropped had reached: a session
+        kept anew counts on from it, so no id it issued before can be issued again."""
+        self._warned_total = False
 
     @property
     def total_bytes(self) -> int:
         return self._total
+
+    def __len__(self) -> int:
+        """Sessions with events kept."""
+        return len(self._sessions)
 
     async def append(self, session_id: str, stream_id: str, data: bytes, *,
                      final: bool = False) -> str:
         sessions = self._sessions
         session = sessions.get(session_id)
         if session is None:
-            session = sessions[session_id] = _Session()
+            session = sessions[session_id] = _Session(self._restart)
+            self._total += _SESSION_OVERHEAD
         else:
             sessions.move_to_end(session_id)
         stream = session.streams.get(stream_id)
         if stream is None:
-            stream = session.streams[stream_id] = _Stream()
+            if not _is_stream_id(stream_id) or len(stream_id) > _MAX_STREAM_CHARS:
+                raise ValueError(f"MemoryEventStore.append: stream id {stream_id[:80]!r} must be "
+                                 f"1 to {_MAX_STREAM_CHARS} letters, digits, '-' or '_'")
+            stream = session.streams[stream_id] = _Stream(session.floor)
             self._owners[stream_id] = session_id
+            session.size += _STREAM_OVERHEAD
+            self._total += _STREAM_OVERHEAD
         session.seq += 1
         seq = session.seq
         session.events.append((seq, stream_id, data))
@@ -162,9 +196,11 @@ class MemoryEventStore:
         stream_id, seq = parsed
         owner = self._owners.get(stream_id)
         if owner is None:
-            raise EventReplayError("gone", f"Last-Event-ID {event_id!r}: its stream is no longer "
-                                   "kept (it ended and its events expired or were evicted); the "
-                                   "request it carried cannot be resumed, send it again")
+            raise EventReplayError("gone", f"Last-Event-ID {event_id!r}: its stream is no "
+                                   "longer kept, or never existed (a stream is kept while some "
+                                   "of its events are; they go with their session or are "
+                                   "evicted by the store's bounds); what it carried cannot be "
+                                   "resumed: send the request again, or open a new GET stream")
         if owner != session_id:
             raise EventReplayError("invalid", f"Last-Event-ID {event_id!r} belongs to another "
                                    "session; resume only streams of this Mcp-Session-Id")
@@ -185,44 +221,63 @@ class MemoryEventStore:
 
     async def forget(self, session_id: str) -> None:
         session = self._sessions.pop(session_id, None)
-        if session is None:
-            return
-        self._total -= session.size
-        for stream_id in session.streams:
-            self._owners.pop(stream_id, None)
+        if session is not None:
+            self._drop(session)
 
     # -- bounds -------------------------------------------------------------------------------
+
+    def _drop(self, session: _Session) -> None:
+        """Forget a session record that is out of `_sessions` already."""
+        self._total -= session.size + _SESSION_OVERHEAD
+        self._restart = max(self._restart, session.seq)
+        for stream_id in session.streams:
+            del self._owners[stream_id]
 
     def _evict_one(self, session_id: str, session: _Session) -> None:
         seq, stream_id, data = session.events.popleft()
         size = len(data) + _EVENT_OVERHEAD
         session.size -= size
         self._total -= size
+        session.floor = seq
         stream = session.streams[stream_id]
         stream.count -= 1
         stream.floor = seq
-        if stream.count == 0 and stream.ended:
+        if stream.count == 0:  # nothing left to replay: a resume from it is "gone"
             del session.streams[stream_id]
             del self._owners[stream_id]
-        if not session.warned:
-            session.warned = True
-            log.warning("legacy session %s: the event store dropped its oldest SSE events "
-                        "(bounds: %d events, %d bytes per session, %d bytes in all); a client "
-                        "resuming from before them cannot be served", session_id,
-                        self.max_events, self.max_bytes, self.max_total_bytes)
+            session.size -= _STREAM_OVERHEAD
+            self._total -= _STREAM_OVERHEAD
 
     def _trim(self, session_id: str, session: _Session) -> None:
+        evicted = False
         while len(session.events) > 1 and (
                 len(session.events) > self.max_events or session.size > self.max_bytes):
             self._evict_one(session_id, session)
+            evicted = True
+        if evicted and not session.warned:
+            session.warned = True
+            log.warning("legacy session %s: the event store dropped its oldest SSE events "
+                        "(bounds: %d events, %d bytes per session); a client resuming from "
+                        "before them cannot be served", session_id, self.max_events,
+                        self.max_bytes)
 
     def _trim_total(self, current: str) -> None:
         """Evict from the sessions quiet longest; only `current`'s newest event is spared."""
-        for session_id, session in list(self._sessions.items()):
-            keep = 1 if session_id == current else 0
-            while self._total > self.max_total_bytes and len(session.events) > keep:
-                self._evict_one(session_id, session)
-            if not session.events and not session.streams:
-                del self._sessions[session_id]
-            if self._total <= self.max_total_bytes:
+        sessions = self._sessions
+        while self._total > self.max_total_bytes:
+            session_id, session = next(iter(sessions.items()))
+            if not self._warned_total:
+                self._warned_total = True
+                log.warning("the legacy event store reached max_total_bytes (%d): the events of "
+                            "the sessions quiet longest are being dropped, and their clients "
+                            "cannot resume from before them (logged once)",
+                            self.max_total_bytes)
+            if session_id == current:  # every other session is gone already
+                while self._total > self.max_total_bytes and len(session.events) > 1:
+                    self._evict_one(session_id, session)
                 return
+            while self._total > self.max_total_bytes and session.events:
+                self._evict_one(session_id, session)
+            if not session.events:
+                del sessions[session_id]
+                self._drop(session)

@@ -67,6 +67,9 @@ async def close_sse_stream(retry_ms: int | None = None) -> bool:
     resumability), a legacy session older than 2025-11-25 (no priming events), a client that
     does not accept SSE, another transport, or a response already sent.
     """
+    if retry_ms is not None and (type(retry_ms) is not int or retry_ms < 0):
+        raise ValueError(f"close_sse_stream: retry_ms must be None or milliseconds >= 0, not "
+                         f"{retry_ms!r}")
     exchange = _CURRENT.get()
     if exchange is None:
         return False
@@ -129,8 +132,8 @@ class Channel:
         if final:
             self.ended = True
         sink = self.sink
-        if sink is None or not (data or self.primes):
-            return
+        if sink is None or not (data or (self.primes and event_id is not None)):
+            return  # an empty event is only worth its id
         owner = self.owner
         if final and owner is not None and sink is owner:
             if await self._write(sink, sse_block(event_id, data, retry_ms), more=False):
@@ -153,14 +156,19 @@ class Channel:
     async def end(self, data: bytes | None) -> None:
         """The stream's last event: the response, or (None) only a mark that it ended without
         one (the request was cancelled)."""
-        async with self.lock:
-            await self.emit_locked(data or b"", final=True)
-            self._let_go(self.sink)
-            self.sink = None
-        if self.owner is not None:
-            await self.owner.close_connection()
-        if self.on_end is not None:
-            self.on_end(self)
+        try:
+            async with self.lock:
+                try:
+                    await self.emit_locked(data or b"", final=True)
+                finally:  # even if the store failed: nothing may wait for this stream forever
+                    self.ended = True
+                    self._let_go(self.sink)
+                    self.sink = None
+            if self.owner is not None:
+                await self.owner.close_connection()
+        finally:
+            if self.on_end is not None:
+                self.on_end(self)
 
     # -- moving between connections ---------------------------------------------------------------
 
@@ -187,12 +195,6 @@ class Channel:
             if self.sink is sink:
                 self.sink = None
             return True
-
-    def let_go_follower(self) -> None:
-        """End the GET carrying the stream, if one does (the server is shutting down)."""
-        sink = self.sink
-        if sink is not None and sink is not self.owner:
-            self.detach(sink)
 
     async def carry(self, send: Send, receive: Receive, last_event_id: str, keepalive_s: float,
                     retry_ms: int | None, poll_after_s: float) -> None:

@@ -119,7 +119,10 @@ class HTTPApp:
         self._max_body = options.max_body_bytes or server.options.max_message_bytes
         self._keepalive = options.keepalive_s
         self._legacy = (
-            LegacyEndpoint(server, options.session_store or MemorySessionStore(), options)
+            # `is None`, not `or`: an empty store has len() 0 and is falsy, yet it is the one
+            # configured.
+            LegacyEndpoint(server, MemorySessionStore() if options.session_store is None
+                           else options.session_store, options)
             if options.legacy else None
         )
         self._watchlist = Watchlist()
@@ -176,8 +179,9 @@ class HTTPApp:
                 return
 
     def close(self) -> None:
-        """End open streams gracefully (listen streams get their final result); call it when
-        the server shuts down, before waiting for connections to drain."""
+        """End open streams gracefully (listen streams get their final result, legacy session
+        streams close; a legacy request's stream ends with its request); call it when the
+        server shuts down, before waiting for connections to drain."""
         self.server.broker.close()
         if self._legacy is not None:
             self._legacy.close()

@@ -156,7 +156,8 @@ class LegacyEndpoint:
         self.server = server
         self.store = store
         self.options = options
-        self.events: EventStore = options.event_store or MemoryEventStore()
+        self.events: EventStore = (MemoryEventStore() if options.event_store is None
+                                   else options.event_store)
         self._live: dict[str, _Live] = {}
         self._ids = itertools.count(1)
         self._tasks: set[asyncio.Task[bool]] = set()
@@ -173,12 +174,13 @@ class LegacyEndpoint:
             del self._live[session_id]
 
     def close(self) -> None:
+        """The server is stopping. Session GET streams end with the broker; a request stream
+        stays open, on its POST or on the GET that resumed it, until its request ends: the ASGI
+        server lets running requests finish, and their answers must still reach someone."""
         for live in self._live.values():
             for future in live.pending.values():
                 if not future.done():
                     future.set_exception(TransportError("the server is shutting down"))
-            for channel in live.streams.values():
-                channel.let_go_follower()  # its client resumes elsewhere once we are gone
 
     async def _session(self, headers: RequestHeaders, send: Send,
                        request_id: RequestId | None) -> tuple[str, LegacyState] | None:
@@ -470,15 +472,19 @@ class LegacyEndpoint:
         if found is None:
             return
         session_id, _ = found
-        await self.store.delete(session_id)
-        await self.events.forget(session_id)
         live = self._live.get(session_id)
         if live is not None:
+            # Nothing of the session may outlive it: its requests stop (their streams end
+            # without a response, and keep no more events), its GET stream ends.
             for channel in live.streams.values():
                 channel.forgotten = True
+            for exchange in live.inflight.values():
+                exchange.cancel()
             if live.stream is not None:
                 live.stream.cancel()
             for future in live.pending.values():
                 if not future.done():
                     future.set_exception(TransportError(f"session {session_id!r} was ended"))
+        await self.store.delete(session_id)
+        await self.events.forget(session_id)
         await plain_response(send, 200)
