@@ -181,6 +181,23 @@ async def test_delete_ends_a_get_carrying_a_resumed_stream_and_its_request(
         assert store.total_bytes == 0 and len(store) == 0
 
 
+async def test_the_get_stream_of_a_session_that_expired_ends_instead_of_carrying_news(
+    gates: Gates, http: httpx.AsyncClient
+) -> None:
+    now = [0.0]
+    sessions = MemorySessionStore(idle_s=60.0, clock=lambda: now[0])
+    application = app(gates, session_store=sessions)
+    async with serving(application) as (url, _):
+        peer = LegacyClient(url, http)
+        await peer.initialize()
+        async with peer.get() as (_, stream):
+            assert (await asyncio.wait_for(anext(stream), TIMEOUT)).data == ""
+            now[0] += 61.0  # a minute without a request: the session expires
+            application.server.notify_tools_changed()
+            assert await collect(stream, 5.0) == []
+        assert (await peer.post(peer.request("ping"))).status_code == 404
+
+
 # -- what a client cannot make the server do ----------------------------------------------------
 
 

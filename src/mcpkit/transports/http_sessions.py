@@ -41,7 +41,6 @@ from mcpkit.protocol.codec import (
     result_message,
 )
 from mcpkit.protocol.http import LEGACY, RequestHeaders, accepts
-from mcpkit.server.subscriptions import Change
 from mcpkit.transports.http_events import EventReplayError, EventStore, MemoryEventStore
 from mcpkit.transports.http_exchange import Exchange, plain_response
 from mcpkit.transports.http_resume import (
@@ -424,7 +423,13 @@ class LegacyEndpoint:
             elif await channel.follow(exchange, last_event_id) is None:
                 return {}
             async for change in changes:
-                message = await self._legacy_message(session_id, change)
+                # Subscriptions change while it is open; and a session that ended or expired
+                # meanwhile ends its stream rather than carry news to nobody's session.
+                state = await self.store.load(session_id)
+                if state is None:
+                    break
+                message = change_notification(state.subscriptions, change,
+                                              self.server.capabilities())
                 if message is not None:
                     await channel.emit(encode(message))
         return {}
@@ -455,15 +460,6 @@ class LegacyEndpoint:
                                     options.sse_retry_ms, options.sse_poll_after_s)
         finally:
             self._release(session_id)
-
-    async def _legacy_message(self, session_id: str, change: Change) -> dict[str, Any] | None:
-        subscriptions: list[str] = []
-        if change.kind == "resource":
-            state = await self.store.load(session_id)  # subscriptions change while it is open
-            if state is None:
-                return None
-            subscriptions = state.subscriptions
-        return change_notification(subscriptions, change, self.server.capabilities())
 
     # -- DELETE ---------------------------------------------------------------------------------
 
