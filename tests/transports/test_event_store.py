@@ -180,7 +180,7 @@ async def test_the_total_bound_warns_once_however_many_sessions_it_takes_from(
     store = MemoryEventStore(max_total_bytes=2 * (1024 + 128 + 96))
     with caplog.at_level(logging.WARNING, logger="mcpkit.transport"):
         for n in range(50):
-            await store.append(f"s{n}", "gA", b"")
+            await store.append(f"s{n}", f"g{n}", b"")
     assert len(caplog.records) == 1 and "max_total_bytes" in caplog.text
 
 
@@ -199,6 +199,10 @@ async def test_stream_ids_are_letters_digits_dashes_and_underscores() -> None:
     for bad in ("", "a b", "a.b", "a\nid: x", "x" * 101):
         with pytest.raises(ValueError, match="stream id"):
             await store.append("s", bad, b"")
+    with pytest.raises(ValueError, match="another session"):
+        await store.append("t", "p-A_9", b"")
+    await store.forget("s")
+    assert await store.append("t", "p-A_9", b"") == "p-A_9.1"  # free again once forgotten
 
 
 def test_bounds_must_be_positive() -> None:

@@ -170,6 +170,9 @@ class MemoryEventStore:
             if not _is_stream_id(stream_id) or len(stream_id) > _MAX_STREAM_CHARS:
                 raise ValueError(f"MemoryEventStore.append: stream id {stream_id[:80]!r} must be "
                                  f"1 to {_MAX_STREAM_CHARS} letters, digits, '-' or '_'")
+            if stream_id in self._owners:
+                raise ValueError(f"MemoryEventStore.append: stream id {stream_id!r} is a stream "
+                                 "of another session; stream ids are unique across sessions")
             stream = session.streams[stream_id] = _Stream(session.floor)
             self._owners[stream_id] = session_id
             session.size += _STREAM_OVERHEAD
