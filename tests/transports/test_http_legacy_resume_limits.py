@@ -278,6 +278,50 @@ async def test_a_resume_taking_over_during_a_burst_of_writes_loses_and_repeats_n
         assert len(set(ids)) == len(ids)
 
 
+async def test_a_resume_racing_the_response_gets_every_message_once_whichever_comes_first(
+    http: httpx.AsyncClient
+) -> None:
+    for _ in range(8):
+        gates = Gates()
+        gates.open("go")
+        async with serving(app(gates)) as (url, _):
+            peer = LegacyClient(url, http)
+            await peer.initialize()
+            async with peer.stream(peer.call("relay", "r")) as (_, stream):
+                seen = [await asyncio.wait_for(anext(stream), TIMEOUT) for _ in range(2)]
+            await gates.wait("sent")
+            gates.open("finish")  # the response goes out as the client comes back
+            last = seen[-1].id
+            assert last is not None
+            async with peer.get(last) as (response, stream):
+                assert response.status_code == 200
+                rest = await collect(stream)
+            assert results(seen + rest) == [1, 2, 3, "relayed"]
+
+
+async def test_cancelling_a_request_while_a_get_carries_its_stream_ends_that_get(
+    gates: Gates, http: httpx.AsyncClient
+) -> None:
+    async with serving(app(gates)) as (url, recorder):
+        peer = LegacyClient(url, http)
+        await peer.initialize()
+        message = peer.call("relay", "r")
+        async with peer.stream(message) as (_, stream):
+            priming = await asyncio.wait_for(anext(stream), TIMEOUT)
+        assert priming.id is not None
+        async with peer.get(priming.id) as (_, stream):
+            assert results([await asyncio.wait_for(anext(stream), TIMEOUT)]) == [1]
+            cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled",
+                      "params": {"requestId": message["id"]}}
+            assert (await peer.post(cancel)).status_code == 202
+            ending = await collect(stream)
+        assert len(ending) == 1 and ending[0].data == "" and ending[0].id  # the end, no response
+        await gates.wait("cancelled")
+        assert recorder.gets()[-1].complete
+        async with peer.get(ending[0].id) as (_, stream):  # nothing follows the end
+            assert await collect(stream) == []
+
+
 async def test_a_stream_resumed_on_a_get_still_gets_its_response_once_shutdown_begins(
     gates: Gates, http: httpx.AsyncClient
 ) -> None:
