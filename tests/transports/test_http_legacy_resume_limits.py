@@ -380,3 +380,18 @@ async def test_a_configured_session_store_is_used_even_while_it_is_empty(
         assert len(sessions) == 1
         assert (await first.post(first.request("ping"))).status_code == 404
         assert (await second.post(second.request("ping"))).status_code == 200
+
+
+async def test_shutdown_closes_a_session_stream_with_an_id_and_a_retry_to_resume_it_by(
+    gates: Gates, http: httpx.AsyncClient
+) -> None:
+    application = app(gates, sse_retry_ms=250)
+    async with serving(application) as (url, _):
+        peer = LegacyClient(url, http)
+        await peer.initialize()
+        async with peer.get() as (_, stream):
+            priming = await asyncio.wait_for(anext(stream), TIMEOUT)
+            application.close()
+            (closing,) = await collect(stream)
+        assert closing.data == "" and closing.retry == 250
+        assert closing.stream == priming.stream and closing.seq > priming.seq

@@ -44,6 +44,7 @@ from mcpkit.protocol.http import LEGACY, RequestHeaders, accepts
 from mcpkit.transports.http_events import EventReplayError, EventStore, MemoryEventStore
 from mcpkit.transports.http_exchange import Exchange, plain_response
 from mcpkit.transports.http_resume import (
+    DEFAULT_RETRY_MS,
     Channel,
     ResumableExchange,
     refuse_resume,
@@ -427,11 +428,15 @@ class LegacyEndpoint:
                 # meanwhile ends its stream rather than carry news to nobody's session.
                 state = await self.store.load(session_id)
                 if state is None:
-                    break
+                    return {}
                 message = change_notification(state.subscriptions, change,
                                               self.server.capabilities())
                 if message is not None:
                     await channel.emit(encode(message))
+        # The server is stopping: the connection closes, the stream does not end, so the client
+        # is told when to resume it (an instance sharing the stores, or this one restarted).
+        retry_ms = self.options.sse_retry_ms
+        await channel.poll(exchange, DEFAULT_RETRY_MS if retry_ms is None else retry_ms)
         return {}
 
     async def _resume(self, session_id: str, live: _Live, primes: bool, last_event_id: str,
