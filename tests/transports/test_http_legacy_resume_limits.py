@@ -139,8 +139,8 @@ async def test_sessions_that_abandon_their_get_streams_leave_a_bounded_event_sto
                 assert response.status_code == 200
                 assert (await asyncio.wait_for(anext(stream), TIMEOUT)).data == ""
             # The client goes away without DELETE: its session expires some day, unannounced.
-    assert store.total_bytes <= 3 * session_cost
-    assert len(store) == 3  # only sessions whose events still fit are remembered
+        assert store.total_bytes <= 3 * session_cost
+        assert len(store) == 3  # only sessions whose events still fit are remembered
 
 
 async def test_delete_cancels_the_sessions_running_requests_and_keeps_nothing_of_them(
