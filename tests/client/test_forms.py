@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from form_server import PROFILE, server
-from wire import LEGACY, MODERN, check
+from wire import LEGACY, MODERN, SPEC_DIR, check
 
 from mcpkit.client import (
     Client,
@@ -119,11 +119,11 @@ def test_unknown_keywords_are_ignored_and_a_missing_properties_is_an_empty_form(
 
 @pytest.mark.parametrize(("schema", "value", "problem"), [
     ({"type": "string"}, "anything", None),
-    ({"type": "string"}, 5, "expected text, got 5"),
+    ({"type": "string"}, 5, "expected text, got an integer"),
     ({"type": "string", "minLength": 2}, "a", "at least 2 characters"),
     ({"type": "string", "maxLength": 1}, "ab", "at most 1 character long"),
     ({"type": "string", "maxLength": 3}, "ééé", None),
-    ({"type": "string", "enum": ["a", "b"]}, "c", "'c' is not a choice (choose one of a, b)"),
+    ({"type": "string", "enum": ["a", "b"]}, "c", "not a choice (choose one of a, b)"),
     ({"type": "string", "oneOf": [{"const": "a", "title": "A"}]}, "A", "not a choice"),
     ({"type": "string", "format": "email"}, "ada@example.com", None),
     ({"type": "string", "format": "email"}, "ada example.com", "an email address"),
@@ -140,9 +140,9 @@ def test_unknown_keywords_are_ignored_and_a_missing_properties_is_an_empty_form(
     ({"type": "string", "format": "date-time"}, "2031-13-04T09:30:00Z", "with a time zone"),
     ({"type": "integer"}, 3, None),
     ({"type": "integer"}, 3.0, None),
-    ({"type": "integer"}, 3.5, "expected an integer, got 3.5"),
+    ({"type": "integer"}, 3.5, "expected an integer, got a fractional number"),
     ({"type": "integer"}, True, "expected an integer, got true"),
-    ({"type": "integer"}, "3", "expected an integer, got '3'"),
+    ({"type": "integer"}, "3", "expected an integer, got text"),
     ({"type": "number"}, float("nan"), "expected a number"),
     ({"type": "number", "minimum": 1.5}, 1, "at least 1.5"),
     ({"type": "number", "maximum": 10}, 10, None),
@@ -151,7 +151,7 @@ def test_unknown_keywords_are_ignored_and_a_missing_properties_is_an_empty_form(
     ({"type": "array", "items": {"type": "string", "enum": ["a", "b"]}}, ["a", "b"], None),
     ({"type": "array", "items": {"type": "string", "enum": ["a", "b"]}}, "a", "list of choices"),
     ({"type": "array", "items": {"type": "string", "enum": ["a", "b"]}}, ["a", "z"],
-     "'z' is not a choice"),
+     "a value given is not a choice (choose from a, b)"),
     ({"type": "array", "items": {"type": "string", "enum": ["a", "b"]}}, ["a", "a"],
      "more than once"),
     ({"type": "array", "minItems": 1, "items": {"type": "string", "enum": ["a"]}}, [],
@@ -182,7 +182,7 @@ def test_a_whole_answer_lists_every_problem_by_field() -> None:
     problems = caught.value.problems
     assert problems == {"password": "is not a field of the form",
                         "name": "must be at least 2 characters long",
-                        "email": "is required", "age": "expected an integer, got '36'"}
+                        "email": "is required", "age": "expected an integer, got text"}
     message = str(caught.value)
     assert message.startswith("tools/call 'register': elicitation input 'profile'")
     assert "it was not sent" in message and "hunter2" not in message
@@ -248,7 +248,8 @@ async def test_a_handler_answer_that_does_not_fit_is_an_error_and_is_never_sent(
     with pytest.raises(ElicitationAnswerError) as caught:
         await client.call_tool("register")
     assert caught.value.problems == {"age": "must be at least 18",
-                                     "plan": "'gold' is not a choice (choose one of free, pro)"}
+                                     "plan": "the value given is not a choice (choose one of free, "
+                                             "pro)"}
     assert "tools/call 'register': elicitation input 'profile'" in str(caught.value)
     calls = client.tap.requests("tools/call")  # type: ignore[attr-defined]
     assert len(calls) == 1 and "inputResponses" not in calls[0]["params"]
@@ -291,3 +292,88 @@ async def test_a_broken_form_or_page_is_refused_before_the_handler_is_asked() ->
     with pytest.raises(InvalidParamsError, match="scheme file: is refused"):
         await handlers.answer(InputRequest("elicitation/create", page, None, "legacy"))
     assert asked == [] and handlers.completions.pending == []
+
+
+# -- hostile or unusual values ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("schema", "value"), [
+    ({"type": "number"}, 10**400),
+    ({"type": "number"}, -(10**30)),
+    ({"type": "integer"}, 2**64),
+    ({"type": "integer", "minimum": 0}, -(2**70)),
+], ids=["number-1e400", "number--1e30", "integer-2**64", "integer--2**70"])
+def test_a_number_too_large_to_send_is_a_problem_not_a_crash(schema: dict[str, Any],
+                                                              value: int) -> None:
+    found = field(schema).problem(value)
+    assert found is not None and "too large" in found
+
+
+def test_numbers_the_wire_carries_are_still_accepted() -> None:
+    assert field({"type": "integer"}).problem(2**63 - 1) is None
+    assert field({"type": "integer"}).problem(-(2**63)) is None
+    assert field({"type": "number"}).problem(1e300) is None
+
+
+@pytest.mark.parametrize(("schema", "value"), [
+    ({"type": "integer"}, "hunter2"),
+    ({"type": "number"}, ["hunter2"]),
+    ({"type": "boolean"}, "hunter2"),
+    ({"type": "string"}, {"pw": "hunter2"}),
+    ({"type": "string", "enum": ["a", "b"]}, "hunter2"),
+    ({"type": "array", "items": {"type": "string", "enum": ["a"]}}, ["a", "hunter2"]),
+    ({"type": "array", "items": {"type": "string", "enum": ["a"]}}, "hunter2"),
+])
+def test_a_refused_value_is_described_never_repeated(schema: dict[str, Any], value: Any) -> None:
+    found = field(schema).problem(value)
+    assert found is not None and "hunter2" not in found
+    with pytest.raises(ElicitationAnswerError) as caught:
+        check_answer(read_form({"type": "object", "properties": {"f": schema}}, "t"),
+                     {"action": "accept", "content": {"f": value}}, "t")
+    assert "hunter2" not in str(caught.value) and "hunter2" not in str(caught.value.problems)
+
+
+def test_server_text_in_an_answer_error_is_escaped() -> None:
+    form = read_form({"type": "object", "required": ["\x1b]0;owned\x07"], "properties": {
+        "\x1b]0;owned\x07": {"type": "string"},
+        "c": {"type": "string", "enum": ["\x9b31m", "b"]}}}, "t")
+    with pytest.raises(ElicitationAnswerError) as caught:
+        check_answer(form, {"action": "accept", "content": {"c": "z"}}, "t")
+    message = str(caught.value)
+    assert "\x1b" not in message and "\x07" not in message and "\x9b" not in message
+    assert "\\x1b]0;owned\\x07" in message and "\\x9b31m" in message
+
+
+@pytest.mark.parametrize(("fmt", "value"), [
+    ("date-time", "2016-12-31T23:59:60Z"),  # a leap second (RFC 3339 5.6)
+    ("date-time", "2031-03-04T09:30:00.1234567890123+01:00"),  # any number of digits
+    ("email", '"ada lovelace"@example.com'),  # a quoted local part (RFC 5321)
+    ("email", "ada+mcp@example.co.uk"),
+    ("uri", "mailto:ada@example.com"),
+])
+def test_formats_accept_what_their_rfcs_allow(fmt: str, value: str) -> None:
+    assert field({"type": "string", "format": fmt}).problem(value) is None
+
+
+@pytest.mark.parametrize(("fmt", "value"), [
+    ("date", "٢٠٣١-٠٣-٠٤"),  # digits, but not the ASCII ones RFC 3339 means
+    ("date-time", "2031-03-04T09:30:61Z"),
+    ("date-time", "2031-03-04T24:00:00Z"),
+    ("email", '"unclosed@example.com'),
+])
+def test_formats_refuse_what_their_rfcs_do_not_allow(fmt: str, value: str) -> None:
+    assert field({"type": "string", "format": fmt}).problem(value) is not None
+
+
+def test_the_official_form_examples_are_read_and_their_answers_pass() -> None:
+    examples = SPEC_DIR / f"examples-{MODERN}"
+    forms = {p.stem: json.loads(p.read_text()) for p in
+             (examples / "ElicitRequestFormParams").glob("*.json")}
+    answers = {p.stem: json.loads(p.read_text()) for p in
+               (examples / "ElicitResult").glob("input-*.json")}
+    assert forms and answers
+    for name, params in forms.items():
+        form = read_form(params["requestedSchema"], name)
+        answer = answers[name.replace("elicit-", "input-")]
+        check_answer(form, answer, name)
+        check(MODERN, "ElicitResult", answer)

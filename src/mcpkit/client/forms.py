@@ -9,8 +9,11 @@ and a host's answer is checked against it (`check_answer`) before it is sent (EL
 handler's mistake becomes a clear error here rather than a confused server. Any host can use
 `Form`/`FormField` to render the fields and to check one value as it is typed.
 
-Keywords outside the restricted vocabulary are ignored; the known ones must have the types the
-schema defines. Content may hold only the form's fields.
+Keywords outside the restricted vocabulary are ignored (`pattern` among them: no server regex is
+ever compiled or run); the known ones must have the types the schema defines. Content may hold
+only the form's fields, and a number only what the wire carries (64-bit integers, finite
+floats). A refusal describes a wrong value, never repeats it (the user may have typed something
+private in the wrong field), and shows server text with control characters escaped.
 
 May import `mcpkit.errors`.
 """
@@ -45,12 +48,17 @@ MAX_CHOICES: Final = 1000
 MAX_TEXT: Final = 4096
 """Longest title, description, choice or default string a form may carry."""
 
-_EMAIL: Final = re.compile(r"[^@\s]{1,64}@[^@\s.][^@\s]{0,254}")
-_URI: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:\S*")
-_DATE: Final = re.compile(r"\d{4}-\d{2}-\d{2}")
-_DATE_TIME: Final = re.compile(
-    r"(\d{4}-\d{2}-\d{2})[Tt](\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?)([Zz]|[+-]\d{2}:\d{2})"
+_EMAIL: Final = re.compile(
+    r'(?:[^@\s"]{1,64}|"(?:[^"\\\r\n]|\\.){0,62}")@[^@\s.][^@\s]{0,254}'  # RFC 5321 Mailbox
 )
+_URI: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:\S*")
+_DATE: Final = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+_DATE_TIME: Final = re.compile(  # RFC 3339 5.6: any fraction; second 60 is a leap second
+    r"([0-9]{4}-[0-9]{2}-[0-9]{2})[Tt]([0-9]{2}:[0-9]{2}):([0-9]{2})(\.[0-9]+)?"
+    r"([Zz]|[+-][0-9]{2}:[0-9]{2})"
+)
+_WIRE_INTEGERS: Final = range(-(2**63), 2**64)
+"""The integers a JSON encoder sends exactly (and this client's can send at all)."""
 _EXAMPLES: Final = {
     "email": "an email address like ada@example.com",
     "uri": "an absolute URI like https://example.com/page",
@@ -78,11 +86,24 @@ def _is_int(value: Any) -> bool:
 
 
 def _is_number(value: Any) -> bool:
-    return type(value) in (int, float) and math.isfinite(value)
+    """A number the wire carries: a 64-bit integer or a finite float (never a bool)."""
+    if type(value) is int:
+        return value in _WIRE_INTEGERS
+    return type(value) is float and math.isfinite(value)
 
 
-def _plural(n: int | float, word: str) -> str:
-    return f"{n:g} {word}{'' if n == 1 else 's'}"
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _safe(text: str) -> str:
+    """Server text for a message: control and format characters escaped."""
+    return text if text.isprintable() else repr(text)[1:-1]
+
+
+def _choices(choices: tuple[str, ...]) -> str:
+    shown = ", ".join(_safe(c) for c in choices[:10])
+    return shown if len(choices) <= 10 else f"{shown}, ... ({len(choices)} in all)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,25 +161,23 @@ class FormField:
         if kind == "string":
             return self._string_problem(value)
         if kind in ("number", "integer"):
-            if kind == "integer":
-                ok = _is_int(value) or (type(value) is float and value.is_integer())
-            else:
-                ok = _is_number(value)
-            if not ok or (type(value) is float and not math.isfinite(value)):
+            if type(value) is int and value not in _WIRE_INTEGERS:
+                return "is too large to send: an integer must fit in 64 bits"
+            ok = _is_number(value) and (kind == "number" or float(value).is_integer())
+            if not ok:
                 wanted = "an integer" if kind == "integer" else "a number"
-                return f"expected {wanted}, got {_show(value)}"
+                return f"expected {wanted}, got {_kind_of(value)}"
             if self.minimum is not None and value < self.minimum:
                 return f"must be at least {self.minimum:g}"
             if self.maximum is not None and value > self.maximum:
                 return f"must be at most {self.maximum:g}"
             return None
         if kind == "boolean":
-            return None if type(value) is bool else f"expected true or false, got {_show(value)}"
+            return None if type(value) is bool else f"expected true or false, got {_kind_of(value)}"
         if type(value) is not list or not all(type(v) is str for v in value):
-            return f"expected a list of choices, got {_show(value)}"
-        wrong = [v for v in value if v not in self.choices]
-        if wrong:
-            return f"{_show(wrong[0])} is not a choice (choose from {', '.join(self.choices)})"
+            return f"expected a list of choices, got {_kind_of(value)}"
+        if not set(value) <= set(self.choices):
+            return f"a value given is not a choice (choose from {_choices(self.choices)})"
         if len(set(value)) != len(value):
             return "a choice is given more than once"
         if self.min_items is not None and len(value) < self.min_items:
@@ -169,11 +188,11 @@ class FormField:
 
     def _string_problem(self, value: Any) -> str | None:
         if type(value) is not str:
-            return f"expected text, got {_show(value)}"
+            return f"expected text, got {_kind_of(value)}"
         if self.choices:
             if value in self.choices:
                 return None
-            return f"{_show(value)} is not a choice (choose one of {', '.join(self.choices)})"
+            return f"the value given is not a choice (choose one of {_choices(self.choices)})"
         if self.min_length is not None and len(value) < self.min_length:
             return f"must be at least {_plural(self.min_length, 'character')} long"
         if self.max_length is not None and len(value) > self.max_length:
@@ -194,9 +213,10 @@ def _fits_format(value: str, fmt: str) -> bool:
         found = _DATE_TIME.fullmatch(value)
         if found is None:
             return False
-        day, time, zone = found.groups()
+        day, minute, second, _, zone = found.groups()
         zone = "+00:00" if zone in ("Z", "z") else zone
-        datetime.fromisoformat(f"{day}T{time}{zone}")
+        second = "59" if second == "60" else second  # a leap second has no datetime of its own
+        datetime.fromisoformat(f"{day}T{minute}:{second}{zone}")  # the fraction: any digits
         return True
     except ValueError:
         return False
@@ -205,6 +225,19 @@ def _fits_format(value: str, fmt: str) -> bool:
 def _show(value: Any) -> str:
     text = repr(value) if not isinstance(value, bool) else str(value).lower()
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _kind_of(value: Any) -> str:
+    """What a refused value is, without its content: it may be something the user typed."""
+    if type(value) is bool:
+        return "true or false"
+    if type(value) is int:
+        return "an integer"
+    if type(value) is float:
+        return "a fractional number" if math.isfinite(value) else "a non-finite number"
+    return {str: "text", list: "a list", dict: "an object", type(None): "null"}.get(
+        type(value), type(value).__name__
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -410,7 +443,7 @@ def check_answer(form: Form, result: Any, where: str) -> None:
                                      {"": "content is not an object"})
     problems = form.problems(content)
     if problems:
-        listed = "; ".join(f"{name}: {problem}" for name, problem in problems.items())
+        listed = "; ".join(f"{_safe(name)}: {problem}" for name, problem in problems.items())
         raise ElicitationAnswerError(
             f"{where}: the answer does not match the requested form ({listed}); it was not "
             "sent — fix the answer, or decline or cancel", problems,
