@@ -15,13 +15,15 @@ from schema_tap import SchemaTap
 from wire import LEGACY, check
 
 from mcpkit.client import Client, ClientOptions, InputRequest
-from mcpkit.client.url_elicitation import Completions, check_url, required_error
+from mcpkit.client.url_elicitation import Completions, check_url, real_host, required_error
 from mcpkit.errors import ProtocolViolation, RPCError, URLElicitationRequiredError
 from mcpkit.transports.stdio_client import StdioServer
 
 SERVER = str(Path(__file__).resolve().parent / "url_elicit_server.py")
 MakeClient = Callable[..., Client]
 _DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+LOOKALIKE = "\u0440\u0430\u0443\u0440\u0430l.com"  # Cyrillic letters that imitate paypal.com
+FULL_WIDTH = "\uff47\uff4f\uff4f\uff47\uff4c\uff45.com"  # google.com in full-width letters
 
 
 class LegacyTap(SchemaTap):
@@ -264,7 +266,22 @@ async def test_a_report_that_beats_its_error_still_counts() -> None:
     ("https://example.com:99999/", "malformed"),
     ("https://" + "a" * 9000 + ".com", "longer than 8192"),
     (42, "not a string"),
-])
+    ("http://[::1]:8080/x", None),
+    ("https://example.com./", None),
+    ("https://xn--bcher-kva.example/", None),
+    ("https://evil.example\\.bank.example/", "cannot be in a host name"),
+    ("https://bank.example%2eevil.example/", "cannot be in a host name"),
+    ("https://ex%41mple.com/", "cannot be in a host name"),
+    ("http://0x7f000001/", "reads as an IPv4 address"),
+    ("http://2130706433/", "reads as an IPv4 address"),
+    ("http://127.1/", "reads as an IPv4 address"),
+    ("http://127.0.0.010/", "reads as an IPv4 address"),
+    ("http://[fe80::1%25eth0]/", "zone"),
+    ("https://faß.example/", "spell differently"),
+    ("https://a..b.example/", "not a valid host name"),
+    ("https://" + "a" * 64 + ".example/", "not a valid host name"),
+    ("https://x\U0001f984.example/", "not a valid host name"),  # newer than IDNA's Unicode
+], ids=lambda v: repr(v)[:40])
 def test_check_url_offers_only_plain_http_pages(url: Any, problem: str | None) -> None:
     found = check_url(url)
     if problem is None:
@@ -311,3 +328,25 @@ def test_the_wait_option_is_bounded() -> None:
         with pytest.raises(ValueError, match="url_elicitation_wait"):
             ClientOptions(url_elicitation_wait=bad)  # type: ignore[arg-type]
     assert ClientOptions(url_elicitation_wait=0).url_elicitation_wait == 0
+
+
+@pytest.mark.parametrize(("url", "host"), [
+    ("https://Example.COM:8443/x", "example.com"),
+    ("https://bücher.example/", "xn--bcher-kva.example"),
+    ("https://" + LOOKALIKE + "/login", "xn--l-7sba6dbr.com"),  # imitates paypal.com
+    ("https://" + FULL_WIDTH + "/", "google.com"),  # full-width letters a browser folds
+    ("https://bank.example\u3002evil.example/", "bank.example.evil.example"),  # an ideographic dot
+    ("http://[::FFFF:127.0.0.1]/", "[::ffff:7f00:1]"),
+    ("http://127.0.0.1:9/", "127.0.0.1"),
+])
+def test_the_real_host_is_the_one_a_browser_reaches(url: str, host: str) -> None:
+    assert check_url(url) is None
+    assert real_host(url) == host
+
+
+def test_the_error_names_each_real_host_once() -> None:
+    entries = [{"mode": "url", "elicitationId": str(i), "url": url, "message": "m"}
+               for i, url in enumerate([f"https://{LOOKALIKE}/a", "https://xn--l-7sba6dbr.com/b",
+                                        "https://ok.example/"])]
+    error = required_error(RPCError("m", {"elicitations": entries}), "tools/call 'x'")
+    assert "a page on xn--l-7sba6dbr.com, ok.example first" in str(error)

@@ -9,6 +9,14 @@ entries, bounded lengths, an `elicitationId` each, and only absolute http(s) URL
 info (`https://bank.example@evil.example/` disguises its real host). `check_url` is the same
 rule for the `url` of any URL-mode elicitation.
 
+The user must see the host the browser will really reach (`real_host`), so a URL is refused
+when a browser would read its host otherwise than it looks: a backslash or a percent sign in
+it (`https://evil.example\\.bank.example/` goes to evil.example), a number that is an IPv4
+address in disguise (`http://0x7f.1/`), an IPv6 zone, or letters that browsers and the
+standard library spell differently in ASCII (ß, ς, characters newer than IDNA 2003). An
+international name is shown in the ASCII form the browser resolves: a Cyrillic look-alike of
+paypal.com is `xn--l-7sba6dbr.com`, and a full-width google.com is google.com.
+
 `Completions` tracks the ids the client is waiting for. A notification for an id it does not
 know, or one already completed, is ignored (the spec's rule); one that arrives a moment before
 its id is registered (the -32042 response and the notification may travel on different HTTP
@@ -21,7 +29,10 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import ipaddress
 import logging
+import re
+import unicodedata
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any, Final
@@ -36,6 +47,7 @@ __all__ = [
     "describe",
     "hosts_of",
     "raise_if_required",
+    "real_host",
     "required_error",
     "reword",
     "wait_all",
@@ -49,6 +61,11 @@ MAX_ID_LENGTH: Final = 256
 _MAX_TRACKED: Final = 256
 _MAX_EARLY: Final = 64
 _CODE: Final = URLElicitationRequiredError.code
+_HOST_NAME: Final = re.compile(r"[a-z0-9_-]+(?:\.[a-z0-9_-]+)*\.?")
+_NUMBER_LABEL: Final = re.compile(r"[0-9]+|0x[0-9a-f]*")
+"""A last label a browser reads as (part of) an IPv4 address."""
+_SPELLED_TWO_WAYS: Final = frozenset("ßς")
+"""IDNA 2003 (the standard library) maps them to "ss" and a plain sigma; browsers keep them."""
 
 log = logging.getLogger("mcpkit.client")
 
@@ -79,7 +96,54 @@ def check_url(url: Any) -> str | None:
         return "the url has no host"
     if "@" in parts.netloc:
         return f"the url carries user info before its host {host!r}, which disguises where it leads"
+    try:
+        _ascii_host(host, parts.netloc.startswith("["))
+    except ValueError as exc:
+        return f"the url's host {host!r} {exc}"
     return None
+
+
+def real_host(url: str) -> str:
+    """The host a browser opening `url` reaches, as the user must see it: lower-case ASCII
+    (the punycode of an international name), an IPv6 address in brackets. For URLs that
+    `check_url` accepts."""
+    parts = urlsplit(url)
+    return _ascii_host(parts.hostname or "", parts.netloc.startswith("["))
+
+
+def _ascii_host(host: str, bracketed: bool) -> str:
+    """`host` as a browser resolves it; ValueError says why it must not be offered."""
+    if bracketed:
+        if "%" in host:
+            raise ValueError("names an IPv6 zone, which browsers do not open")
+        try:
+            return f"[{ipaddress.IPv6Address(host).compressed}]"
+        except ValueError:
+            raise ValueError("is not an IPv6 address") from None
+    if any(c in _SPELLED_TWO_WAYS for c in host):
+        raise ValueError("contains ß or ς, which browsers and this client spell differently")
+    if any(ord(c) > 127 and unicodedata.ucd_3_2_0.category(c) == "Cn" for c in host):
+        raise ValueError("is not a valid host name (a character newer than IDNA knows)")
+    try:
+        name = host.encode("idna").decode("ascii").lower()
+    except UnicodeError:
+        raise ValueError("is not a valid host name (an empty or too long label)") from None
+    if not _HOST_NAME.fullmatch(name):
+        raise ValueError(
+            "has characters that cannot be in a host name (letters, digits, '-', '_' and dots)"
+        )
+    dotted = name.rstrip(".")
+    if _NUMBER_LABEL.fullmatch(dotted.rpartition(".")[2]):
+        try:
+            canonical = str(ipaddress.IPv4Address(dotted)) == dotted
+        except ValueError:
+            canonical = False
+        if not canonical:
+            raise ValueError(
+                "reads as an IPv4 address written in another form; a page's address must "
+                "write it as four decimal numbers (a.b.c.d)"
+            )
+    return name
 
 
 def _text(entry: Mapping[str, Any], key: str, limit: int, where: str) -> str:
@@ -108,10 +172,10 @@ def _entry(entry: Any, where: str) -> dict[str, str]:
 
 
 def hosts_of(elicitations: Iterable[Mapping[str, str]]) -> list[str]:
-    """The distinct hosts of checked elicitations, in order."""
+    """The distinct real hosts of checked elicitations, in order."""
     hosts: list[str] = []
     for entry in elicitations:
-        host = urlsplit(entry["url"]).hostname or "?"
+        host = real_host(entry["url"])
         if host not in hosts:
             hosts.append(host)
     return hosts
