@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -12,9 +13,10 @@ from typing import Any
 
 import pytest
 from schema_tap import ROOT
+from wire import LEGACY, MODERN, check, check_client_message
 
-from mcpkit.cli.answers import parse_answer, shown
-from mcpkit.client import read_form
+from mcpkit.cli.answers import elicit_form, elicit_url, parse_answer, shown
+from mcpkit.client import InputRequest, read_form
 
 HERE = Path(__file__).resolve().parent
 FORM_SERVER = str(HERE / "form_server.py")
@@ -53,9 +55,9 @@ def test_bad_answers_are_asked_again_with_the_reason_and_only_a_valid_form_is_se
     assert content == EXPECTED
     for reason in ("must be at least 2 characters long",
                    "expected an email address like ada@example.com",
-                   "expected an integer, got 'twelve'", "must be at least 18",
-                   "'gold' is not a choice (choose one of free, pro)",
-                   "'go' is not a choice (choose from mcp, python, rust)",
+                   "expected an integer, like 42", "must be at least 18",
+                   "the value given is not a choice (choose one of free, pro)",
+                   "a value given is not a choice (choose from mcp, python, rust)",
                    "expected a date like 2031-03-04"):
         assert f"    {reason}" in done.stderr
     assert "  Name (string): " in done.stderr and "  age (integer 18..130): " in done.stderr
@@ -70,7 +72,7 @@ def test_a_field_answered_badly_too_often_cancels_the_form(tmp_path: Path) -> No
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "no profile (cancel)"
     assert "no valid answer for age after 5 tries; cancelled" in done.stderr
-    assert done.stderr.count("expected an integer, got 'x'") == 5
+    assert done.stderr.count("expected an integer, like 42") == 5
 
 
 def test_end_of_input_cancels_rather_than_sending_a_partial_form(tmp_path: Path) -> None:
@@ -123,7 +125,8 @@ def test_a_typed_line_becomes_the_fields_value(schema: dict[str, Any], line: str
 
 @pytest.mark.parametrize(("schema", "line", "reason"), [
     ({"type": "boolean"}, "maybe", "answer yes or no"),
-    ({"type": "integer"}, "ten", "expected an integer, got 'ten'"),
+    ({"type": "integer"}, "ten", "expected an integer, like 42"),
+    ({"type": "number"}, "hunter2", "expected a number, like 42 or 2.5"),
     ({"type": "number"}, "nan", "expected a finite number"),
     ({"type": "number"}, "inf", "expected a finite number"),
 ])
@@ -136,4 +139,120 @@ def test_a_line_that_is_no_value_says_what_to_type(schema: dict[str, Any], line:
 
 def test_server_text_cannot_drive_the_terminal() -> None:
     assert shown("Name\x1b[2J\x07\u202e") == "Name\\x1b[2J\\x07\\u202e"
-    assert shown("two\nlines") == "two\nlines"
+    assert shown("two\nlines") == "two\\nlines"
+
+
+# -- a server that asks whatever it likes (asking_server.py) ---------------------------------
+
+ASKING_SERVER = HERE / "asking_server.py"
+FORBIDDEN_ON_A_TERMINAL = ("\x1b", "\x07", "\x9b", "\u202e", "\u2066", "\r")
+
+
+def ask(tmp_path: Path, questions: list[dict[str, Any]], *answers: str,
+        env: dict[str, str] | None = None) -> tuple[subprocess.CompletedProcess[str], Any]:
+    """`mcpkit call` on a legacy server asking `questions`; every message the CLI sent is
+    checked against the official schema, and each reply to an elicitation as an ElicitResult.
+    Returns the process and the replies the server got (None when the call did not end)."""
+    (tmp_path / "questions.json").write_text(json.dumps(questions))
+    log = tmp_path / "received.log"
+    server = f"{sys.executable} {ASKING_SERVER} {tmp_path / 'questions.json'} {log}"
+    done = mcpkit(tmp_path, "call", server, "ask", "--json", stdin=lines(*answers), env=env)
+    asked = {f"q{i}" for i in range(len(questions))}
+    revision = MODERN  # the probe, then the legacy handshake
+    for message in map(json.loads, log.read_text().splitlines()):
+        revision = LEGACY if message.get("method") == "initialize" else revision
+        check_client_message(revision, message)
+        if message.get("id") in asked and "result" in message:
+            check(LEGACY, "ElicitResult", message["result"])
+    replies = None
+    if done.returncode == 0:
+        replies = json.loads(json.loads(done.stdout)["content"][0]["text"])
+    return done, replies
+
+
+def form(properties: dict[str, Any], *required: str, message: str = "Tell us.") -> dict[str, Any]:
+    return {"mode": "form", "message": message, "requestedSchema": {
+        "type": "object", "properties": properties, "required": list(required)}}
+
+
+def page(url: str, message: str = "Sign in, please.") -> dict[str, Any]:
+    return {"mode": "url", "message": message, "url": url, "elicitationId": "e-1"}
+
+
+def test_a_required_field_with_a_default_is_answered_by_pressing_enter(tmp_path: Path) -> None:
+    question = form({"color": {"type": "string", "enum": ["red", "blue"], "default": "blue"},
+                     "size": {"type": "integer", "default": 3}}, "color")
+    done, replies = ask(tmp_path, [question], "a", "", "", "s")
+    assert done.returncode == 0, done.stderr
+    assert replies == [{"action": "accept", "content": {"color": "blue", "size": 3}}]
+    assert '  answers: {"color": "blue", "size": 3}' in done.stderr  # shown before it is sent
+
+
+def test_server_text_never_reaches_the_terminal_raw(tmp_path: Path) -> None:
+    hostile = "\x1b]0;owned\x07\x9b2J\u202etxt.exe\u2066\r"
+    question = form({
+        f"name{hostile}": {"type": "string", "title": f"Title{hostile}",
+                           "description": f"first line{hostile}\n  URL:  https://bank.example/"},
+        "pick": {"type": "string", "enum": [f"a{hostile}", "b"], "default": f"a{hostile}"},
+        "titled": {"type": "string", "oneOf": [{"const": "x", "title": f"X{hostile}"}]},
+        "many": {"type": "array", "items": {"type": "string", "enum": [f"m{hostile}", "n"]}},
+    }, message=f"Hello{hostile}\n  host: bank.example")
+    done, replies = ask(tmp_path, [question], "a", "Ada", "1", "1", "1", "s")
+    assert done.returncode == 0, done.stderr
+    assert replies == [{"action": "accept", "content": {
+        f"name{hostile}": "Ada", "pick": f"a{hostile}", "titled": "x", "many": [f"m{hostile}"]}}]
+    assert not [c for c in FORBIDDEN_ON_A_TERMINAL if c in done.stderr]
+    assert "Title\\x1b]0;owned\\x07\\x9b2J\\u202etxt.exe\\u2066\\r" in done.stderr
+    # A line of server text cannot pass for one of ours: each continues behind a bar.
+    assert "\n  |   host: bank.example" in done.stderr and "\n  host:" not in done.stderr
+    assert "\n  |   URL:  https://bank.example/" in done.stderr
+
+
+def test_an_international_host_is_shown_as_the_browser_will_reach_it(tmp_path: Path) -> None:
+    lookalike = "\u0440\u0430\u0443\u0440\u0430l.com"  # Cyrillic letters imitating paypal.com
+    done, replies = ask(tmp_path, [page(f"https://{lookalike}/login")], "n",
+                        env={"BROWSER": BROWSER})
+    assert done.returncode == 0, done.stderr
+    assert replies == [{"action": "decline"}]
+    assert f"  URL:  https://{lookalike}/login\n  host: xn--l-7sba6dbr.com\n" in done.stderr
+    assert f"warning: the URL writes this host in international letters ({lookalike})" \
+        in done.stderr
+
+
+@pytest.mark.parametrize("url", [
+    "https://evil.example\\.bank.example/",  # a browser goes to evil.example
+    "http://0x7f.1/",  # a browser goes to 127.0.0.1
+    "https://bank.example%2eevil.example/",
+])
+def test_a_page_whose_host_a_browser_reads_otherwise_is_never_offered(
+    tmp_path: Path, url: str
+) -> None:
+    done, replies = ask(tmp_path, [page(url)], "y",
+                        env={"BROWSER": BROWSER})  # it opens loopback pages only
+    assert done.returncode == 0, done.stderr
+    assert replies is not None and replies[0]["code"] == -32602
+    assert "open it in your browser" not in done.stderr and url not in done.stderr
+
+
+async def test_one_question_at_a_time_so_no_answer_is_taken_for_another(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A legacy server may ask twice at once; the second waits until the first is answered.
+    reader, writer = os.pipe()
+    monkeypatch.setattr(sys, "stdin", os.fdopen(reader, encoding="utf-8"))
+    server = {"name": "twice"}
+    url = InputRequest("elicitation/create", page("http://127.0.0.1:9/x"), server, "t")
+    question = InputRequest("elicitation/create", form({"go": {"type": "boolean"}}, "go",
+                                                       message="Go on?"), server, "t")
+    both = asyncio.gather(elicit_url(url), elicit_form(question))
+    try:
+        for _ in range(5):
+            await asyncio.sleep(0)  # each dialogue runs up to its first wait
+        shown_so_far = capsys.readouterr().err
+        assert "twice asks you to open a page" in shown_so_far
+        assert "Go on?" not in shown_so_far
+    finally:
+        os.write(writer, lines("n", "a", "yes", "s").encode())
+        os.close(writer)
+        answers = await asyncio.wait_for(both, 10)
+    assert answers == [{"action": "decline"}, {"action": "accept", "content": {"go": True}}]

@@ -4,12 +4,16 @@ Each form field is asked on its own line, typed from the field (`mcpkit.client.f
 for booleans, comma-separated choices for multi-selects, numbers checked against their bounds,
 strings against their length, format and choices. A bad answer is refused with what is wrong
 and the field is asked again, at most `MAX_ATTEMPTS` times; after that the form is cancelled,
-so an answer that does not fit the form is never sent. The answers are shown before they are
-sent (ELIC-10). A page is opened only after the user says yes, with its full URL and host shown
-first (ELIC-11).
+so an answer that does not fit the form is never sent. An empty line takes the field's default,
+and the answers, defaults included, are shown before they are sent (ELIC-6, ELIC-10). A page is
+opened only after the user says yes, with its full URL and the host the browser will really
+reach shown first, and a warning when the URL writes that host otherwise (ELIC-11).
 
-Everything the server wrote (its name, the message, titles, choices) is shown with control
-characters made visible, so a server cannot drive the terminal with escape sequences.
+Everything the server wrote (its name, the message, titles, choices, field names) is shown with
+control, format and bidi characters made visible, so a server cannot drive the terminal with
+escape sequences; its multi-line text continues behind a bar (`  | `), so none of its lines can
+pass for one of ours (a fake `URL:` line). One question is asked at a time: a legacy server may
+send several at once, and an answer typed for one must never be taken as consent for another.
 
 Uses the public client API only; reads stdin and writes stderr (stdout is the result's).
 """
@@ -20,9 +24,12 @@ import asyncio
 import json
 import math
 import sys
+import weakref
 from typing import Any, Final
+from urllib.parse import urlsplit
 
 from mcpkit.client import ElicitationAnswerError, FormField, InputRequest, check_answer, read_form
+from mcpkit.client.url_elicitation import check_url, real_host
 
 __all__ = ["MAX_ATTEMPTS", "elicit_form", "elicit_url", "parse_answer"]
 
@@ -30,16 +37,36 @@ MAX_ATTEMPTS: Final = 5
 """Answers one field may be given before the form is cancelled."""
 _YES: Final = ("y", "yes", "true", "1")
 _NO: Final = ("n", "no", "false", "0")
+_turns: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 def shown(text: Any) -> str:
-    """Server text safe for a terminal: control characters (but newlines) made visible."""
+    """Server text safe for one line of a terminal: every character that is not printable
+    (controls, newlines, bidi and other format characters) made visible as an escape."""
     value = str(text)
-    return "".join(c if c == "\n" or c.isprintable() else repr(c)[1:-1] for c in value)
+    return value if value.isprintable() else "".join(
+        c if c.isprintable() else repr(c)[1:-1] for c in value
+    )
+
+
+def _block(text: Any) -> str:
+    """Server text that may span lines: each line after the first behind a bar."""
+    return "\n  | ".join(shown(line) for line in str(text).split("\n"))
 
 
 def _say(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
+
+
+def _turn() -> asyncio.Lock:
+    """The terminal's one conversation at a time (per event loop)."""
+    loop = asyncio.get_running_loop()
+    lock = _turns.get(loop)
+    if lock is None:
+        lock = _turns[loop] = asyncio.Lock()
+    return lock
 
 
 async def _ask(prompt: str) -> str | None:
@@ -47,7 +74,7 @@ async def _ask(prompt: str) -> str | None:
     def read() -> str | None:
         print(prompt, end="", file=sys.stderr, flush=True)
         line = sys.stdin.readline()
-        return None if not line else line.rstrip("\n")
+        return None if not line else line.rstrip("\r\n")
     return await asyncio.get_running_loop().run_in_executor(None, read)
 
 
@@ -75,10 +102,10 @@ def parse_answer(line: str, field: FormField) -> Any:
         try:
             number = float(line)
         except ValueError:
-            raise ValueError(f"expected {'an integer' if kind == 'integer' else 'a number'}, "
-                             f"got {line!r}") from None
+            raise ValueError("expected an integer, like 42" if kind == "integer" else
+                             "expected a number, like 42 or 2.5") from None
         if not math.isfinite(number):
-            raise ValueError(f"expected a finite number, got {line!r}")
+            raise ValueError("expected a finite number")
         return int(number) if kind == "integer" and number.is_integer() else number
     return _choice(line, field) if field.choices else line
 
@@ -90,7 +117,7 @@ def _choice(text: str, field: FormField) -> str:
     for value, label in zip(field.choices, field.labels, strict=False):
         if text.lower() == label.lower():
             return value
-    if text.isdigit() and 1 <= int(text) <= len(field.choices):
+    if text.isascii() and text.isdigit() and 1 <= int(text) <= len(field.choices):
         return field.choices[int(text) - 1]
     return text
 
@@ -112,14 +139,17 @@ async def _fill(fields: tuple[FormField, ...]) -> dict[str, Any] | str | None:
     content: dict[str, Any] = {}
     for field in fields:
         if field.description:
-            _say(f"  {shown(field.description)}")
+            _say(f"  {_block(field.description)}")
         for _ in range(MAX_ATTEMPTS):
             line = await _ask(_prompt(field))
             if line is None:
                 return None
             if not line:
-                if field.has_default or not field.required:
-                    break  # left out: the client fills in the default
+                if field.has_default:
+                    content[field.name] = field.default
+                    break
+                if not field.required:
+                    break  # left out
                 _say("    required: please give a value")
                 continue
             try:
@@ -140,8 +170,13 @@ async def _fill(fields: tuple[FormField, ...]) -> dict[str, Any] | str | None:
 
 async def elicit_form(request: InputRequest) -> dict[str, Any]:
     """Ask each field of the form, show the answers, then send them on consent."""
+    async with _turn():
+        return await _form_dialogue(request)
+
+
+async def _form_dialogue(request: InputRequest) -> dict[str, Any]:
     form = read_form(request.schema, "the form")  # checked by the client before we are called
-    _say(f"\n{_who(request)} asks: {shown(request.message)}")
+    _say(f"\n{_who(request)} asks: {_block(request.message)}")
     choice = await _ask("  (a)nswer, (d)ecline or (c)ancel? [a] ")
     while choice is not None and not choice.strip().lower().startswith(("c", "d")):
         content = await _fill(form.fields)
@@ -157,7 +192,7 @@ async def elicit_form(request: InputRequest) -> dict[str, Any]:
             _say(f"  {shown(exc)}")
             choice = "e"
             continue
-        _say(f"  answers: {json.dumps(content, ensure_ascii=False)}")
+        _say(f"  answers: {shown(json.dumps(content, ensure_ascii=False))}")
         choice = await _ask("  (s)end, (e)dit, (d)ecline or (c)ancel? [s] ")
         if choice is not None and choice.strip().lower() in ("", "s", "send"):
             return answer
@@ -167,16 +202,24 @@ async def elicit_form(request: InputRequest) -> dict[str, Any]:
 
 
 async def elicit_url(request: InputRequest) -> dict[str, Any]:
-    """Show the page's full URL and host, and open it only if the user says yes."""
-    from urllib.parse import urlsplit
-
+    """Show the page's full URL and real host, and open it only if the user says yes."""
     url = request.url or ""
-    host = urlsplit(url).hostname or "?"
-    _say(f"\n{_who(request)} asks you to open a page: {shown(request.message)}\n"
-         f"  URL:  {shown(url)}\n  host: {shown(host)}")
-    if any(ord(c) > 127 for c in url) or "xn--" in host:
-        _say("  warning: the address has non-ASCII or punycode characters")
-    answer = (await _ask("  open it in your browser? [y/N] ") or "").strip().lower()
+    problem = check_url(url)  # the client checked it; a page is never opened unchecked
+    if problem is not None:
+        _say(f"\n{_who(request)} asked to open a page that is refused: {shown(problem)}")
+        return {"action": "decline"}
+    async with _turn():
+        host = real_host(url)
+        _say(f"\n{_who(request)} asks you to open a page: {_block(request.message)}\n"
+             f"  URL:  {url}\n  host: {host}")
+        written = urlsplit(url).hostname or ""
+        if not written.isascii():
+            _say(f"  warning: the URL writes this host in international letters ({written}), "
+                 "which can imitate others; check that the host above is the site you expect")
+        elif "xn--" in host:
+            _say("  warning: the host is in punycode (xn--), which can stand for letters that "
+                 "imitate others; check it is the site you expect")
+        answer = (await _ask("  open it in your browser? [y/N] ") or "").strip().lower()
     if answer not in ("y", "yes"):
         return {"action": "decline"}
     import webbrowser
