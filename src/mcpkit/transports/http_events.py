@@ -236,7 +236,7 @@ class MemoryEventStore:
         for stream_id in session.streams:
             del self._owners[stream_id]
 
-    def _evict_one(self, session_id: str, session: _Session) -> None:
+    def _evict_one(self, session: _Session) -> None:
         seq, stream_id, data = session.events.popleft()
         size = len(data) + _EVENT_OVERHEAD
         session.size -= size
@@ -255,7 +255,7 @@ class MemoryEventStore:
         evicted = False
         while len(session.events) > 1 and (
                 len(session.events) > self.max_events or session.size > self.max_bytes):
-            self._evict_one(session_id, session)
+            self._evict_one(session)
             evicted = True
         if evicted and not session.warned:
             session.warned = True
@@ -277,10 +277,10 @@ class MemoryEventStore:
                             self.max_total_bytes)
             if session_id == current:  # every other session is gone already
                 while self._total > self.max_total_bytes and len(session.events) > 1:
-                    self._evict_one(session_id, session)
+                    self._evict_one(session)
                 return
             while self._total > self.max_total_bytes and session.events:
-                self._evict_one(session_id, session)
+                self._evict_one(session)
             if not session.events:
                 del sessions[session_id]
                 self._drop(session)
