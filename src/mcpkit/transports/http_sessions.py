@@ -174,9 +174,10 @@ class LegacyEndpoint:
             del self._live[session_id]
 
     def close(self) -> None:
-        """The server is stopping. Session GET streams end with the broker; a request stream
-        stays open, on its POST or on the GET that resumed it, until its request ends: the ASGI
-        server lets running requests finish, and their answers must still reach someone."""
+        """The server is stopping. Session GET streams close with the broker (with an id and a
+        `retry`: they did not end, and may be resumed); a request stream stays open, on its
+        POST or on the GET that resumed it, until its request ends: the ASGI server lets
+        running requests finish, and their answers must still reach someone."""
         for live in self._live.values():
             for future in live.pending.values():
                 if not future.done():
