@@ -3,6 +3,8 @@ the client's use of it with their own limits and words."""
 
 from __future__ import annotations
 
+import time
+import tracemalloc
 from typing import Any
 
 import pytest
@@ -166,3 +168,158 @@ def test_a_tool_whose_output_schema_leads_through_an_unknown_keyword_to_a_url_is
 
 def test_a_tool_with_boolean_subschemas_is_kept() -> None:
     assert vet_tool(tool({"properties": {"a": True, "b": {"anyOf": [False, {}]}}})) is None
+
+
+# -- adversarial schemas: the walk's own cost ---------------------------------------------------
+
+
+def peak_memory(schema: dict[str, Any], limits: Limits = COSTED) -> int:
+    """Bytes allocated at the peak of one check of `schema` (the schema itself excluded)."""
+    tracemalloc.start()
+    try:
+        try:
+            check_schema_structure(schema, "S", limits, WORDS)
+        except ValueError:
+            pass
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_dynamic_references_to_many_anchors_cost_a_line_not_a_square() -> None:
+    # 1500 $dynamicRefs may each evaluate any of 1500 $dynamicAnchors: one edge each, through
+    # one shared vertex, not 1500 x 1500 edges (once 18 s and 600 MB for 5000 of each).
+    n = 1500
+    schema = {"$defs": {"a": {"allOf": [{"$dynamicAnchor": "x"}] * n},
+                        "r": {"allOf": [{"$dynamicRef": "#x"} for _ in range(n)]}}}
+    limits = Limits(max_nodes=10_000, max_depth=64, max_fan_out=2_000, max_expanded=200_000)
+    assert peak_memory(schema, limits) < 8_000_000
+    recursive = {"$defs": {"a": {"allOf": [{"$recursiveAnchor": True}] * n},
+                           "r": {"allOf": [{"$recursiveRef": "#"} for _ in range(n)]}}}
+    assert peak_memory(recursive, limits) < 8_000_000
+
+
+def test_a_reference_to_many_candidates_still_multiplies_and_still_loops() -> None:
+    fan = {"$defs": {"n": {"$dynamicAnchor": "x", "anyOf": [{}] * 5},
+                     "m": {"$dynamicAnchor": "x"}},
+           "allOf": [{"$dynamicRef": "#x"}] * 30}
+    assert "more than 100 subschemas apply" in refusal(fan, COSTED)
+    loop = {"$defs": {"n": {"$dynamicAnchor": "x", "anyOf": [{"$dynamicRef": "#x"}]},
+                      "m": {"$dynamicAnchor": "x"}}, "$dynamicRef": "#x"}
+    assert "leads back to where it started" in refusal(loop, COSTED)
+
+
+@pytest.mark.parametrize("schema", [
+    {"x-pad": [0] * 1_000_000},  # a wide list: refused before a million entries are queued
+    {"properties": {f"p{i}": {} for i in range(200_000)}},
+    {"properties": {"k" * 200_000: {"allOf": [{}] * 900}}},  # a long name under many subschemas
+], ids=["wide-list", "wide-map", "long-name"])
+def test_the_walk_holds_little_memory_whatever_the_shape(schema: dict[str, Any]) -> None:
+    assert peak_memory(schema) < 8_000_000
+
+
+@pytest.mark.parametrize(("schema", "at"), [
+    ({"$id": "https://e.example/" + "a" * 5000, "$ref": "#"}, "/$id"),
+    ({"$defs": {"a": {}}, "$ref": "#/$defs/a" + "/x" * 3000}, "/$ref"),
+    ({"allOf": [{"$id": "a" * 3000 + "/", "$defs": {"x": {"$id": "b" * 3000}}}]}, None),
+], ids=["long-id", "long-ref", "long-joined-id"])
+def test_a_uri_longer_than_the_limit_is_refused(schema: dict[str, Any], at: str | None) -> None:
+    reason = refusal(schema)
+    assert "is longer than 4096 characters" in reason and len(reason) < 400
+    assert at is None or f" at {at} " in reason
+
+
+@pytest.mark.parametrize(("schema", "reason"), [
+    ({"$ref": "http://[::1/x"}, "S: $ref 'http://[::1/x' at /$ref is not a valid URI reference"),
+    ({"not": {"$id": "http://[zz]/"}}, "S: $id 'http://[zz]/' at /not/$id is not a valid URI"),
+], ids=["ref", "id"])
+def test_a_malformed_uri_is_refused_with_its_place(schema: dict[str, Any], reason: str) -> None:
+    assert refusal(schema).startswith(reason)
+
+
+# -- adversarial schemas: resolving as the validator does --------------------------------------
+
+
+def test_a_pointer_is_percent_decoded_before_it_is_split() -> None:
+    # RFC 6901 section 6: "%2F" in a URI fragment is a "/" between two tokens.
+    document = {"a": {"b": 1}, "a/b": 2}
+    assert resolve_pointer(document, "/a%2Fb") == 1
+    assert resolve_pointer(document, "/a~1b") == 2
+    schema = {"$defs": {"a/b": {}, "a": {"b": {"anyOf": [{"$ref": "#/$defs/a%2Fb"}]}}},
+              "$ref": "#/$defs/a%2Fb"}
+    assert "leads back to where it started" in refusal(schema, COSTED)
+
+
+def test_a_list_index_is_ascii_digits() -> None:
+    assert resolve_pointer([10, 20], "/\u00b9") is MISSING  # a superscript one
+    assert refusal({"allOf": [{}, {}], "$ref": "#/allOf/\u00b9"}).startswith("S: no target")
+
+
+def test_an_anchor_is_not_percent_decoded() -> None:
+    assert refusal({"$defs": {"x": {"$anchor": "ab"}}, "$ref": "#a%62"}).startswith(
+        "S: no anchor for $ref #a%62"
+    )
+
+
+def test_a_fragment_resolves_in_the_embedded_resource_whatever_its_scheme() -> None:
+    inner = {"$id": "urn:example:e", "$defs": {"loop": {"anyOf": [{"$ref": "#/$defs/loop"}]}},
+             "$ref": "#/$defs/loop"}
+    schema = {"$defs": {"e": inner, "loop": {}}, "$ref": "urn:example:e"}
+    assert "leads back to where it started" in refusal(schema, COSTED)
+    dangling = {"$defs": {"e": {"$id": "urn:example:e", "$ref": "#/$defs/nope"},
+                          "nope": {}}}
+    assert refusal(dangling).startswith("S: no target for $ref #/$defs/nope at /$defs/e/$ref")
+
+
+def test_a_reference_into_a_data_keyword_is_refused() -> None:
+    schema = {"$ref": "#/default", "default": {"anyOf": [{"$ref": "#/default"}]}}
+    assert refusal(schema) == (
+        "S: $ref '#/default' at /$ref points into the value of a const, enum, default or "
+        "examples keyword, which is data, not a subschema"
+    )
+    assert accepted({"default": {"$ref": "#/default"}})  # data that is never evaluated
+
+
+def test_the_dialect_decides_which_keyword_is_an_id_and_where_it_counts() -> None:
+    draft4 = "http://json-schema.org/draft-04/schema#"
+    # draft-04 names a base with "id": the references in e mean e's own loop, not the root's.
+    e = {"id": "http://e.example/e", "allOf": [{"$ref": "#/definitions/loop"}],
+         "definitions": {"loop": {"anyOf": [{"$ref": "#/definitions/loop"}]}}}
+    schema = {"$schema": draft4, "definitions": {"loop": {}, "e": e},
+              "not": {"$ref": "#/definitions/e"}}
+    assert "leads back to where it started" in refusal(schema, COSTED)
+    # draft-07 ignores an $id beside $ref; 2020-12 does not.
+    draft7 = "http://json-schema.org/draft-07/schema#"
+    beside = {"$defs": {"e": {"$id": "http://e.example/e", "$ref": "#/$defs/loop"},
+                        "loop": {}}, "$ref": "http://e.example/e"}
+    assert refusal(beside).startswith("S: no target for $ref #/$defs/loop at /$defs/e/$ref")
+    assert refusal({**beside, "$schema": draft7}).startswith(
+        "S: remote $ref http://e.example/e at /$ref"
+    )
+    # draft-07 anchors come from "$id": "#name", not from $anchor.
+    assert refusal({"$schema": draft7, "definitions": {"a": {"$anchor": "x"}},
+                    "$ref": "#x"}).startswith("S: no anchor")
+    assert accepted({"$schema": draft7, "definitions": {"a": {"$id": "#x"}}, "$ref": "#x"})
+
+
+def test_an_id_where_no_subschema_goes_is_ignored_and_a_reference_under_it_refused() -> None:
+    # A validator never registers it, and applies it only when it happens to evaluate there.
+    hidden = {"x-extra": {"$id": "urn:example:x", "$anchor": "a"}, "$ref": "urn:example:x"}
+    assert refusal(hidden).startswith("S: external $ref urn:example:x at /$ref")
+    assert refusal({"x-extra": {"$id": "urn:example:x", "properties": {"p": {"$ref": "#"}}}}) == (
+        "S: $ref '#' at /x-extra/properties/p/$ref sits under an $id where no subschema goes "
+        "(at /x-extra), which validators apply or not depending on the path; move that $id "
+        "under $defs"
+    )
+    assert accepted({"x-examples": [{"$id": "order-1", "total": 3}]})
+
+
+def test_a_place_is_spelled_out_only_for_a_refusal() -> None:
+    # 9000 references under a 400 000-character name: spelling each one's place would copy
+    # almost four billion characters.
+    schema = {"properties": {"k" * 400_000: {"allOf": [{"$ref": "#/$defs/a"}] * 9_000}},
+              "$defs": {"a": {}}}
+    limits = Limits(max_nodes=20_000, max_depth=64, max_fan_out=10**5, max_expanded=10**6)
+    started = time.process_time()
+    check_schema_structure(schema, "S", limits, WORDS)
+    assert time.process_time() - started < 1.0
