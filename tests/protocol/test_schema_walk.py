@@ -323,3 +323,19 @@ def test_a_place_is_spelled_out_only_for_a_refusal() -> None:
     started = time.process_time()
     check_schema_structure(schema, "S", limits, WORDS)
     assert time.process_time() - started < 1.0
+
+
+@pytest.mark.parametrize("output", [
+    {"$defs": {"a/b": {}, "a": {"b": {"anyOf": [{"$ref": "#/$defs/a%2Fb"}]}}},
+     "$ref": "#/$defs/a%2Fb"},
+    {"$defs": {"e": {"$id": "urn:example:e", "$ref": "#/$defs/loop",
+                     "$defs": {"loop": {"anyOf": [{"$ref": "#/$defs/loop"}]}}}, "loop": {}},
+     "$ref": "urn:example:e"},
+    {"$ref": "#/default", "default": {"anyOf": [{"$ref": "#/default"}]}},
+], ids=["percent-encoded", "urn-fragment", "into-data"])
+def test_a_tool_whose_output_schema_hides_a_loop_from_the_walk_is_rejected(
+    output: dict[str, Any],
+) -> None:
+    # Each of these once passed the vetting, then sent the validator into endless recursion.
+    reason = vet_tool(tool({}, outputSchema=output))
+    assert reason is not None and reason.startswith("outputSchema")
