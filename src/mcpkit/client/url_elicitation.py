@@ -175,7 +175,10 @@ def hosts_of(elicitations: Iterable[Mapping[str, str]]) -> list[str]:
     """The distinct real hosts of checked elicitations, in order."""
     hosts: list[str] = []
     for entry in elicitations:
-        host = real_host(entry["url"])
+        try:
+            host = real_host(entry["url"])
+        except ValueError:  # not checked after all: name no host rather than a wrong one
+            host = "?"
         if host not in hosts:
             hosts.append(host)
     return hosts
