@@ -95,6 +95,32 @@ TOOLS = [
                                                             "minLength": "long"}}}},
 ]
 
+HOSTILE = "a" * 40 + "!"
+"""A value that makes `^(a+)+$` or `^(a|aa)+$` backtrack for days in Python's `re`."""
+
+
+def _string_out(pattern: str) -> dict[str, Any]:
+    return {"type": "object", "properties": {"s": {"type": "string", "pattern": pattern}},
+            "required": ["s"]}
+
+
+REGEX_TOOLS = [
+    {"name": "nested", "description": "A pattern with a repeat over a repeat.",
+     "inputSchema": {"type": "object"}, "outputSchema": _string_out("^(a+)+$")},
+    {"name": "keys", "description": "A patternProperties key with a repeated alternation.",
+     "inputSchema": {"type": "object"},
+     "outputSchema": {"type": "object", "patternProperties": {"^(a|aa)+$": {"type": "integer"}},
+                      "additionalProperties": False}},
+    {"name": "word", "description": "Returns its argument s.",
+     "inputSchema": {"type": "object"}, "outputSchema": _string_out("^[a-z]+$")},
+    {"name": "month", "description": "Returns its argument s.",
+     "inputSchema": {"type": "object"}, "outputSchema": _string_out("\\d{4}-\\d{2}")},
+    {"name": "broken_key", "description": "draft-04 does not check patternProperties keys.",
+     "inputSchema": {"type": "object"},
+     "outputSchema": {"$schema": "http://json-schema.org/draft-04/schema#",
+                      "patternProperties": {"(unclosed": {}}}},
+]
+
 
 def tools_call(id: Any, params: dict[str, Any]) -> None:
     name = params.get("name")
@@ -175,6 +201,12 @@ def tools_call(id: Any, params: dict[str, Any]) -> None:
         result(id, text({"n": 1}))
     elif name == "bad_output":
         result(id, text({"n": "one"}))
+    elif name == "nested":
+        result(id, text({"s": HOSTILE}))
+    elif name == "keys":
+        result(id, text({HOSTILE: 1}))
+    elif name in ("word", "month"):
+        result(id, text({"s": (params.get("arguments") or {}).get("s")}))
     elif name == "progress":
         token = (params.get("_meta") or {}).get("progressToken")
         for i in (1, 2, 3):
@@ -214,7 +246,8 @@ def modern(message: dict[str, Any]) -> None:
                     "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "raw",
                                                                      "version": "1"}}})
     elif method == "tools/list":
-        result(id, {"tools": TOOLS, "ttlMs": 60000, "cacheScope": "public"})
+        tools = REGEX_TOOLS if MODE == "regex" else TOOLS
+        result(id, {"tools": tools, "ttlMs": 60000, "cacheScope": "public"})
     elif method == "tools/call":
         tools_call(id, params)
     elif method == "resources/read":

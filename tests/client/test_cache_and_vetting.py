@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import logging
+import signal
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
 
 from mcpkit.client import Client, ClientOptions
 from mcpkit.client.cache import ResultCache
-from mcpkit.client.tools import MAX_SCHEMA_DEPTH, MAX_SCHEMA_NODES, vet_tool
+from mcpkit.client.tools import MAX_SCHEMA_DEPTH, MAX_SCHEMA_NODES, risky_pattern, vet_tool
 from mcpkit.errors import ProtocolViolation
 
 MakeRaw = Callable[..., Client]
@@ -197,3 +200,81 @@ async def test_structured_content_is_checked_against_the_output_schema_when_aske
     trusting = raw_client("modern")
     await trusting.list_tools()
     assert (await trusting.call_tool("bad_output"))["structuredContent"] == {"n": "one"}
+
+
+@contextmanager
+def deadline(seconds: int, what: str) -> Iterator[None]:
+    """Fails the test when the body has not returned after `seconds`.
+
+    A regex holds the interpreter lock while it backtracks, so no thread or task could time it
+    out; `re` does check for signals while it runs, so an alarm interrupts it.
+    """
+
+    def expired(signum: int, frame: Any) -> None:
+        raise AssertionError(f"{what} did not return within {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+async def test_a_server_regex_prone_to_backtracking_never_hangs_the_output_check(
+    raw_client: MakeRaw, caplog: pytest.LogCaptureFixture,
+) -> None:
+    client = raw_client("regex", options=ClientOptions(validate_output=True))
+    with caplog.at_level(logging.WARNING, logger="mcpkit.client"):
+        tools = await client.list_tools()
+        assert {"nested", "keys"} <= {t["name"] for t in tools}
+        with deadline(10, "checking 'nested'"):
+            result = await client.call_tool("nested")
+        assert result["structuredContent"] == {"s": "a" * 40 + "!"}
+        with deadline(10, "checking 'keys'"):
+            await client.call_tool("keys")
+        await client.call_tool("nested")
+    warnings = [r.getMessage() for r in caplog.records if "not checked" in r.getMessage()]
+    assert len(warnings) == 2, "one warning per tool, not per call"
+    assert "'nested'" in warnings[0] and "'^(a+)+$'" in warnings[0]
+    assert "'keys'" in warnings[1] and "'^(a|aa)+$'" in warnings[1]
+
+
+async def test_ordinary_output_patterns_are_still_enforced(raw_client: MakeRaw) -> None:
+    client = raw_client("regex", options=ClientOptions(validate_output=True))
+    await client.list_tools()
+    assert (await client.call_tool("word", {"s": "abc"}))["structuredContent"] == {"s": "abc"}
+    with pytest.raises(ProtocolViolation, match=r"'word'.*outputSchema at s.*does not match"):
+        await client.call_tool("word", {"s": "ABC"})
+    assert (await client.call_tool("month", {"s": "2024-07"}))["structuredContent"]
+    with pytest.raises(ProtocolViolation, match=r"'month'.*outputSchema at s"):
+        await client.call_tool("month", {"s": "July"})
+    assert [t["name"] for t in await client.list_tools()] == ["nested", "keys", "word", "month"]
+    rejected = {r.name: r.reason for r in client.rejected_tools}
+    assert "'(unclosed' does not compile" in rejected["broken_key"]
+
+
+@pytest.mark.parametrize(("pattern", "risky"), [
+    ("^(a+)+$", True), ("(a|aa)*", True), ("^(\\w+\\s?)*$", True), ("(a+){2,30}", True),
+    ("(?=(x*)*y)", True), ("(?>(a|aa)+)", True),
+    ("^[a-z]+$", False), ("\\d{4}-\\d{2}", False), ("^(https?|ftp)://", False),
+    ("(?:x|y)+", False), ("^(ab){3}$", False),
+])
+def test_regexes_prone_to_catastrophic_backtracking_are_found_by_their_shape(
+    pattern: str, risky: bool,
+) -> None:
+    schema = {"type": "object", "properties": {"s": {"type": "string", "pattern": pattern}}}
+    assert (risky_pattern(schema) == pattern) is risky
+    keys = {"type": "object", "patternProperties": {pattern: {}}}
+    assert (risky_pattern(keys) == pattern) is risky
+
+
+def test_only_regex_places_count_as_patterns() -> None:
+    names = {"type": "object", "properties": {"pattern": {"type": "string"},
+                                               "patternProperties": {"type": "object"}}}
+    assert risky_pattern(names) is None
+    data = {"type": "object", "const": {"pattern": "(a+)+"}, "default": {"pattern": "(a+)+"}}
+    assert risky_pattern(data) is None
+    under_defs = {"$defs": {"x": {"pattern": "(a+)+"}}, "$ref": "#/$defs/x"}
+    assert risky_pattern(under_defs) == "(a+)+"

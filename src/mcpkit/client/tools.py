@@ -12,6 +12,15 @@ the client's smaller bounds and its own words.
 `OutputChecker` validates `structuredContent` against a tool's `outputSchema` when the
 application asks for it (TOOL-12), with one compiled validator per schema.
 
+A server's `pattern` and `patternProperties` regexes run on the server's own data during that
+check, and Python's `re` has no timeout: `^(a+)+$` against thirty `a`s and a `!` backtracks for
+minutes. Such a regex (a repeat holding an unbounded repeat or an alternation) is found by
+parsing it before the first check; the tool's output is then not validated, with one warning
+naming the tool and the pattern. Refusing the tool instead would cost the user a working tool
+for a sloppy regex, and would buy nothing: the check compares a server's data with the same
+server's schema, so a hostile server could as well declare no schema at all. Ordinary patterns
+are enforced as before. A pattern that does not compile makes the tool unusable (vetting).
+
 Imports `jsonschema` lazily, and only if it is installed; without it the structural checks
 still run. May import `mcpkit.protocol`, `mcpkit.types`, `mcpkit.errors`.
 """
@@ -19,7 +28,8 @@ still run. May import `mcpkit.protocol`, `mcpkit.types`, `mcpkit.errors`.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+import re
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -31,9 +41,17 @@ from mcpkit.protocol.json_schema import (
     validator_name,
 )
 from mcpkit.protocol.mcp_headers import InvalidHeaderDeclaration, header_params
+from mcpkit.protocol.schema_places import places_of
 from mcpkit.protocol.schema_walk import Limits, Wording, check_schema_structure
 
-__all__ = ["MAX_SCHEMA_DEPTH", "MAX_SCHEMA_NODES", "OutputChecker", "RejectedTool", "vet_tool"]
+__all__ = [
+    "MAX_SCHEMA_DEPTH",
+    "MAX_SCHEMA_NODES",
+    "OutputChecker",
+    "RejectedTool",
+    "risky_pattern",
+    "vet_tool",
+]
 
 log = logging.getLogger("mcpkit.client")
 
@@ -104,6 +122,109 @@ def check_schema_valid(schema: Mapping[str, Any], what: str) -> None:
         raise ValueError(f"{what} is not a valid JSON Schema at {location}: {exc.message}") from None
 
 
+_DATA_KEYWORDS: Final = frozenset({"const", "enum", "default", "examples"})
+
+
+def schema_patterns(schema: Mapping[str, Any]) -> Iterator[str]:
+    """Every regex a validator may run for `schema`: `pattern` values, `patternProperties` keys.
+
+    Like the structural walk, it looks everywhere but inside data keywords (a same-document
+    `$ref` may lead anywhere); under the keywords that map names to subschemas the keys are
+    names, not keywords. The schema has been through `check_schema_shape`, so it is bounded.
+    """
+    named = places_of(schema).named
+    stack: list[tuple[Any, bool]] = [(schema, False)]
+    while stack:
+        node, names = stack.pop()
+        if isinstance(node, list):
+            stack.extend((item, False) for item in node)
+        elif isinstance(node, Mapping):
+            for key, value in node.items():
+                if names:
+                    stack.append((value, False))
+                    continue
+                if key in _DATA_KEYWORDS:
+                    continue
+                if key == "pattern" and isinstance(value, str):
+                    yield value
+                elif key == "patternProperties" and isinstance(value, Mapping):
+                    yield from (k for k in value if isinstance(k, str))
+                stack.append((value, key in named))
+
+
+def _parse_regex(pattern: str) -> Any:
+    """The stdlib's parse tree of `pattern` (its private parser, the one `re.compile` uses)."""
+    try:
+        from re import _parser as parser  # type: ignore[attr-defined]
+    except ImportError:  # pragma: no cover - Python 3.10 spells it sre_parse
+        import sre_parse as parser
+    return parser.parse(pattern)
+
+
+def _backtracks(items: Any, repeated: bool) -> bool:
+    """Whether a parsed regex has a repeat over an unbounded repeat or over an alternation.
+
+    Those are the shapes whose backtracking grows exponentially with the input: the repeated
+    part can match the same text in many ways, and a failing match tries them all.
+    """
+    from re import _constants as c  # type: ignore[attr-defined]
+
+    for op, av in items:
+        if op in (c.MAX_REPEAT, c.MIN_REPEAT, c.POSSESSIVE_REPEAT):
+            _low, high, body = av
+            if (repeated and high == c.MAXREPEAT) or _backtracks(body, repeated or high > 1):
+                return True
+            continue
+        if op == c.BRANCH and repeated:
+            return True
+        if op == c.BRANCH:
+            parts = av[1]
+        elif op == c.SUBPATTERN:
+            parts = [av[3]]
+        elif op == c.ATOMIC_GROUP:
+            parts = [av]
+        elif op in (c.ASSERT, c.ASSERT_NOT):
+            parts = [av[1]]
+        elif op == c.GROUPREF_EXISTS:
+            parts = [part for part in av[1:] if part is not None]
+        else:
+            continue
+        if any(_backtracks(part, repeated) for part in parts):
+            return True
+    return False
+
+
+def risky_pattern(schema: Mapping[str, Any]) -> str | None:
+    """The first regex of `schema` prone to catastrophic backtracking, or None.
+
+    A regex the parser refuses (or nests too deeply to analyse) counts as risky: it cannot be
+    shown safe, and vetting has already refused one that does not compile.
+    """
+    seen: set[str] = set()
+    for pattern in schema_patterns(schema):
+        if pattern in seen:
+            continue
+        seen.add(pattern)
+        try:
+            if _backtracks(_parse_regex(pattern), False):
+                return pattern
+        except (re.error, RecursionError, OverflowError, ValueError):
+            return pattern
+    return None
+
+
+def check_patterns_compile(schema: Mapping[str, Any], what: str) -> None:
+    """Every regex of the schema compiles (draft-04's meta-schema does not check the keys of
+    `patternProperties`, and a validator would fail on such a key mid-check)."""
+    for pattern in schema_patterns(schema):
+        try:
+            re.compile(pattern)
+        except (re.error, RecursionError, OverflowError, ValueError) as exc:
+            raise ValueError(
+                f"{what}: the regular expression {pattern!r} does not compile ({exc})"
+            ) from None
+
+
 def vet_tool(tool: Any) -> str | None:
     """None when the definition is usable, else the reason it is not (one sentence)."""
     if type(tool) is not dict:
@@ -124,6 +245,7 @@ def vet_tool(tool: Any) -> str | None:
         check_schema_valid(schema, "inputSchema")
         if output is not None:
             check_schema_valid(output, "outputSchema")
+            check_patterns_compile(output, "outputSchema")
         header_params(schema)
     except InvalidHeaderDeclaration as exc:
         return f"inputSchema: {exc}"
@@ -155,6 +277,7 @@ class OutputChecker:
 
     def __init__(self) -> None:
         self._validators: dict[str, tuple[Any, Any]] = {}
+        """Tool name -> (its outputSchema, the validator, or None when it is not checked)."""
 
     def check(self, tool: Mapping[str, Any], result: Mapping[str, Any]) -> None:
         schema = tool.get("outputSchema")
@@ -171,8 +294,17 @@ class OutputChecker:
             cls = _validator_class(schema)
             if cls is None:  # pragma: no cover - only without jsonschema
                 return
-            cached = (schema, cls(schema))
+            risky = risky_pattern(schema)
+            if risky is not None:
+                log.warning(
+                    "tools/call %r: structuredContent is not checked against the outputSchema: "
+                    "its regular expression %r can take exponential time on a hostile value "
+                    "(a repeat over a repeat or an alternation)", name, risky,
+                )
+            cached = (schema, None if risky is not None else cls(schema))
             self._validators[name] = cached
+        if cached[1] is None:
+            return
         error = next(iter(cached[1].iter_errors(result["structuredContent"])), None)
         if error is not None:
             location = "/".join(str(p) for p in error.absolute_path) or "the root"
