@@ -121,6 +121,17 @@ REGEX_TOOLS = [
                       "patternProperties": {"(unclosed": {}}}},
 ]
 
+HOSTILE_TEXT = "\x1b]0;owned\x07\x1b[2J\x9b31m\u202etxt.exe\u2066\r"
+"""Terminal escapes, C0 and C1 controls and bidi overrides, for `mcpkit` to show harmlessly."""
+HOSTILE_TOOLS = [
+    {"name": f"say{HOSTILE_TEXT}", "description": f"Says{HOSTILE_TEXT}\nmore",
+     "inputSchema": {"type": "object", "properties": {f"x{HOSTILE_TEXT}": {"type": "string"}}}},
+    {"name": "say", "description": "Answers with hostile text.",
+     "inputSchema": {"type": "object"}},
+    {"name": "fail", "description": "Fails with a hostile message.",
+     "inputSchema": {"type": "object"}},
+]
+
 
 def tools_call(id: Any, params: dict[str, Any]) -> None:
     name = params.get("name")
@@ -130,7 +141,13 @@ def tools_call(id: Any, params: dict[str, Any]) -> None:
             "hasRequestState": "requestState" in params, "requestState": state,
             "inputResponses": responses, "meta": params.get("_meta"),
             "arguments": params.get("arguments")}
-    if name == "plain":
+    if MODE == "hostile" and name == "say":
+        result(id, {"content": [{"type": "text", "text": f"line one{HOSTILE_TEXT}\nline two"},
+                                {"type": "resource_link", "uri": f"file:///x{HOSTILE_TEXT}",
+                                 "name": f"n{HOSTILE_TEXT}"}]})
+    elif MODE == "hostile" and name == "fail":
+        error(id, -32603, f"it broke{HOSTILE_TEXT}")
+    elif name == "plain":
         result(id, text(seen))
     elif name == "ask_twice":
         if state is None:
@@ -240,13 +257,17 @@ def modern(message: dict[str, Any]) -> None:
               {"supported": ["2099-01-01"], "requested": requested})
         return
     if method == "server/discover":
+        hostile = MODE == "hostile"
+        info = {"name": "raw", "version": "1"}
+        if hostile:
+            info = {"name": f"raw{HOSTILE_TEXT}", "version": f"1{HOSTILE_TEXT}"}
         result(id, {"supportedVersions": [MODERN], "capabilities": {"tools": {}, "resources": {},
                                                                     "prompts": {}},
                     "ttlMs": 0, "cacheScope": "public",
-                    "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "raw",
-                                                                     "version": "1"}}})
+                    **({"instructions": f"Be nice{HOSTILE_TEXT}\nfake: line"} if hostile else {}),
+                    "_meta": {"io.modelcontextprotocol/serverInfo": info}})
     elif method == "tools/list":
-        tools = REGEX_TOOLS if MODE == "regex" else TOOLS
+        tools = {"regex": REGEX_TOOLS, "hostile": HOSTILE_TOOLS}.get(MODE, TOOLS)
         result(id, {"tools": tools, "ttlMs": 60000, "cacheScope": "public"})
     elif method == "tools/call":
         tools_call(id, params)

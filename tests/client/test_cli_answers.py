@@ -16,6 +16,7 @@ from schema_tap import ROOT
 from wire import LEGACY, MODERN, check, check_client_message
 
 from mcpkit.cli.answers import elicit_form, elicit_url, parse_answer, shown
+from mcpkit.cli.terminal import json_text
 from mcpkit.client import InputRequest, read_form
 
 HERE = Path(__file__).resolve().parent
@@ -142,6 +143,15 @@ def test_server_text_cannot_drive_the_terminal() -> None:
     assert shown("two\nlines") == "two\\nlines"
 
 
+def test_json_for_a_terminal_escapes_what_json_dumps_leaves_raw_and_decodes_the_same() -> None:
+    value = {"k\u202e": ["\x9b2J", "\U000e0001 tag", "ünï \u2028 sep", "\x1b"]}
+    text = json_text(value, indent=2)
+    assert all(c.isprintable() or c == "\n" for c in text)
+    assert "\\u202e" in text and "\\u009b" in text and "\\udb40\\udc01" in text
+    assert "ünï" in text
+    assert json.loads(text) == value
+
+
 # -- a server that asks whatever it likes (asking_server.py) ---------------------------------
 
 ASKING_SERVER = HERE / "asking_server.py"
@@ -256,3 +266,40 @@ async def test_one_question_at_a_time_so_no_answer_is_taken_for_another(
         os.close(writer)
         answers = await asyncio.wait_for(both, 10)
     assert answers == [{"action": "decline"}, {"action": "accept", "content": {"go": True}}]
+
+
+# -- a server whose every word is hostile (raw_server.py hostile) ----------------------------
+
+
+def test_no_server_text_reaches_the_terminal_raw_in_any_command(tmp_path: Path) -> None:
+    from raw_server import HOSTILE_TEXT
+
+    log = tmp_path / "raw.log"
+    server = f"{sys.executable} {HERE / 'raw_server.py'} hostile"
+    env = {"RAW_SERVER_LOG": str(log)}
+    runs = {
+        "discover": mcpkit(tmp_path, "discover", server, env=env),
+        "tools": mcpkit(tmp_path, "tools", server, env=env),
+        "call": mcpkit(tmp_path, "call", server, "say", env=env),
+        "fail": mcpkit(tmp_path, "call", server, "fail", env=env),
+        "json": mcpkit(tmp_path, "call", server, "say", "--json", env=env),
+    }
+    assert [runs[k].returncode for k in runs] == [0, 0, 0, 1, 0], [r.stderr for r in runs.values()]
+    for name, done in runs.items():
+        leaked = [c for c in FORBIDDEN_ON_A_TERMINAL if c in done.stdout + done.stderr]
+        assert not leaked, f"{name}: {leaked!r} reached the terminal"
+    escaped = "\\x1b]0;owned\\x07\\x1b[2J\\x9b31m\\u202etxt.exe\\u2066\\r"
+    assert f"raw{escaped} 1{escaped} · modern" in runs["discover"].stdout
+    assert f"instructions: Be nice{escaped}\n  | fake: line" in runs["discover"].stdout
+    assert f"  say{escaped}(x{escaped}?: string)\n      Says\\x1b]0;" in runs["tools"].stdout
+    crlf_is_a_line_end = escaped.removesuffix("\\r")
+    assert (f"line one{crlf_is_a_line_end}\nline two\n-> file:///x{escaped} (n{escaped})"
+            in runs["call"].stdout)
+    assert f"error -32603: it broke{escaped}" in runs["fail"].stderr
+    # JSON stays exact: the same text once decoded.
+    assert json.loads(runs["json"].stdout)["content"][0]["text"] == (
+        f"line one{HOSTILE_TEXT}\nline two")
+    received = [json.loads(line.split(" ", 1)[1]) for line in log.read_text().splitlines()]
+    assert received
+    for message in received:
+        check_client_message(MODERN, message)

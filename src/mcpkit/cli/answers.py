@@ -15,7 +15,8 @@ escape sequences; its multi-line text continues behind a bar (`  | `), so none o
 pass for one of ours (a fake `URL:` line). One question is asked at a time: a legacy server may
 send several at once, and an answer typed for one must never be taken as consent for another.
 
-Uses the public client API only; reads stdin and writes stderr (stdout is the result's).
+Uses the public client API and the escaping of `mcpkit.cli.terminal` only; reads stdin and
+writes stderr (stdout is the result's).
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ import weakref
 from typing import Any, Final
 from urllib.parse import urlsplit
 
+from mcpkit.cli.terminal import shown
+from mcpkit.cli.terminal import shown_block as _block
 from mcpkit.client import ElicitationAnswerError, FormField, InputRequest, check_answer, read_form
 from mcpkit.client.url_elicitation import check_url, real_host
 
@@ -40,20 +43,6 @@ _NO: Final = ("n", "no", "false", "0")
 _turns: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = (
     weakref.WeakKeyDictionary()
 )
-
-
-def shown(text: Any) -> str:
-    """Server text safe for one line of a terminal: every character that is not printable
-    (controls, newlines, bidi and other format characters) made visible as an escape."""
-    value = str(text)
-    return value if value.isprintable() else "".join(
-        c if c.isprintable() else repr(c)[1:-1] for c in value
-    )
-
-
-def _block(text: Any) -> str:
-    """Server text that may span lines: each line after the first behind a bar."""
-    return "\n  | ".join(shown(line) for line in str(text).split("\n"))
 
 
 def _say(text: str) -> None:

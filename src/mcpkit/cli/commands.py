@@ -6,7 +6,9 @@ stdio command line in one quoted string. Output is for people on a terminal, or 
 `--json`; the era and version in use are always shown (on stderr when stdout is JSON or a
 result). A call's progress is drawn on stderr; a server's questions (elicitation) are asked at
 the terminal. Exit status: 0 success, 1 the server said no (an error, `isError`), 2 a usage
-error. This module imports nothing heavy until a command runs.
+error. Everything a server wrote is printed through `mcpkit.cli.terminal`, so no escape
+sequence, control or bidi character of a server reaches the terminal; `--json` output stays
+exact JSON. This module imports nothing heavy until a command runs.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ import os
 import shlex
 import sys
 from typing import Any
+
+from mcpkit.cli.terminal import json_text, shown, shown_block, shown_text
 
 __all__ = ["connector_for", "register", "run_command", "typed_arguments"]
 
@@ -72,7 +76,7 @@ def run_command(args: argparse.Namespace) -> int:
     try:
         return asyncio.run(_run(args))
     except UsageError as exc:
-        print(f"mcpkit {args.client_command}: {exc}", file=sys.stderr)
+        print(f"mcpkit {args.client_command}: {shown(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
@@ -187,7 +191,7 @@ class _Progress:
         self.drawn = False
 
     def __call__(self, progress: float, total: float | None, message: str | None) -> None:
-        text = f" {message}" if message else ""
+        text = f" {shown(message)}" if message else ""
         if total:
             frac = max(0.0, min(1.0, progress / total))
             bar = "#" * int(frac * 30)
@@ -228,10 +232,10 @@ async def _run(args: argparse.Namespace) -> int:
         async with client:
             return await _COMMANDS[command](client, args)
     except RPCError as exc:
-        print(f"mcpkit {command}: the server answered error {exc.code}: {exc.message}",
+        print(f"mcpkit {command}: the server answered error {exc.code}: {shown(exc.message)}",
               file=sys.stderr)
     except MCPError as exc:
-        print(f"mcpkit {command}: {exc}", file=sys.stderr)
+        print(f"mcpkit {command}: {shown(exc)}", file=sys.stderr)
     return 1
 
 
@@ -239,11 +243,11 @@ def _identity(client: Any) -> str:
     info = client.server_info or {}
     name = info.get("title") or info.get("name") or "server"
     version = f" {info['version']}" if info.get("version") else ""
-    return f"{name}{version} · {client.era} {client.protocol_version}"
+    return shown(f"{name}{version} · {client.era} {client.protocol_version}")
 
 
 def _out(value: Any) -> None:
-    print(json.dumps(value, indent=2, ensure_ascii=False))
+    print(json_text(value, indent=2))
 
 
 def _note(client: Any, args: argparse.Namespace) -> None:
@@ -258,14 +262,14 @@ async def _discover(client: Any, args: argparse.Namespace) -> int:
         _out({"era": client.era, "protocolVersion": client.protocol_version, "result": result})
         return 0
     print(_identity(client))
-    print(f"supported versions: {', '.join(result.get('supportedVersions', []))}")
+    print(shown(f"supported versions: {', '.join(map(str, result.get('supportedVersions', [])))}"))
     caps = result.get("capabilities", {})
     parts = [k + (f" ({', '.join(f for f, v in caps[k].items() if v)})"
                   if isinstance(caps[k], dict) and any(caps[k].values()) else "")
              for k in caps]
-    print(f"capabilities: {', '.join(parts) or 'none'}")
+    print(shown(f"capabilities: {', '.join(parts) or 'none'}"))
     if client.instructions:
-        print(f"instructions: {client.instructions.strip()}")
+        print(f"instructions: {shown_block(client.instructions.strip())}")
     return 0
 
 
@@ -277,7 +281,7 @@ def _signature(tool: dict[str, Any]) -> str:
         kind = prop.get("type", "any") if isinstance(prop, dict) else "any"
         kind = "|".join(kind) if isinstance(kind, list) else kind
         args.append(f"{name}{'' if name in required else '?'}: {kind}")
-    return f"{tool['name']}({', '.join(args)})"
+    return shown(f"{tool['name']}({', '.join(args)})")
 
 
 async def _tools(client: Any, args: argparse.Namespace) -> int:
@@ -291,9 +295,10 @@ async def _tools(client: Any, args: argparse.Namespace) -> int:
     print(f"{_identity(client)} · {len(tools)} tool{'s' * (len(tools) != 1)}")
     for tool in tools:
         description = (tool.get("description") or "").strip().splitlines()
-        print(f"  {_signature(tool)}" + (f"\n      {description[0]}" if description else ""))
+        print(f"  {_signature(tool)}"
+              + (f"\n      {shown(description[0])}" if description else ""))
     for r in rejected:
-        print(f"  ignored {r.name}: {r.reason}")
+        print(f"  ignored {shown(r.name)}: {shown(r.reason)}")
     return 0
 
 
@@ -301,25 +306,26 @@ def _show_content(blocks: list[Any]) -> None:
     for block in blocks:
         kind = block.get("type") if isinstance(block, dict) else None
         if kind == "text":
-            print(block.get("text", ""))
+            print(shown_text(block.get("text", "")))
         elif kind in ("image", "audio"):
             size = len(block.get("data", "")) * 3 // 4
-            print(f"[{kind} {block.get('mimeType', '?')}, about {size} bytes]")
+            print(shown(f"[{kind} {block.get('mimeType', '?')}, about {size} bytes]"))
         elif kind == "resource_link":
-            print(f"-> {block.get('uri')} ({block.get('name', '')})")
+            print(shown(f"-> {block.get('uri')} ({block.get('name', '')})"))
         elif kind == "resource":
             _show_contents([block.get("resource") or {}])
         else:
-            print(json.dumps(block, ensure_ascii=False))
+            print(json_text(block))
 
 
 def _show_contents(contents: list[Any]) -> None:
     for item in contents:
         if "text" in item:
-            print(item["text"])
+            print(shown_text(item["text"]))
         else:
             size = len(item.get("blob", "")) * 3 // 4
-            print(f"[{item.get('uri')}: {item.get('mimeType', 'binary')}, about {size} bytes]")
+            print(shown(f"[{item.get('uri')}: {item.get('mimeType', 'binary')}, "
+                        f"about {size} bytes]"))
 
 
 async def _call(client: Any, args: argparse.Namespace) -> int:
@@ -380,9 +386,9 @@ async def _prompt(client: Any, args: argparse.Namespace) -> int:
         _out(result)
         return 0
     if result.get("description"):
-        print(f"# {result['description']}")
+        print(f"# {shown(result['description'])}")
     for message in result.get("messages", []):
-        print(f"{message.get('role')}:")
+        print(f"{shown(message.get('role'))}:")
         _show_content([message.get("content") or {}])
     return 0
 
@@ -394,17 +400,17 @@ async def _listen(client: Any, args: argparse.Namespace) -> int:
                              resources=args.resources or every, uris=args.uri) as sub:
         ack = sub.acknowledged or {}
         print(f"# {_identity(client)} · listening for "
-              f"{', '.join(sorted(ack)) or 'nothing this server sends'}", file=sys.stderr,
+              f"{shown(', '.join(sorted(ack))) or 'nothing this server sends'}", file=sys.stderr,
               flush=True)
         if args.count == 0:
             return 0
         async for note in sub:
             if args.json:
-                print(json.dumps(note, ensure_ascii=False), flush=True)
+                print(json_text(note), flush=True)
             else:
                 uri = (note.get("params") or {}).get("uri")
-                print(note["method"].removeprefix("notifications/") + (f" {uri}" if uri else ""),
-                      flush=True)
+                print(shown(note["method"].removeprefix("notifications/")
+                            + (f" {uri}" if uri else "")), flush=True)
             seen += 1
             if args.count is not None and seen >= args.count:
                 break
