@@ -197,6 +197,25 @@ def tools_call(id: Any, params: dict[str, Any]) -> None:
                         "verified": {"type": "boolean", "default": True}}}}}}})
         else:
             result(id, text(seen))
+    elif name == "bad_defaults":
+        if responses is None:
+            result(id, {"resultType": "input_required", "inputRequests": {"form": {
+                "method": "elicitation/create", "params": {
+                    "message": "Contact", "requestedSchema": {"type": "object", "properties": {
+                        "email": {"type": "string", "format": "email", "default": ""},
+                        "age": {"type": "integer", "minimum": 18, "maximum": 130,
+                                "default": 200},
+                        "city": {"type": "string", "maxLength": 20, "default": "Oslo"}},
+                        "required": ["email"]}}}}})
+        else:
+            result(id, text(seen))
+    elif name == "many_inputs":
+        count = int((params.get("arguments") or {}).get("count", 33))
+        if responses is None:
+            result(id, {"resultType": "input_required", "inputRequests": {
+                f"q{i}": elicit(f"Question {i}?") for i in range(count)}})
+        else:
+            result(id, text({"answered": len(responses)}))
     elif name == "url":
         if responses is None:
             result(id, {"resultType": "input_required", "inputRequests": {"login": {

@@ -115,6 +115,37 @@ async def test_a_missing_form_default_is_filled_before_answering(raw_client: Mak
     assert content == {"name": "Linus", "age": 30, "verified": True}
 
 
+async def test_a_default_that_breaks_its_own_field_is_ignored_not_the_whole_form(
+    raw_client: MakeRaw,
+) -> None:
+    asked: list[InputRequest] = []
+
+    def elicit(request: InputRequest) -> dict[str, Any]:
+        asked.append(request)
+        return {"action": "accept", "content": {"email": "ada@example.com"}}
+
+    client = raw_client("modern", elicit=elicit)
+    result = await client.call_tool("bad_defaults")
+    properties = asked[0].schema["properties"]
+    assert "default" not in properties["email"] and "default" not in properties["age"]
+    assert properties["age"]["maximum"] == 130, "the field's limits stay"
+    assert properties["city"]["default"] == "Oslo", "a default that fits is kept"
+    content = result["structuredContent"]["inputResponses"]["form"]["content"]
+    assert content == {"email": "ada@example.com", "city": "Oslo"}, "200 is never sent"
+
+
+async def test_a_round_asking_more_than_the_cap_is_refused_naming_count_and_limit(
+    raw_client: MakeRaw,
+) -> None:
+    client = raw_client("modern", elicit=answer_name(*["x"] * 40))
+    result = await client.call_tool("many_inputs", {"count": 32})
+    assert result["structuredContent"]["answered"] == 32
+    with pytest.raises(ProtocolViolation, match=r"'many_inputs'.*asks for 33 inputs in one "
+                                                r"round; at most 32"):
+        await client.call_tool("many_inputs", {"count": 33})
+    assert len(calls(client, "many_inputs")) == 3, "nothing was answered for the refused round"
+
+
 async def test_url_mode_and_roots_go_to_their_own_handlers(raw_client: MakeRaw) -> None:
     seen: list[InputRequest] = []
 

@@ -16,15 +16,21 @@ the URL handler, which asks the user; nothing here opens one. A legacy server's 
 same way (`retry_after_url_elicitation`): each page through the URL handler, a bounded wait for
 `notifications/elicitation/complete`, then the request once more.
 
+A form default that breaks its own field's limits (`""` for an email, an age of 200 where the
+maximum is 130) is left out before anyone sees the form (`usable_defaults`): the field is asked
+as if it had none, rather than the whole form refused for one careless default. One round
+carries at most `MAX_INPUT_REQUESTS` input requests.
+
 May import `mcpkit.types` and `mcpkit.errors`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from mcpkit.client.forms import FormSchemaError, check_answer, check_url_answer, read_form
 from mcpkit.client.options import InputRoundsExceededError
@@ -44,6 +50,7 @@ from mcpkit.errors import (
 from mcpkit.types.constants import Method
 
 __all__ = [
+    "MAX_INPUT_REQUESTS",
     "ElicitationHandler",
     "InputHandlers",
     "InputRequest",
@@ -52,7 +59,12 @@ __all__ = [
     "fill_defaults",
     "retry_after_url_elicitation",
     "run_rounds",
+    "usable_defaults",
 ]
+
+MAX_INPUT_REQUESTS: Final = 32
+"""Most input requests answered in one `input_required` round: each may ask the user something,
+so a server asking for more is refused rather than queuing questions without end."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,7 +199,11 @@ class InputHandlers:
         if mode == "url":
             return await self._elicit_url(handler, request, where)
         try:
-            form = read_form(request.params.get("requestedSchema"), where)
+            schema = usable_defaults(request.params.get("requestedSchema"), where)
+            if schema is not request.params.get("requestedSchema"):
+                params = {**request.params, "requestedSchema": schema}
+                request = dataclasses.replace(request, params=params)
+            form = read_form(schema, where)
         except FormSchemaError as exc:
             if request.key is None:
                 raise InvalidParamsError(str(exc)) from None  # the legacy server hears why
@@ -284,6 +300,31 @@ def _undeclared(request: InputRequest, what: str) -> Exception:
     )
 
 
+def usable_defaults(schema: Any, where: str) -> Any:
+    """`schema` without the defaults that break their own field's limits (the same object when
+    every default fits). The fields are read without their defaults first, so a default is
+    judged by the very checker that judges an answer; any other problem of the form is raised
+    as `FormSchemaError`."""
+    properties = schema.get("properties") if type(schema) is dict else None
+    if type(properties) is not dict or not any(
+        type(prop) is dict and "default" in prop for prop in properties.values()
+    ):
+        return schema
+    bare = {name: {k: v for k, v in prop.items() if k != "default"} if type(prop) is dict
+            else prop for name, prop in properties.items()}
+    form = read_form({**schema, "properties": bare}, where)
+    kept = {}
+    for name, prop in properties.items():
+        made = form.field(name)
+        fits = type(prop) is not dict or "default" not in prop or (
+            made is not None and made.problem(prop["default"]) is None
+        )
+        kept[name] = prop if fits else bare[name]
+    if all(kept[name] is prop for name, prop in properties.items()):
+        return schema
+    return {**schema, "properties": kept}
+
+
 def fill_defaults(schema: Mapping[str, Any], result: dict[str, Any]) -> dict[str, Any]:
     """An accepted form's content, with each omitted field that has a `default` filled in."""
     properties = schema.get("properties")
@@ -354,6 +395,11 @@ async def _fulfil(
 ) -> dict[str, Any]:
     if type(requests) is not dict:
         raise ProtocolViolation(f"{what}: inputRequests must be an object of input requests")
+    if len(requests) > MAX_INPUT_REQUESTS:
+        raise ProtocolViolation(
+            f"{what}: the server asks for {len(requests)} inputs in one round; at most "
+            f"{MAX_INPUT_REQUESTS} are answered"
+        )
     responses: dict[str, Any] = {}
     for key, entry in requests.items():
         method = entry.get("method") if type(entry) is dict else None
