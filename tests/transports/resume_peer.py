@@ -284,3 +284,44 @@ async def collect(stream: AsyncIterator[Event], timeout: float = 10.0) -> list[E
         return [event async for event in stream]
 
     return await asyncio.wait_for(run(), timeout)
+
+
+# -- shared by the resume tests -------------------------------------------------------------------
+
+GATE_TIMEOUT = 10.0
+
+
+class Gates:
+    """Named events a test and the tools it calls use to take turns."""
+
+    def __init__(self) -> None:
+        self._events: dict[str, asyncio.Event] = {}
+
+    def _get(self, name: str) -> asyncio.Event:
+        return self._events.setdefault(name, asyncio.Event())
+
+    def open(self, name: str) -> None:
+        self._get(name).set()
+
+    def is_open(self, name: str) -> bool:
+        return self._get(name).is_set()
+
+    async def wait(self, name: str, timeout: float = GATE_TIMEOUT) -> None:
+        await asyncio.wait_for(self._get(name).wait(), timeout)
+
+
+def results(events: list[Event]) -> list[Any]:
+    """The messages of a stream, reduced to what a test compares: a progress value, the text
+    of a result, or a method name."""
+    out: list[Any] = []
+    for event in events:
+        message = event.message
+        if message is None:
+            continue
+        if message.get("method") == "notifications/progress":
+            out.append(message["params"]["progress"])
+        elif "result" in message:
+            out.append(message["result"]["content"][0]["text"])
+        else:
+            out.append(message.get("method"))
+    return out

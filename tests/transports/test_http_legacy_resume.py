@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
 import orjson
 import pytest
-from resume_peer import Event, LegacyClient, Recorded, collect, serving
+from resume_peer import Gates, LegacyClient, Recorded, collect, results, serving
 from wire import LEGACY, MODERN, check_client_message, meta
 
 from mcpkit import Client, ClientOptions, Context, HTTPConnector, Server
@@ -24,22 +23,6 @@ from mcpkit.transports.http_server import HTTPApp, HTTPOptions
 
 RETRY_MS = 30
 TIMEOUT = 10.0
-
-
-class Gates:
-    """Named events a test and the tools it calls use to take turns."""
-
-    def __init__(self) -> None:
-        self._events: dict[str, asyncio.Event] = {}
-
-    def _get(self, name: str) -> asyncio.Event:
-        return self._events.setdefault(name, asyncio.Event())
-
-    def open(self, name: str) -> None:
-        self._get(name).set()
-
-    async def wait(self, name: str) -> None:
-        await asyncio.wait_for(self._get(name).wait(), TIMEOUT)
 
 
 def build(gates: Gates) -> Server:
@@ -97,36 +80,8 @@ def build(gates: Gates) -> Server:
     return server
 
 
-@pytest.fixture
-def gates() -> Gates:
-    return Gates()
-
-
-@pytest.fixture
-async def http() -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient(timeout=TIMEOUT) as client:
-        yield client
-
-
 def app(gates: Gates, **options: Any) -> HTTPApp:
     return HTTPApp(build(gates), HTTPOptions(**options))
-
-
-def results(events: list[Event]) -> list[Any]:
-    """The messages of a stream, reduced to what a test compares: a progress value, or the
-    text of a result."""
-    out: list[Any] = []
-    for event in events:
-        message = event.message
-        if message is None:
-            continue
-        if message.get("method") == "notifications/progress":
-            out.append(message["params"]["progress"])
-        elif "result" in message:
-            out.append(message["result"]["content"][0]["text"])
-        else:
-            out.append(message.get("method"))
-    return out
 
 
 def checked_client(url: str, **handlers: Any) -> Client:

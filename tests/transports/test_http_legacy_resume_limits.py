@@ -7,12 +7,11 @@ every server message is schema-checked as it is sent (`resume_peer.Recorder`).""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
 import pytest
-from resume_peer import Event, LegacyClient, collect, serving
+from resume_peer import Gates, LegacyClient, collect, results, serving
 
 from mcpkit import Context, Server
 from mcpkit.transports.http_events import MemoryEventStore
@@ -20,25 +19,6 @@ from mcpkit.transports.http_server import HTTPApp, HTTPOptions
 from mcpkit.transports.http_sessions import MemorySessionStore
 
 TIMEOUT = 10.0
-
-
-class Gates:
-    """Named events a test and the tools it calls use to take turns."""
-
-    def __init__(self) -> None:
-        self._events: dict[str, asyncio.Event] = {}
-
-    def _get(self, name: str) -> asyncio.Event:
-        return self._events.setdefault(name, asyncio.Event())
-
-    def open(self, name: str) -> None:
-        self._get(name).set()
-
-    def is_open(self, name: str) -> bool:
-        return self._get(name).is_set()
-
-    async def wait(self, name: str, timeout: float = TIMEOUT) -> None:
-        await asyncio.wait_for(self._get(name).wait(), timeout)
 
 
 def build(gates: Gates) -> Server:
@@ -83,34 +63,8 @@ def build(gates: Gates) -> Server:
     return server
 
 
-@pytest.fixture
-def gates() -> Gates:
-    return Gates()
-
-
-@pytest.fixture
-async def http() -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient(timeout=TIMEOUT) as client:
-        yield client
-
-
 def app(gates: Gates, **options: Any) -> HTTPApp:
     return HTTPApp(build(gates), HTTPOptions(**options))
-
-
-def results(events: list[Event]) -> list[Any]:
-    out: list[Any] = []
-    for event in events:
-        message = event.message
-        if message is None:
-            continue
-        if message.get("method") == "notifications/progress":
-            out.append(message["params"]["progress"])
-        elif "result" in message:
-            out.append(message["result"]["content"][0]["text"])
-        else:
-            out.append(message.get("method"))
-    return out
 
 
 async def refusal(peer: LegacyClient, last_event_id: str | bytes) -> tuple[int, str]:
