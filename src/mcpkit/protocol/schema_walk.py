@@ -45,17 +45,19 @@ also refuses:
 The work is linear in the schema: a reference with many candidates reaches them through one
 shared vertex, and a place in the schema is spelled out only for a refusal.
 
-Sans-IO: the standard library and `mcpkit.protocol.schema_places` (each dialect's places).
+Sans-IO: the standard library, `mcpkit.protocol.schema_places` (each dialect's places) and
+`mcpkit.protocol.graph` (the cost analysis of the reference graph).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 from urllib.parse import unquote, urldefrag, urljoin, urlsplit
 
+from mcpkit.protocol.graph import components, expansion, reachable
 from mcpkit.protocol.schema_places import Places, places_of
 
 __all__ = ["MISSING", "Limits", "Wording", "check_schema_structure", "resolve_pointer"]
@@ -425,96 +427,19 @@ def _check_cost(walked: _Walked, where: str, limits: Limits, wording: Wording) -
         resolved.append((item, vertices))
         walked.edges[item.source].extend(vertices)
         walked.same_place[item.source].extend(vertices)
-    loops = _components(walked.same_place)
-    reachable = _reachable(walked.edges, 0)
+    loops = components(walked.same_place)
+    reached_from_root = reachable(walked.edges, 0)
     for item, vertices in resolved:
-        if reachable[item.source] and any(loops[v] == loops[item.source] for v in vertices):
+        if reached_from_root[item.source] and any(loops[v] == loops[item.source] for v in vertices):
             raise _refusal(wording.loop, where, limits, **item.found())
     if limits.max_fan_out is not None:
-        fan_out = _expansion(walked.same_place, limits.max_fan_out)
-        widest = max((n for n, ok in zip(fan_out, reachable, strict=True) if ok), default=0)
+        fan_out = expansion(walked.same_place, limits.max_fan_out)
+        widest = max((n for n, ok in zip(fan_out, reached_from_root, strict=True) if ok),
+                     default=0)
         if widest > limits.max_fan_out:
             raise _refusal(wording.fan_out, where, limits)
     if (
         limits.max_expanded is not None
-        and _expansion(walked.edges, limits.max_expanded)[0] > limits.max_expanded
+        and expansion(walked.edges, limits.max_expanded)[0] > limits.max_expanded
     ):
         raise _refusal(wording.expanded, where, limits)
-
-
-def _reachable(edges: Sequence[Sequence[int]], start: int) -> list[bool]:
-    seen = [False] * len(edges)
-    seen[start] = True
-    todo = [start]
-    while todo:
-        for w in edges[todo.pop()]:
-            if not seen[w]:
-                seen[w] = True
-                todo.append(w)
-    return seen
-
-
-def _expansion(edges: Sequence[Sequence[int]], limit: int) -> list[int]:
-    """For each vertex, how many vertices evaluating it evaluates with every reference inlined
-    and each loop counted once; capped just past `limit`, so a huge count costs nothing."""
-    component = _components(edges)
-    members: list[list[int]] = [[] for _ in range(max(component, default=-1) + 1)]
-    for vertex, c in enumerate(component):
-        members[c].append(vertex)
-    cap = limit + 1
-    cost = [0] * len(members)
-    for c, inside in enumerate(members):  # the components a vertex leads to come first
-        total = len(inside)
-        for u in inside:
-            for w in edges[u]:
-                if component[w] != c:
-                    total = min(total + cost[component[w]], cap)
-        cost[c] = total
-    return [cost[c] for c in component]
-
-
-def _components(edges: Sequence[Sequence[int]]) -> list[int]:
-    """Strongly connected components (Tarjan's, without recursion), numbered in the order they
-    complete, so the components a vertex leads to always have smaller numbers than its own."""
-    count = len(edges)
-    order = [-1] * count
-    low = [0] * count
-    on_stack = [False] * count
-    component = [-1] * count
-    stack: list[int] = []
-    counter = done = 0
-    for start in range(count):
-        if order[start] != -1:
-            continue
-        order[start] = low[start] = counter
-        counter += 1
-        stack.append(start)
-        on_stack[start] = True
-        work = [(start, 0)]
-        while work:
-            v, i = work[-1]
-            if i < len(edges[v]):
-                work[-1] = (v, i + 1)
-                w = edges[v][i]
-                if order[w] == -1:
-                    order[w] = low[w] = counter
-                    counter += 1
-                    stack.append(w)
-                    on_stack[w] = True
-                    work.append((w, 0))
-                elif on_stack[w]:
-                    low[v] = min(low[v], order[w])
-                continue
-            work.pop()
-            if work:
-                parent = work[-1][0]
-                low[parent] = min(low[parent], low[v])
-            if low[v] == order[v]:
-                while True:
-                    w = stack.pop()
-                    on_stack[w] = False
-                    component[w] = done
-                    if w == v:
-                        break
-                done += 1
-    return component
