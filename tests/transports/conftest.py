@@ -1,13 +1,22 @@
-"""Fixtures of the resumable-stream tests: the gates their tools wait on, and a plain HTTP
-client for the requests a test writes by hand."""
+"""Shared fixtures of the transport tests: the `features` server process (one per test module)
+for the HTTP tests, and for the resumable-stream tests the gates their tools wait on and a plain
+HTTP client for the requests a test writes by hand."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 
 import httpx
 import pytest
+from http_peer import FEATURES, ServerProcess
 from resume_peer import GATE_TIMEOUT, Gates
+
+
+@pytest.fixture(scope="module")
+def features() -> Iterator[ServerProcess]:
+    server = ServerProcess.start(FEATURES)
+    yield server
+    server.stop()
 
 
 @pytest.fixture

@@ -21,6 +21,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from wire import LEGACY, MODERN, check_client_message, check_server_message
 
+from mcpkit import Context, Server
+
 ACCEPT = "application/json, text/event-stream"
 
 
@@ -325,3 +327,22 @@ def results(events: list[Event]) -> list[Any]:
         else:
             out.append(message.get("method"))
     return out
+
+
+def add_relay(server: Server, gates: Gates) -> None:
+    """The `relay` tool: progress 1, wait for "go", progress 2 and 3, open "sent", wait for
+    "finish", answer "relayed"; opens "cancelled" if it is cancelled on the way."""
+
+    @server.tool()
+    async def relay(ctx: Context) -> str:
+        try:
+            await ctx.report_progress(1, 3)
+            await gates.wait("go")
+            await ctx.report_progress(2, 3)
+            await ctx.report_progress(3, 3)
+            gates.open("sent")
+            await gates.wait("finish")
+        except asyncio.CancelledError:
+            gates.open("cancelled")
+            raise
+        return "relayed"

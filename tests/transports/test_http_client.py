@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import socket
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 import orjson
 import pytest
 import uvicorn
-from http_peer import FEATURES, ServerProcess, checked_transport, meta
+from http_peer import ServerProcess, checked_transport, meta
 from wire import LEGACY, MODERN, check_client_message, check_server_message
 
 from mcpkit.errors import TransportError
@@ -21,13 +21,6 @@ from mcpkit.transports.http_client import (
     HTTPStatusError,
     SessionExpiredError,
 )
-
-
-@pytest.fixture(scope="module")
-def features() -> Iterator[ServerProcess]:
-    server = ServerProcess.start(FEATURES)
-    yield server
-    server.stop()
 
 
 @pytest.fixture

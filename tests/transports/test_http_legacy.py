@@ -4,21 +4,14 @@ legacy rules for errors and cancellation, against a real `mcpkit run --http` pro
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
 import pytest
-from http_peer import FEATURES, Peer, Reply, ServerProcess
+from http_peer import Peer, Reply, ServerProcess
 
 from mcpkit.protocol.http import classify_era
-
-
-@pytest.fixture(scope="module")
-def features() -> Iterator[ServerProcess]:
-    server = ServerProcess.start(FEATURES)
-    yield server
-    server.stop()
 
 
 @pytest.fixture

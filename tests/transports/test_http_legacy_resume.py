@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import orjson
 import pytest
-from resume_peer import Gates, LegacyClient, Recorded, collect, results, serving
+from resume_peer import Gates, LegacyClient, Recorded, add_relay, collect, results, serving
 from wire import LEGACY, MODERN, check_client_message, meta
 
 from mcpkit import Client, ClientOptions, Context, HTTPConnector, Server
@@ -28,16 +28,7 @@ TIMEOUT = 10.0
 def build(gates: Gates) -> Server:
     server = Server("resume-tests", "1.0.0")
 
-    @server.tool()
-    async def relay(ctx: Context) -> str:
-        """Progress 1, wait for "go", progress 2 and 3, say "sent", wait for "finish"."""
-        await ctx.report_progress(1, 3)
-        await gates.wait("go")
-        await ctx.report_progress(2, 3)
-        await ctx.report_progress(3, 3)
-        gates.open("sent")
-        await gates.wait("finish")
-        return "relayed"
+    add_relay(server, gates)
 
     @server.tool()
     async def steps(n: int, ctx: Context) -> str:

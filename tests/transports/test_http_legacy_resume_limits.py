@@ -11,7 +11,7 @@ from typing import Any
 
 import httpx
 import pytest
-from resume_peer import Gates, LegacyClient, collect, results, serving
+from resume_peer import Gates, LegacyClient, add_relay, collect, results, serving
 
 from mcpkit import Context, Server
 from mcpkit.transports.http_events import MemoryEventStore
@@ -24,20 +24,7 @@ TIMEOUT = 10.0
 def build(gates: Gates) -> Server:
     server = Server("resume-limits", "1.0.0")
 
-    @server.tool()
-    async def relay(ctx: Context) -> str:
-        """Progress 1, wait for "go", progress 2 and 3, say "sent", wait for "finish"."""
-        try:
-            await ctx.report_progress(1, 3)
-            await gates.wait("go")
-            await ctx.report_progress(2, 3)
-            await ctx.report_progress(3, 3)
-            gates.open("sent")
-            await gates.wait("finish")
-        except asyncio.CancelledError:
-            gates.open("cancelled")
-            raise
-        return "relayed"
+    add_relay(server, gates)
 
     @server.tool()
     async def late(ctx: Context) -> str:

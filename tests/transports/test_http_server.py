@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import httpx
@@ -14,13 +14,6 @@ from http_peer import FEATURES, Peer, Reply, ServerProcess, mirrored, raw_post
 from wire import MODERN, check_server_message
 
 from mcpkit.protocol.http import STATUS_BY_CODE
-
-
-@pytest.fixture(scope="module")
-def features() -> Iterator[ServerProcess]:
-    server = ServerProcess.start(FEATURES)
-    yield server
-    server.stop()
 
 
 @pytest.fixture
