@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import time
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import pytest
 
+from mcpkit.protocol import mcp_headers
 from mcpkit.protocol.mcp_headers import (
     InvalidHeaderDeclaration,
     decode_header_value,
@@ -186,16 +187,34 @@ def test_deep_properties_chain_is_walked_without_recursion_limits() -> None:
     assert header_params(schema) == {"Deep": ("n",) * 3000}
 
 
-def test_refs_are_not_followed_so_shared_defs_cost_linear_time() -> None:
+def test_refs_are_not_followed_so_shared_defs_cost_linear_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # 40 definitions that each refer twice to the next: following the references would visit
+    # 2**40 subschemas. The walk looks into each subschema written in the schema once (the root,
+    # one property, 41 definitions and their 80 branches), and a visit past that fails at once
+    # instead of running on.
     defs = {
         f"d{i}": {"anyOf": [{"$ref": f"#/$defs/d{i + 1}"}, {"$ref": f"#/$defs/d{i + 1}"}]}
         for i in range(40)
     }
     defs["d40"] = {"type": "string"}
     schema = {"type": "object", "properties": {"a": {"$ref": "#/$defs/d0"}}, "$defs": defs}
-    started = time.perf_counter()
+    budget = 1 + 1 + 41 + 80
+    visits: list[tuple[str, ...]] = []
+    listed = mcp_headers._subschemas
+
+    def counted(
+        node: Mapping[str, Any], at: tuple[str, ...]
+    ) -> Iterator[tuple[Any, tuple[str, ...]]]:
+        visits.append(at)
+        assert len(visits) <= budget, f"more visits than the {budget} subschemas written"
+        return listed(node, at)
+
+    monkeypatch.setattr(mcp_headers, "_subschemas", counted)
     assert header_params(schema) == {}
-    assert time.perf_counter() - started < 1.0
+    assert len(visits) == budget
+    assert len(set(visits)) == budget  # each place once
 
 
 # -- encode_header_value ------------------------------------------------------------------------

@@ -3,13 +3,13 @@ the client's use of it with their own limits and words."""
 
 from __future__ import annotations
 
-import time
 import tracemalloc
 from typing import Any
 
 import pytest
 
 from mcpkit.client.tools import vet_tool
+from mcpkit.protocol import schema_walk
 from mcpkit.protocol.schema_walk import (
     MISSING,
     Limits,
@@ -314,15 +314,30 @@ def test_an_id_where_no_subschema_goes_is_ignored_and_a_reference_under_it_refus
     assert accepted({"x-examples": [{"$id": "order-1", "total": 3}]})
 
 
-def test_a_place_is_spelled_out_only_for_a_refusal() -> None:
+def test_a_place_is_spelled_out_only_for_a_refusal(monkeypatch: pytest.MonkeyPatch) -> None:
     # 9000 references under a 400 000-character name: spelling each one's place would copy
-    # almost four billion characters.
+    # almost four billion characters. An accepted schema has no place spelt out at all; the
+    # first attempt fails at once instead of running on.
+    spelt: list[str] = []
+    accepting = True
+    spell = schema_walk._pointer
+
+    def counted(path: Any) -> str:
+        spelt.append(text := spell(path))
+        assert not accepting, f"a place spelt out for an accepted schema: {text[:80]}"
+        return text
+
+    monkeypatch.setattr(schema_walk, "_pointer", counted)
     schema = {"properties": {"k" * 400_000: {"allOf": [{"$ref": "#/$defs/a"}] * 9_000}},
               "$defs": {"a": {}}}
     limits = Limits(max_nodes=20_000, max_depth=64, max_fan_out=10**5, max_expanded=10**6)
-    started = time.process_time()
     check_schema_structure(schema, "S", limits, WORDS)
-    assert time.process_time() - started < 1.0
+    assert spelt == []
+    # A refusal does spell its one place, through the same function.
+    accepting = False
+    schema["properties"]["k" * 400_000]["allOf"][-1] = {"$ref": "#/$defs/nope"}
+    assert refusal(schema, limits).startswith("S: no target for $ref #/$defs/nope at /properties")
+    assert len(spelt) == 1
 
 
 @pytest.mark.parametrize("output", [
