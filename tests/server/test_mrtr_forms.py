@@ -147,14 +147,27 @@ def test_each_question_needs_its_own_capability() -> None:
 
 
 def test_question_shapes_are_valid_input_requests() -> None:
-    check(MODERN, "InputRequests", {
+    hi = [{"role": "user", "content": {"type": "text", "text": "hi"}}]
+    requests = {
         "a": Elicit("Confirm?").request(WHERE),
         "b": ElicitURL("Pay", "https://pay.example/1").request(WHERE),
-        "c": Sample([{"role": "user", "content": {"type": "text", "text": "hi"}}], max_tokens=9,
-                    system_prompt="Be brief", temperature=0.2, stop_sequences=["."],
-                    model_preferences={"hints": [{"name": "claude"}]}).request(WHERE),
+        "c": Sample(hi, max_tokens=9, system_prompt="Be brief", temperature=0.2,
+                    stop_sequences=["."], model_preferences={"hints": [{"name": "claude"}]},
+                    ).request(WHERE),
         "d": ListRoots().request(WHERE),
-    })
+    }
+    # The shapes themselves, so the test asserts something without the schemas too.
+    assert requests == {
+        "a": {"method": "elicitation/create", "params": {
+            "message": "Confirm?", "requestedSchema": {"type": "object", "properties": {}}}},
+        "b": {"method": "elicitation/create", "params": {
+            "mode": "url", "message": "Pay", "url": "https://pay.example/1"}},
+        "c": {"method": "sampling/createMessage", "params": {
+            "messages": hi, "maxTokens": 9, "systemPrompt": "Be brief", "temperature": 0.2,
+            "stopSequences": ["."], "modelPreferences": {"hints": [{"name": "claude"}]}}},
+        "d": {"method": "roots/list"},
+    }
+    check(MODERN, "InputRequests", requests)
 
 
 @pytest.mark.parametrize("build, fragment", [

@@ -19,6 +19,7 @@ from pathlib import PurePosixPath
 from typing import Annotated, Any, Literal, NotRequired, Optional, Required, TypedDict
 
 import jsonschema
+import pydantic  # in the test extra: a missing pydantic must fail the module, not skip 236 tests
 import pytest
 
 from mcpkit.server.schema import (
@@ -30,8 +31,6 @@ from mcpkit.server.schema import (
     describe_parameters,
     output_to_json,
 )
-
-pydantic = pytest.importorskip("pydantic")
 
 # -- fixtures: module-level types, so string annotations resolve ---------------------------------
 
