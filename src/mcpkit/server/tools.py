@@ -73,7 +73,9 @@ def build_tool(
         input_schema=options.get("input_schema"),
         output_schema=output_schema,
         structured_output=options.get("structured_output"),
-        passthrough_types=(ContentBlock,),
+        # A `-> ToolResult` tool spells its result out itself: the dataclass's own fields are
+        # not its output, so they must not become an advertised outputSchema.
+        passthrough_types=(ContentBlock, ToolResult),
     )
     schema = sig.input_schema
     if schema.get("type") != "object":
@@ -135,7 +137,17 @@ def call_result(tool: Tool, value: Any) -> dict[str, Any]:
     """The CallToolResult for what a tool returned."""
     if isinstance(value, ToolResult):
         result: dict[str, Any] = {"resultType": "complete"}
-        result["content"] = to_content(value.content) or []
+        empty = isinstance(value.content, list | tuple) and not value.content
+        content = [] if empty else to_content(value.content)
+        if content is None:
+            # Data that is not content would otherwise vanish from the result without a word.
+            raise TypeError(
+                f"tool {tool.name!r} returned a ToolResult whose content is not content: give "
+                "a str, bytes, a content helper (Text, Image, Audio, Blob, ResourceLink), a "
+                "content block dict or a list of those; data belongs in "
+                "ToolResult.structured"
+            )
+        result["content"] = content
         if value.structured is not None:
             structured = output_to_json(value.structured)
             if tool.check_output is not None:
