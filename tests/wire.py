@@ -3,6 +3,11 @@
 The schemas are read from MCPKIT_SPEC_DIR (default: ../shared/spec beside the repository).
 Results are checked against the typed result of the method they answer, as the conformance
 harness does, and the whole message against JSONRPCMessage.
+
+This module is also the pytest plugin that keeps a run without the schemas from passing
+quietly (tests/conftest.py loads its hooks): under CI (the CI environment variable) a missing
+spec folder stops the run before any test, elsewhere the run goes on and its summary says how
+many schema checks were made, so a run whose checks were all off cannot pass for a checked one.
 """
 
 from __future__ import annotations
@@ -12,6 +17,8 @@ import json
 import os
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 SPEC_DIR = Path(os.environ.get("MCPKIT_SPEC_DIR", ROOT.parent / "shared" / "spec"))
@@ -70,13 +77,29 @@ def meta(**extra: Any) -> dict[str, Any]:
 
 
 def spec_available() -> bool:
-    return (SPEC_DIR / f"schema-{MODERN}.json").is_file()
+    """Both revisions' schemas are there: a folder holding only one would check half the wire."""
+    return all((SPEC_DIR / f"schema-{r}.json").is_file() for r in (MODERN, LEGACY))
 
 
 SPEC_MISSING = (
     f"the official MCP schemas were not found in {SPEC_DIR}; "
-    "set MCPKIT_SPEC_DIR to a folder holding schema-2026-07-28.json and schema-2025-11-25.json"
+    f"set MCPKIT_SPEC_DIR to a folder holding schema-{MODERN}.json and schema-{LEGACY}.json"
 )
+
+
+def under_ci() -> bool:
+    """CI=true (or 1/yes), as CI services set it: there a run must check, not skip, the wire."""
+    return os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
+
+
+class _Tally:
+    """How many values `check` validated in this process (the run's summary reports it)."""
+
+    checked = 0
+
+
+def checked_count() -> int:
+    return _Tally.checked
 
 
 @functools.cache
@@ -97,12 +120,25 @@ def validator(revision: str, definition: str) -> Any:
     )
 
 
+def _unchecked() -> bool:
+    """True when the schemas are missing and a check may pass without them (not under CI).
+
+    Under CI the run is stopped at start (`pytest_configure`); this also fails each check, for
+    code that imports this module outside such a run (a peer process, another plugin order)."""
+    if spec_available():
+        return False
+    if under_ci():
+        raise AssertionError(f"{SPEC_MISSING} (CI is set: schema checks cannot be switched off)")
+    return True
+
+
 def check(revision: str, definition: str, value: Any) -> None:
-    """Validate `value` as `definition`; without the schemas (see SPEC_MISSING) it checks nothing
-    and the session header says so."""
-    if not spec_available():
+    """Validate `value` as `definition`; without the schemas (see SPEC_MISSING) it checks nothing,
+    which the run's summary shows as a count of 0, and under CI it fails instead."""
+    if _unchecked():
         return
     errors = sorted(validator(revision, definition).iter_errors(value), key=lambda e: e.path)
+    _Tally.checked += 1
     if errors:
         detail = "; ".join(f"{list(e.absolute_path)}: {e.message}" for e in errors[:5])
         raise AssertionError(f"not a valid {revision} {definition}: {detail}\n{json.dumps(value)[:2000]}")
@@ -110,7 +146,7 @@ def check(revision: str, definition: str, value: Any) -> None:
 
 def check_server_message(revision: str, message: dict[str, Any], method: str | None) -> None:
     """Validate one message a server sent; `method` is that of the request it answers."""
-    if not spec_available():
+    if _unchecked():
         return
     check(revision, "JSONRPCMessage", message)
     if "result" in message:
@@ -134,10 +170,59 @@ def check_server_message(revision: str, message: dict[str, Any], method: str | N
 
 def check_client_message(revision: str, message: dict[str, Any]) -> None:
     """Validate one message a client sent (requests, notifications, responses)."""
-    if not spec_available():
+    if _unchecked():
         return
     check(revision, "JSONRPCMessage", message)
     if "method" in message and "id" in message:
         check(revision, "ClientRequest", message)
     elif "method" in message:
         check(revision, "ClientNotification", message)
+
+
+# -- the pytest plugin ---------------------------------------------------------------------------
+
+_WORKER_KEY = "mcpkit_schema_checks"
+_worker_counts = pytest.StashKey[list[int]]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Under CI, a run without the schemas is refused before it starts (exit status 4)."""
+    config.stash[_worker_counts] = []
+    if under_ci() and not spec_available():
+        raise pytest.UsageError(
+            f"{SPEC_MISSING}. CI is set, and a CI run must not pass with its schema checks off."
+        )
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    """Where the schemas come from, or a warning that they were not found."""
+    if spec_available():
+        return f"official MCP schemas: {SPEC_DIR}"
+    return f"WARNING: {SPEC_MISSING}; wire messages are not schema-checked"
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """A pytest-xdist worker hands its count to the controller, which prints the summary."""
+    output = getattr(session.config, "workeroutput", None)
+    if output is not None:
+        output[_WORKER_KEY] = checked_count()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    """pytest-xdist, on the controller: add up a finished worker's schema checks."""
+    counts = node.config.stash.get(_worker_counts, None)
+    if counts is not None:
+        counts.append(int(getattr(node, "workeroutput", {}).get(_WORKER_KEY, 0)))
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    """Say how many schema checks were made, so a run with its checks off is visible."""
+    total = checked_count() + sum(config.stash.get(_worker_counts, []))
+    if spec_available():
+        checks = "1 schema check" if total == 1 else f"{total} schema checks"
+        terminalreporter.write_line(
+            f"{checks} of wire messages against the official schemas in {SPEC_DIR}"
+        )
+    else:
+        terminalreporter.write_line(f"0 schema checks of wire messages: {SPEC_MISSING}", yellow=True)
