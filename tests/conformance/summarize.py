@@ -2,9 +2,14 @@
 
 `scripts/conformance` runs the official suite with `-o DIR`, which leaves one `checks.json` per
 scenario; this turns them into `conformance <leg> <revision>: P passed, F failed` and the exit
-status. A scenario fails when any of its checks is a FAILURE (the suite's own scoring rule), or
-when it left no results at all. Scenarios listed in the expected-failures file must fail (a
-pass there means the entry is stale and must be removed); they are counted apart.
+status. A scenario fails when any of its checks is a FAILURE (the suite's own scoring rule), when
+none of its checks is a SUCCESS (only SKIPPED, INFO or WARNING checks, or none at all: nothing
+was shown to work), or when it left no results at all. Scenarios listed in the expected-failures
+file must fail (a pass there means the entry is stale and must be removed); they are counted
+apart. That file has a `server:` and a `client:` list for every revision, and may have lists
+held to one revision (`client 2026-07-28:`); an entry that names no scored scenario of the leg
+at the revision being judged is an error (a typo or a scenario of another revision would
+otherwise be dropped without a word), and so is a list of any other name.
 
 Usage:
   summarize.py required LEG REVISION RESULTS_DIR REQUIREMENTS_YAML EXPECTED_FAILURES_YAML
@@ -24,6 +29,8 @@ from pathlib import Path
 from typing import Any
 
 _STAMP = re.compile(r"-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z$")
+_SECTION = re.compile(r"(server|client)(?: (\d{4}-\d{2}-\d{2}))?")
+"""A list of the expected-failures file: a leg, for every revision or for one."""
 
 
 def load_results(results_dir: Path, prefix: str) -> dict[str, list[dict[str, Any]]]:
@@ -35,7 +42,10 @@ def load_results(results_dir: Path, prefix: str) -> dict[str, list[dict[str, Any
         if prefix and name.startswith(prefix):
             name = name[len(prefix) :]
         try:
-            found[name] = json.loads(path.read_text())
+            checks = json.loads(path.read_text())
+            if not isinstance(checks, list) or not all(isinstance(c, dict) for c in checks):
+                raise ValueError("not a JSON list of check objects")
+            found[name] = checks
         except (OSError, ValueError) as exc:
             found[name] = [{"id": "unreadable-results", "status": "FAILURE",
                             "errorMessage": f"{path}: {exc}"}]
@@ -108,12 +118,16 @@ def report(label: str, entries: list[tuple[str, str]],
     print(f"  reported, not scored ({label}): " + ", ".join(marks))
 
 
-def read_expected_failures(path: Path, leg: str) -> dict[str, str]:
-    """Scenario -> reason, from `leg:` lists whose entries may end in `# reason` comments."""
+def read_expected_failures(path: Path, leg: str, revision: str = "") -> dict[str, str]:
+    """Scenario -> reason, from the `leg:` list and the `leg revision:` list, whose entries may
+    end in `# reason` comments (else the last comment line above gives the reason).
+
+    ValueError names the line of a list that is neither: entries under a misspelt name would
+    otherwise never be held to failing."""
     out: dict[str, str] = {}
     section = None
     reason = ""
-    for raw in path.read_text().splitlines():
+    for number, raw in enumerate(path.read_text().splitlines(), 1):
         if not raw.strip():
             continue
         if raw.lstrip().startswith("#"):
@@ -121,15 +135,31 @@ def read_expected_failures(path: Path, leg: str) -> dict[str, str]:
             continue
         if not raw.startswith(" "):
             section = raw.split("#", 1)[0].strip().rstrip(":")
+            if not _SECTION.fullmatch(section):
+                raise ValueError(f"{path}: line {number}: unknown section {section!r} (lists are "
+                                 "'server:', 'client:', or one of them with a revision, as "
+                                 "'client 2026-07-28:')")
             continue
         item, _, comment = raw.strip().partition("#")
-        if section == leg and item.startswith("- "):
+        if section in (leg, f"{leg} {revision}") and item.startswith("- "):
             out[item[2:].strip()] = comment.strip() or reason
     return out
 
 
 def failures(checks: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     return [c for c in checks if c.get("status") == "FAILURE"]
+
+
+def verdict_failures(checks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """What fails a judged scenario: its FAILURE checks, or, when none of its checks succeeded,
+    one check saying so (a scenario that only skipped showed nothing to work)."""
+    bad = failures(checks)
+    if bad or any(c.get("status") == "SUCCESS" for c in checks):
+        return bad
+    seen = sorted({str(c.get("status")) for c in checks})
+    what = f"its {len(checks)} checks are {', '.join(seen)} only" if checks else "it has no checks"
+    return [{"id": "nothing-succeeded", "status": "FAILURE",
+             "errorMessage": f"no check succeeded: {what}"}]
 
 
 def warnings(checks: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -146,14 +176,18 @@ def judge(
     scenarios: list[str],
     results: dict[str, list[dict[str, Any]]],
     expected: dict[str, str],
+    errors: list[str] | None = None,
 ) -> bool:
+    """Print the failures and the verdict line; True when the run passes. `errors` are
+    problems of the expected-failures file, printed and counted: any of them fails the run."""
+    errors = errors or []
     passed, failed, expected_failed, stale, warned = [], [], [], [], []
     for name in scenarios:
         checks = results.get(name)
         if checks is None:
             checks = [{"id": "no-results", "status": "FAILURE",
                        "errorMessage": "the scenario left no results (it did not run to the end)"}]
-        bad = failures(checks)
+        bad = verdict_failures(checks)
         if warnings(checks):
             warned.append((name, warnings(checks)))
         if name in expected:
@@ -175,8 +209,12 @@ def judge(
     if expected:
         reasons = sorted({expected[n] for n in expected_failed})
         extra = f", {len(expected_failed)} expected failures ({'; '.join(reasons)})" if expected_failed else ""
+    for error in errors:
+        print(f"  ERROR {error}")
+    if errors:
+        extra += f", {len(errors)} error{'s' if len(errors) > 1 else ''} in the expected-failures file"
     print(f"conformance {label}: {len(passed)} passed, {len(failed)} failed{extra}")
-    return not failed and not stale
+    return not failed and not stale and not errors
 
 
 def main(argv: list[str]) -> int:
@@ -187,12 +225,19 @@ def main(argv: list[str]) -> int:
             print(f"summarize: no {leg} scenarios found in {req_path}", file=sys.stderr)
             return 2
         results = load_results(Path(results_dir), "server-" if leg == "server" else "")
-        expected = read_expected_failures(Path(expected_path), leg)
+        try:
+            expected = read_expected_failures(Path(expected_path), leg, revision)
+        except (OSError, ValueError) as exc:
+            print(f"conformance {leg} {revision}: error: {exc}")
+            return 2
+        errors = [f"expected failure {name} names no scored {leg} scenario of {revision} "
+                  f"(in {req_path}); remove it, or list it under '{leg} <revision>:' for the "
+                  "revisions that have it" for name in expected if name not in scenarios]
         expected = {k: v for k, v in expected.items() if k in scenarios}
         unscored = read_not_scored(Path(req_path), leg)
         if unscored:
             report(f"{leg} {revision}", unscored, results)
-        return 0 if judge(f"{leg} {revision}", scenarios, results, expected) else 1
+        return 0 if judge(f"{leg} {revision}", scenarios, results, expected, errors) else 1
     if len(argv) == 3 and argv[0] == "all":
         label, results_dir = argv[1], argv[2]
         prefix = "server-" if label.startswith("server") else ""

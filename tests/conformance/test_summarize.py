@@ -112,3 +112,123 @@ def test_all_mode_judges_every_scenario_that_left_results(
     out = capsys.readouterr().out.splitlines()
     assert out[-1] == "conformance server 2025-06-18: 1 passed, 1 failed"
     assert summarize.main(["all", "server 2025-06-18", str(tmp_path / "empty")]) == 1
+
+
+def required(leg: str, revision: str, out: Path, req: Path, expected: Path) -> int:
+    return summarize.main(["required", leg, revision, str(out), str(req), str(expected)])
+
+
+@pytest.mark.parametrize("statuses", [["SKIPPED"], ["INFO", "SKIPPED"], ["WARNING"], []],
+                         ids=repr)
+def test_a_scenario_where_no_check_succeeded_counts_as_failed(
+    tmp_path: Path, files: tuple[Path, Path], capsys: pytest.CaptureFixture[str],
+    statuses: list[str],
+) -> None:
+    req, expected = files
+    save(tmp_path / "out", "server-alpha", statuses)
+    save(tmp_path / "out", "server-beta", ["SUCCESS", "INFO"])
+    assert required("server", "2026-07-28", tmp_path / "out", req, expected) == 1
+    out = capsys.readouterr().out
+    assert out.splitlines()[-1] == "conformance server 2026-07-28: 1 passed, 1 failed"
+    assert "FAILED alpha" in out and "no check succeeded" in out
+
+
+def test_an_expected_failure_where_no_check_succeeded_is_still_failing_not_stale(
+    tmp_path: Path, files: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    req, expected = files
+    save(tmp_path / "a", "auth/one", ["INFO", "SKIPPED"])
+    save(tmp_path / "a", "gamma", ["SUCCESS"])
+    assert required("client", "2025-11-25", tmp_path / "a", req, expected) == 0
+    out = capsys.readouterr().out
+    assert "STALE" not in out
+    assert out.splitlines()[-1].endswith("1 passed, 0 failed, 1 expected failures "
+                                         "(needs authorization)")
+
+
+def test_all_mode_fails_a_scenario_that_only_skipped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    save(tmp_path / "o", "server-ping", ["SUCCESS"])
+    save(tmp_path / "o", "server-tools-list", ["SKIPPED"])
+    assert summarize.main(["all", "server 2025-06-18", str(tmp_path / "o")]) == 1
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        "conformance server 2025-06-18: 1 passed, 1 failed")
+
+
+@pytest.mark.parametrize("entry", ["auth/typo", "delta", "alpha"],
+                         ids=["unknown", "not-scored", "other-leg"])
+def test_an_expected_failure_naming_no_scored_scenario_of_the_revision_is_an_error(
+    tmp_path: Path, files: tuple[Path, Path], capsys: pytest.CaptureFixture[str], entry: str,
+) -> None:
+    req, expected = files
+    expected.write_text(f"# needs authorization\nclient:\n  - auth/one\n  - {entry}\n")
+    save(tmp_path / "a", "auth/one", ["FAILURE"])
+    save(tmp_path / "a", "gamma", ["SUCCESS"])
+    assert required("client", "2025-11-25", tmp_path / "a", req, expected) == 1
+    out = capsys.readouterr().out
+    assert (f"ERROR expected failure {entry} names no scored client scenario of 2025-11-25"
+            in out)
+    assert out.splitlines()[-1] == (
+        "conformance client 2025-11-25: 1 passed, 0 failed, 1 expected failures (needs "
+        "authorization), 1 error in the expected-failures file")
+
+
+def test_an_expected_failure_may_be_held_to_one_revision(
+    tmp_path: Path, files: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    req, expected = files
+    expected.write_text("client:\n  - auth/one  # needs authorization\n"
+                        "client 2026-07-28:\n  - gamma  # new at 2026-07-28\n")
+    assert summarize.read_expected_failures(expected, "client", "2026-07-28") == {
+        "auth/one": "needs authorization", "gamma": "new at 2026-07-28"}
+    assert summarize.read_expected_failures(expected, "client", "2025-11-25") == {
+        "auth/one": "needs authorization"}
+    save(tmp_path / "a", "auth/one", ["FAILURE"])
+    save(tmp_path / "a", "gamma", ["FAILURE"])
+    assert required("client", "2026-07-28", tmp_path / "a", req, expected) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        "conformance client 2026-07-28: 0 passed, 0 failed, 2 expected failures "
+        "(needs authorization; new at 2026-07-28)")
+    save(tmp_path / "b", "auth/one", ["FAILURE"])
+    save(tmp_path / "b", "gamma", ["SUCCESS"])
+    assert required("client", "2025-11-25", tmp_path / "b", req, expected) == 0
+
+
+@pytest.mark.parametrize("section", ["clients", "client 2026", "server-2026-07-28"])
+def test_an_unknown_section_in_the_expected_failures_file_is_an_error(
+    tmp_path: Path, files: tuple[Path, Path], capsys: pytest.CaptureFixture[str], section: str,
+) -> None:
+    req, expected = files
+    expected.write_text(f"client:\n  - auth/one\n{section}:\n  - gamma\n")
+    save(tmp_path / "a", "auth/one", ["FAILURE"])
+    save(tmp_path / "a", "gamma", ["SUCCESS"])
+    assert required("client", "2025-11-25", tmp_path / "a", req, expected) == 2
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert last.startswith("conformance client 2025-11-25: error: ")
+    assert f"line 3: unknown section {section!r}" in last
+
+
+@pytest.mark.parametrize("content", ['{"id": "c0", "status": "SUCCESS"}', '[1, "SUCCESS"]',
+                                     "[{]"], ids=["object", "not-checks", "not-json"])
+def test_results_that_are_not_a_list_of_checks_fail_the_scenario_with_the_reason(
+    tmp_path: Path, files: tuple[Path, Path], capsys: pytest.CaptureFixture[str], content: str,
+) -> None:
+    req, expected = files
+    save(tmp_path / "out", "server-alpha", ["SUCCESS"])
+    save(tmp_path / "out", "server-beta", ["SUCCESS"])
+    next((tmp_path / "out").glob("server-beta-*/checks.json")).write_text(content)
+    assert required("server", "2026-07-28", tmp_path / "out", req, expected) == 1
+    out = capsys.readouterr().out
+    assert "FAILED beta" in out and "[unreadable-results]" in out
+    assert out.splitlines()[-1] == "conformance server 2026-07-28: 1 passed, 1 failed"
+
+
+def test_the_projects_expected_failures_file_reads_at_both_revisions() -> None:
+    path = Path(summarize.__file__).with_name("expected-failures.yml")
+    for leg in ("server", "client"):
+        modern = summarize.read_expected_failures(path, leg, "2026-07-28")
+        legacy = summarize.read_expected_failures(path, leg, "2025-11-25")
+        assert set(legacy) <= set(modern)
+    assert "auth/iss-supported" not in summarize.read_expected_failures(path, "client",
+                                                                        "2025-11-25")
