@@ -282,17 +282,34 @@ class HTTPClientTransport:
 
     def _json_reply(self, status: int, media: str, body: bytes,
                     message: Mapping[str, Any]) -> dict[str, Any]:
+        """The response in a JSON body. Anything else in a 2xx is a TransportError that says
+        what came instead (no body, another content type, text that is not JSON, JSON that is
+        not a response, or the response to another id: one POST carries one request, so a
+        reply naming another id is the server's mix-up, never this request's answer)."""
         what = f"{message.get('method')} (id {message.get('id')!r})"
         reply: Any = None
+        parsed = False
         if body and (media == "application/json" or status >= 400):
             with contextlib.suppress(orjson.JSONDecodeError):
                 reply = orjson.loads(body)
+                parsed = True
         if isinstance(reply, dict) and ("error" in reply or ("result" in reply and status == 200)):
-            return reply
+            answered = reply.get("id")
+            if _same_id(answered, message.get("id")) or (answered is None and "error" in reply):
+                return reply
+            if status < 400:
+                raise TransportError(f"{what}: expected a JSON-RPC response, got HTTP {status} "
+                                     f"with the response to id {answered!r}")
         if status < 400:
-            raise TransportError(
-                f"{what}: expected a JSON-RPC response, got HTTP {status} "
-                f"{media or 'without a body'}")
+            if not body:
+                got = "without a body"
+            elif media != "application/json":
+                got = media or "without a content type"
+            elif not parsed:
+                got = "application/json that is not JSON"
+            else:
+                got = "JSON that is not a JSON-RPC response"
+            raise TransportError(f"{what}: expected a JSON-RPC response, got HTTP {status} {got}")
         raise HTTPStatusError(status, body, what)
 
     async def _read_stream(self, response: httpx.Response, message: Mapping[str, Any],
@@ -330,7 +347,7 @@ class HTTPClientTransport:
                 if not isinstance(incoming, dict):
                     continue
                 if "method" not in incoming:
-                    if incoming.get("id") == request_id:
+                    if _same_id(incoming.get("id"), request_id):
                         return incoming
                     continue
                 if "id" in incoming:
@@ -485,3 +502,8 @@ def _describe(exc: httpx.HTTPError) -> str:
     if isinstance(exc, httpx.TimeoutException):
         return f"timed out ({type(exc).__name__})"
     return text
+
+
+def _same_id(answered: Any, request_id: Any) -> bool:
+    """JSON-RPC ids compare by type too: `true` does not answer id 1, nor `1.0` id 1."""
+    return type(answered) is type(request_id) and answered == request_id
