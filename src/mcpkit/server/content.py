@@ -1,9 +1,9 @@
 """Content blocks, and how a handler's return value becomes one.
 
 Handlers return plain Python: `str` becomes text, `bytes` becomes an image, audio or blob
-resource (sniffed from the first bytes), the helpers below become their block, a list of blocks
-stays a list, and structured values become `structuredContent` with a JSON text fallback
-(TOOL-11). The conversion is here once, for tools, prompts and resources alike.
+resource (sniffed from the first bytes), the helpers below become their block, a list of text,
+bytes and blocks becomes a list of blocks, and structured values become `structuredContent`
+with a JSON text fallback (TOOL-11). The conversion is here once, for tools, prompts and resources alike.
 """
 
 from __future__ import annotations
@@ -30,7 +30,14 @@ __all__ = [
     "to_content",
 ]
 
-CONTENT_TYPES = frozenset({"text", "image", "audio", "resource_link", "resource"})
+_REQUIRED: dict[str, tuple[str, ...]] = {
+    "text": ("text",),
+    "image": ("data", "mimeType"),
+    "audio": ("data", "mimeType"),
+    "resource_link": ("uri", "name"),
+    "resource": (),
+}
+"""The string fields each block type needs (an embedded `resource` needs its `resource`)."""
 
 
 def text_block(text: str) -> dict[str, Any]:
@@ -185,9 +192,25 @@ class ToolResult:
 
 
 def is_content_block(value: Any) -> bool:
+    """A helper, or a block dict with the fields its type needs.
+
+    A dict that names a block type but lacks its fields is data, not a block: passed on as a
+    block it would make the whole result invalid on the wire.
+    """
     if isinstance(value, ContentBlock):
         return True
-    return type(value) is dict and value.get("type") in CONTENT_TYPES
+    if type(value) is not dict:
+        return False
+    kind = value.get("type")
+    required = _REQUIRED.get(kind) if type(kind) is str else None
+    if required is None or not all(type(value.get(key)) is str for key in required):
+        return False
+    if value["type"] == "resource":
+        inner = value.get("resource")
+        return type(inner) is dict and type(inner.get("uri")) is str and (
+            type(inner.get("text")) is str or type(inner.get("blob")) is str
+        )
+    return True
 
 
 def _block(value: Any) -> dict[str, Any]:
@@ -217,7 +240,7 @@ def to_content(value: Any) -> list[dict[str, Any]] | None:
     if isinstance(value, ContentBlock | bytes | bytearray):
         return [_block(value)]
     if isinstance(value, list | tuple) and value and all(
-        is_content_block(v) or isinstance(v, str) for v in value
+        is_content_block(v) or isinstance(v, str | bytes | bytearray) for v in value
     ):
         return [_block(v) for v in value]
     return None
