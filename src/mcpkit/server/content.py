@@ -3,7 +3,8 @@
 Handlers return plain Python: `str` becomes text, `bytes` becomes an image, audio or blob
 resource (sniffed from the first bytes), the helpers below become their block, a list of text,
 bytes and blocks becomes a list of blocks, and structured values become `structuredContent`
-with a JSON text fallback (TOOL-11). The conversion is here once, for tools, prompts and resources alike.
+with a JSON text fallback (TOOL-11). The conversion is here once, for tools, prompts and
+resources alike.
 """
 
 from __future__ import annotations

@@ -27,9 +27,11 @@ from mcpkit.protocol.request_state import (
 )
 from mcpkit.server.mrtr import Sealer, principal_key
 
-__all__ = ["DEFAULT_HANDLE_TTL", "HandleError", "mint_handle", "open_handle"]
+__all__ = ["DEFAULT_HANDLE_TTL", "MAX_HANDLE_TTL", "HandleError", "mint_handle", "open_handle"]
 
 DEFAULT_HANDLE_TTL: Final = 3600.0
+MAX_HANDLE_TTL: Final = 100 * 365.25 * 86400.0
+"""The longest life a handle may be given; its expiry must fit the token's claims."""
 _NO_ARGUMENTS: Final = bytes(16)
 
 
@@ -47,8 +49,13 @@ def mint_handle(
     sealer: Sealer, principal: Any, kind: str, data: Any, ttl: float = DEFAULT_HANDLE_TTL
 ) -> str:
     """A sealed handle carrying `data` (JSON) for `principal`, valid for `ttl` seconds."""
-    if not ttl > 0:
-        raise ValueError(f"a handle's ttl must be a positive number of seconds, got {ttl!r}")
+    # A string or None would fail in a comparison with a message naming no handle, infinity or
+    # a huge number only when the expiry is packed, and True would pass as one second.
+    if not isinstance(ttl, int | float) or isinstance(ttl, bool) or not 0 < ttl <= MAX_HANDLE_TTL:
+        raise ValueError(
+            f"a handle's ttl must be a positive number of seconds, at most {MAX_HANDLE_TTL:.0f} "
+            f"(100 years), got {ttl!r}"
+        )
     try:
         body = orjson.dumps(data)
     except TypeError as exc:

@@ -22,9 +22,12 @@ class Message:
     role: str
     content: Any
 
-    def to_wire(self) -> dict[str, Any]:
+    def __post_init__(self) -> None:
+        # Refused where the message is made, so the traceback points at the prompt's own line.
         if self.role not in ("user", "assistant"):
             raise ValueError(f'prompt message role must be "user" or "assistant", not {self.role!r}')
+
+    def to_wire(self) -> dict[str, Any]:
         content = self.content
         if isinstance(content, str):
             block = text_block(content)

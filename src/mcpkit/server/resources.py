@@ -43,7 +43,7 @@ _VAR = re.compile(r"\{([+#]?)([A-Za-z0-9_.,]+)\}")
 
 
 class UriTemplate:
-    """A URI template of RFC 6570 levels 1-2 (`{var}`, `{+var}`), matched against URIs."""
+    """A URI template of RFC 6570 levels 1-2 (`{var}`, `{+var}`, `{#var}`), matched against URIs."""
 
     __slots__ = ("names", "pattern", "template")
 
@@ -53,22 +53,46 @@ class UriTemplate:
         parts: list[str] = []
         pos = 0
         for m in _VAR.finditer(template):
-            parts.append(re.escape(template[pos : m.start()]))
+            parts.append(self._literal(template, template[pos : m.start()]))
             op, name = m.group(1), m.group(2)
             if "," in name:
                 raise ValueError(f"URI template {template!r}: one variable per expression")
+            if not name.isidentifier():
+                # Each variable is passed to the function as the parameter of that name, and
+                # the name also becomes a regex group: it must be a Python identifier.
+                raise ValueError(
+                    f"URI template {template!r}: variable {name!r} is not a Python identifier "
+                    "(it names a parameter of the function)"
+                )
             if name in names:
                 raise ValueError(f"URI template {template!r}: variable {name!r} appears twice")
             names.append(name)
-            parts.append(f"(?P<{name}>.+?)" if op else f"(?P<{name}>[^/?#]+?)")
+            if op == "#":
+                # Fragment expansion writes "#" before the value (RFC 6570 3.2.4): match it
+                # there, so the variable gets the value alone.
+                parts.append(f"\\#(?P<{name}>.+?)")
+            elif op == "+":
+                parts.append(f"(?P<{name}>.+?)")
+            else:
+                parts.append(f"(?P<{name}>[^/?#]+?)")
             pos = m.end()
-        if "{" in template[pos:] or "}" in template[pos:]:
-            raise ValueError(f"URI template {template!r}: unsupported or unbalanced expression")
-        parts.append(re.escape(template[pos:]))
+        parts.append(self._literal(template, template[pos:]))
         if not names:
             raise ValueError(f"URI template {template!r} has no variables; use a resource")
         self.names = tuple(names)
         self.pattern = re.compile("".join(parts) + r"\Z")
+
+    @staticmethod
+    def _literal(template: str, text: str) -> str:
+        """The regex of the text between expressions; a brace there is an expression we do not
+        support (`{?q}`, `{/path}`, `{}`) or an unbalanced one, which would otherwise be matched
+        as literal text and the template would never serve the URIs it was meant for."""
+        if "{" in text or "}" in text:
+            raise ValueError(
+                f"URI template {template!r}: unsupported or unbalanced expression near {text!r} "
+                "(only {var}, {+var} and {#var} are supported)"
+            )
+        return re.escape(text)
 
     def match(self, uri: str) -> dict[str, str] | None:
         m = self.pattern.match(uri)
@@ -87,6 +111,16 @@ class Readable:
     mime_type: str | None
     cache: CacheHint | None
     is_async: bool
+
+    def __post_init__(self) -> None:
+        # Checked at registration: a wrong hint would otherwise fail only on the first read.
+        cache: object = self.cache  # typed, but callers may pass anything
+        if cache is not None and not isinstance(cache, CacheHint):
+            where = self.definition.get("uri") or self.definition.get("uriTemplate")
+            raise TypeError(
+                f"resource {where!r}: cache must be a CacheHint(ttl_ms, scope), "
+                f"not {type(cache).__name__}"
+            )
 
 
 @dataclass(slots=True)

@@ -56,7 +56,8 @@ class ToolOptions(TypedDict, total=False):
 def build_tool(
     fn: Callable[..., Any], name: str | None = None, **options: Unpack[ToolOptions]
 ) -> Tool:
-    tool_name = name or fn.__name__
+    # Only a name left out falls back to the function's: an empty one given is refused below.
+    tool_name = fn.__name__ if name is None else name
     title = options.get("title")
     description = options.get("description")
     annotations = options.get("annotations")
