@@ -195,8 +195,10 @@ class HTTPApp:
             try:
                 size = int(declared)
             except ValueError:
+                # Shown as text, like the other headers a refusal names (not as a bytes repr).
+                shown = declared.decode("latin-1")
                 await plain_response(send, 400, error_message(None, InvalidRequestError(
-                    f"Bad Request: Content-Length {declared!r} is not a number").to_error()))
+                    f"Bad Request: Content-Length {shown!r} is not a number").to_error()))
                 return
             if size > limit:
                 await _too_large(send, size, limit)
@@ -208,7 +210,13 @@ class HTTPApp:
                 "application/json").to_error()))
             return
         message = await receive()
+        if message["type"] != "http.request":
+            return  # the client left before any of the body came: there is no one to answer
         body = message.get("body", b"")
+        if len(body) > limit:
+            # Checked before waiting for more: the next piece may be a long time coming.
+            await _too_large(send, len(body), limit)
+            return
         if message.get("more_body"):
             chunks = [body]
             size = len(body)
@@ -223,9 +231,6 @@ class HTTPApp:
                     return
                 chunks.append(chunk)
             body = b"".join(chunks)
-        elif len(body) > limit:
-            await _too_large(send, len(body), limit)
-            return
         try:
             decoded = decode(body)
         except RPCError as exc:
