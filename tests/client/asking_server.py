@@ -5,8 +5,9 @@ answering at the terminal.
 params are listed in the JSON file QUESTIONS, all at once, and answers the call once every reply
 has arrived, with the replies as a JSON list in the order asked. Every message the server
 receives is appended to LOG (one JSON object a line), so a test can check each message the
-client sent against the official schema. It sends what it is told, checked or not: that is the
-point.
+client sent against the official schema. It sends what it is told, as long as that is a valid
+2025-11-25 message (fake_wire.py checks each one before it goes out): a question off the schema
+would test the client against a server that cannot exist.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from __future__ import annotations
 import json
 import sys
 from typing import Any
+
+from fake_wire import FakeWire
 
 with open(sys.argv[1], encoding="utf-8") as given:
     QUESTIONS: list[dict[str, Any]] = json.load(given)
@@ -24,9 +27,11 @@ TOOLS = [{"name": "ask", "description": "Asks the listed questions.",
 waiting: dict[str, Any] = {}  # the tools/call id and the replies so far
 
 
-def send(message: dict[str, Any]) -> None:
-    sys.stdout.write(json.dumps(message) + "\n")
-    sys.stdout.flush()
+WIRE = FakeWire("asking_server", "2025-11-25")
+
+
+def send(message: dict[str, Any], off_schema: str | None = None) -> None:
+    WIRE.send(message, off_schema=off_schema)
 
 
 def handle(message: dict[str, Any]) -> None:
@@ -60,6 +65,7 @@ def main() -> None:
     for line in sys.stdin:
         if line.strip():
             message = json.loads(line)
+            WIRE.received(message)
             with open(LOG, "a", encoding="utf-8") as log:
                 log.write(json.dumps(message) + "\n")
             handle(message)

@@ -5,6 +5,9 @@ It does by hand what a real server may do and what mcpkit's own server never wou
 (-32601, -32602, an empty result, silence, dying), send requests to a legacy client, reject the
 first request with -32022. `python raw_server.py MODE`; every message it receives is appended to
 the file named by RAW_SERVER_LOG as `<pid> <json>` so a test can see what arrived where.
+Every message it sends is checked against the schema of its mode's era first (fake_wire.py);
+the two it sends off the schema on purpose (the modern tool list with definitions a client must
+drop, and a result of an unknown resultType) are marked so.
 """
 
 from __future__ import annotations
@@ -14,9 +17,13 @@ import os
 import sys
 from typing import Any
 
+from fake_wire import FakeWire
+
 MODE = sys.argv[1] if len(sys.argv) > 1 else "modern"
 LOG = os.environ.get("RAW_SERVER_LOG")
 MODERN = "2026-07-28"
+WIRE = FakeWire("raw_server", "2025-11-25" if MODE.startswith("legacy") else MODERN)
+"""Every message sent is checked against the schema of the mode's era (fake_wire.py)."""
 TRICKY_STATE = ' s2: "ünïcode" \\ slash/ \t tab  +/= '
 ECHO_STATE = "eyJzdGVwIjoxfQ==  \u2603 \\n"
 pending: dict[str, Any] = {}  # legacy: our request id -> (call id, key)
@@ -24,9 +31,8 @@ answers: dict[Any, dict[str, Any]] = {}
 first_request_seen = False
 
 
-def send(message: dict[str, Any]) -> None:
-    sys.stdout.write(json.dumps(message) + "\n")
-    sys.stdout.flush()
+def send(message: dict[str, Any], off_schema: str | None = None) -> None:
+    WIRE.send(message, off_schema=off_schema)
 
 
 def record(message: Any) -> None:
@@ -230,7 +236,9 @@ def tools_call(id: Any, params: dict[str, Any]) -> None:
         else:
             result(id, text(seen))
     elif name == "weird_type":
-        result(id, {"resultType": "task", "task": {"taskId": "t1"}})
+        send({"jsonrpc": "2.0", "id": id, "result": {"resultType": "task",
+                                                     "task": {"taskId": "t1"}}},
+             off_schema="a resultType the client does not know, and no content")
     elif name == "endless":
         result(id, {"resultType": "input_required", "requestState": f"again-{id}"})
     elif name == "typed_out":
@@ -287,7 +295,10 @@ def modern(message: dict[str, Any]) -> None:
                     "_meta": {"io.modelcontextprotocol/serverInfo": info}})
     elif method == "tools/list":
         tools = {"regex": REGEX_TOOLS, "hostile": HOSTILE_TOOLS}.get(MODE, TOOLS)
-        result(id, {"tools": tools, "ttlMs": 60000, "cacheScope": "public"})
+        send({"jsonrpc": "2.0", "id": id, "result": {
+            "resultType": "complete", "tools": tools, "ttlMs": 60000, "cacheScope": "public"}},
+             off_schema="TOOLS holds definitions the client must drop (no name, an array root)"
+             if tools is TOOLS else None)
     elif method == "tools/call":
         tools_call(id, params)
     elif method == "resources/read":
@@ -379,6 +390,7 @@ def main() -> None:
             continue
         message = json.loads(line)
         record(message)
+        WIRE.received(message)
         handle(message)
 
 

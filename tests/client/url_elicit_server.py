@@ -10,7 +10,9 @@ Modes: `notify` reports each completed visit with `notifications/elicitation/com
 one for an unknown id, and once more for the same id: both must be ignored); `silent` never
 reports; `never` never counts a visit; `modern` speaks 2026-07-28 and still answers -32042 (a
 code that era does not have); `bad-scheme`, `userinfo`, `malformed`, `too-many` send -32042
-errors a client must refuse.
+errors a client must refuse. Every message is checked against the schema of its era before it
+is sent (fake_wire.py); only `malformed` errors are off it, on purpose and marked so (the other
+refused pages are valid messages a client must still refuse).
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
+
+from fake_wire import FakeWire
 
 MODE = sys.argv[1] if len(sys.argv) > 1 else "notify"
 LEGACY = "2025-11-25"
@@ -39,10 +43,12 @@ counter = 0
 port = 0
 
 
-def send(message: dict[str, Any]) -> None:
-    with lock:
-        sys.stdout.write(json.dumps(message) + "\n")
-        sys.stdout.flush()
+WIRE = FakeWire("url_elicit_server", MODERN if MODE == "modern" else LEGACY)
+"""Every message sent is checked against the schema of the mode's era (fake_wire.py)."""
+
+
+def send(message: dict[str, Any], off_schema: str | None = None) -> None:
+    WIRE.send(message, off_schema=off_schema)
 
 
 def result(id: Any, body: dict[str, Any]) -> None:
@@ -77,7 +83,9 @@ def url_required(id: Any) -> None:
     elif MODE == "too-many":
         data["elicitations"] = [new_elicitation() for _ in range(17)]
     send({"jsonrpc": "2.0", "id": id, "error": {
-        "code": -32042, "message": "This request requires more information.", "data": data}})
+        "code": -32042, "message": "This request requires more information.", "data": data}},
+         off_schema="-32042 data without its list of elicitations" if MODE == "malformed"
+         else None)
 
 
 def complete(params: dict[str, Any]) -> None:
@@ -154,7 +162,9 @@ def main() -> None:
     threading.Thread(target=pages.serve_forever, daemon=True).start()  # ends with the process
     for line in sys.stdin:
         if line.strip():
-            handle(json.loads(line))
+            message = json.loads(line)
+            WIRE.received(message)
+            handle(message)
 
 
 if __name__ == "__main__":
