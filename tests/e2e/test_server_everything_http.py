@@ -38,12 +38,14 @@ from test_server_everything import installed as installed  # the fixture, shared
 from wire import LEGACY, MODERN, check_client_message
 
 from mcpkit.client import Client, ClientOptions
+from mcpkit.errors import RPCError
 from mcpkit.transports.http_client import HTTPConnector
 
 pytestmark = pytest.mark.node
 
-START_TIMEOUT = 120.0
-"""Seconds for npx to start the installed package (slow on a loaded machine, never reached)."""
+START_TIMEOUT = 60.0
+"""Seconds for npx to start the installed package (slow on a loaded machine, never reached;
+under the suite's 120 s limit per test, setup included)."""
 WAIT = 60.0
 """Bound on waiting for something the server sends on its own (its log interval is 5 s)."""
 
@@ -335,3 +337,23 @@ async def test_closing_ends_the_session_with_delete(
             headers={"Accept": "application/json, text/event-stream",
                      "Mcp-Session-Id": session, "MCP-Protocol-Version": LEGACY})
     assert gone.status_code in (400, 404), gone.text
+
+
+async def test_a_session_the_server_ended_is_a_clear_error_naming_it(
+    everything: Connected, reference: ReferenceServer,
+) -> None:
+    """This server answers a session id it does not know with HTTP 400 and a JSON-RPC error,
+    not the 404 that would make the client initialize again (LEG-13): the call fails with the
+    server's own words, at once, instead of hanging or being retried."""
+    client, wire = everything.client, everything.wire
+    await client.list_tools()
+    session = wire.posts("tools/list")[0].headers["mcp-session-id"]
+    async with httpx.AsyncClient(timeout=WAIT) as http:
+        ended = await http.delete(reference.url, headers={
+            "Mcp-Session-Id": session, "MCP-Protocol-Version": LEGACY})
+    assert ended.status_code == 200
+    with pytest.raises(RPCError, match="No valid session ID") as raised:
+        await client.call_tool("echo", {"message": "hello"})
+    assert raised.value.code == -32000
+    assert len(wire.posts("initialize")) == 1
+    assert wire.posts("tools/call")[-1].status == 400
