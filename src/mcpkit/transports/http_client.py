@@ -48,7 +48,6 @@ _MAX_RESUMES: Final = 5
 """Resumes in a row that bring no new event before a legacy request is given up."""
 _MAX_ROUNDS: Final = 10_000
 """Resumes of one legacy request in all (a polling server closes every stream after a while)."""
-"""GET resumptions of one legacy response stream before the request counts as lost."""
 _DEFAULT_RETRY_MS: Final = 1000
 """Wait before resuming when the server sent no `retry` field."""
 
@@ -377,12 +376,21 @@ class HTTPClientTransport:
             headers[Header.LAST_EVENT_ID] = broken.last_event_id
             try:
                 async with self._client.stream("GET", self.url, headers=headers) as response:
-                    media = response.headers.get("content-type", "").split(";")[0].strip()
-                    if response.status_code != 200 or media.lower() != "text/event-stream":
-                        raise TransportError(
-                            f"{message.get('method')}: resuming the response stream after event "
-                            f"{broken.last_event_id!r} got HTTP {response.status_code}; the "
-                            "request is lost")
+                    media = response.headers.get("content-type", "").split(";")[0].strip().lower()
+                    status = response.status_code
+                    where = (f"{message.get('method')}: resuming the response stream after event "
+                             f"{broken.last_event_id!r}")
+                    if status == 404 and self.session_id is not None:
+                        # The GET carried the session id: a 404 is the session's end (LEG-13),
+                        # like on a POST, so the caller initializes again without the old id.
+                        body = await self._read_body(response, message.get("method"))
+                        self._forget_session()
+                        raise SessionExpiredError(
+                            404, body, f"{where}: the legacy session ended; initialize again")
+                    if status != 200 or media != "text/event-stream":
+                        got = f"HTTP {status}" if status != 200 else (
+                            f"HTTP 200 {media or 'without a content type'}, not an event stream")
+                        raise TransportError(f"{where} got {got}; the request is lost")
                     return await self._read_stream(response, message, on_notification)
             except _BrokenStream as again:
                 broken = _BrokenStream(str(again), again.last_event_id or broken.last_event_id,
@@ -445,7 +453,9 @@ class HTTPClientTransport:
             self._stream_task = asyncio.get_running_loop().create_task(self._session_stream())
 
     async def _session_stream(self) -> None:
-        """The legacy GET stream: notifications and requests outside any POST."""
+        """The legacy GET stream: notifications and requests outside any POST. An event larger
+        than `max_message_bytes` closes it (with a warning), as it fails a request's stream:
+        otherwise a server could fill the client's memory with one event that never ends."""
         headers = self._headers_for(None)
         headers["accept"] = "text/event-stream"
         try:
@@ -454,8 +464,15 @@ class HTTPClientTransport:
                     return  # 405: the server offers no session stream
                 self.session_stream_open.set()
                 decoder = SSEDecoder()
+                pending = 0
                 async for chunk in response.aiter_bytes():
+                    pending += len(chunk)
+                    if pending > self.max_message_bytes:
+                        log.warning("the session stream sent an SSE event larger than %d bytes "
+                                    "(max_message_bytes); it is closed", self.max_message_bytes)
+                        return
                     for _event, data, _id, _retry in decoder.feed(chunk):
+                        pending = 0
                         await self._unsolicited(data)
         except httpx.HTTPError as exc:
             log.info("the session stream ended: %s", _describe(exc))
