@@ -24,7 +24,7 @@ from servers.hostile_http import SESSION, Exchange, HostilePeer, Reply, result, 
 from wire import LEGACY, MODERN, check_server_message
 
 from mcpkit.errors import TransportError
-from mcpkit.transports.http_client import HTTPClientTransport, SessionExpiredError
+from mcpkit.transports.http_client import HTTPClientTransport, SessionExpiredError, _BlockSize
 
 LIMIT = 64 * 1024
 """The clients' `max_message_bytes` here: small, so a flood is refused early."""
@@ -34,6 +34,9 @@ the two, so a client that hangs up at its limit is seen doing so before the budg
 
 EVENTS = 100
 """Events of about 1 KiB a peer sends before it floods: together more than LIMIT."""
+
+KEEP_ALIVE = b": keep-alive\n\n"
+"""A comment block, as servers send to keep a quiet stream open."""
 
 _ids = itertools.count(1)
 
@@ -130,6 +133,33 @@ async def test_a_json_body_over_the_limit_is_refused_and_the_client_hangs_up(
         await still_works(limited)
     big = peer.calls()[0]
     assert big.hung_up and big.sent < BUDGET
+
+
+async def test_keep_alive_comments_are_no_event_and_never_reach_the_limit(
+    limited: HTTPClientTransport
+) -> None:
+    async def script(exchange: Exchange, reply: Reply) -> None:
+        await reply.open_stream()
+        for _ in range(2 * LIMIT // len(KEEP_ALIVE)):  # twice the limit in all
+            await reply.write(KEEP_ALIVE)
+        await reply.write(b": a comment line inside an event\n")
+        await reply.event(result(exchange.message["id"], "after a long wait"),
+                          answers="tools/call")
+        await reply.end()
+
+    async with serving(HostilePeer(script)) as url:
+        limited.url = url
+        response = await limited.request(call("slow"))
+    assert response["result"]["content"][0]["text"] == "after a long wait"
+
+
+def test_a_blank_line_split_between_two_chunks_still_ends_the_block() -> None:
+    block = _BlockSize()
+    assert block.add(b"data: " + b"x" * 100 + b"\n") == 107
+    assert block.add(b"\n") == 0  # the blank line's second half
+    assert block.add(b": kept alive\r\n\r") == 15
+    assert block.add(b"\n") == 0
+    assert block.add(b"data: y") == 7 and block.add(b"y\n") == 9
 
 
 # -- a 2xx reply that is not JSON-RPC ----------------------------------------------------------
@@ -373,6 +403,8 @@ async def test_a_session_stream_event_over_the_limit_closes_that_stream_only(
             return
         assert exchange.method == "GET" and "last-event-id" not in exchange.headers
         await reply.open_stream()
+        for _ in range(2 * LIMIT // len(KEEP_ALIVE)):  # no event: never near the limit
+            await reply.write(KEEP_ALIVE)
         await reply.event(event_id="g.1", retry=0)
         for n in range(EVENTS):  # more than LIMIT in all, each event far below it
             await reply.event({"jsonrpc": "2.0", "method": "notifications/message", "params": {

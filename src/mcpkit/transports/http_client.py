@@ -78,6 +78,28 @@ class _BrokenStream(TransportError):
         self.retry_ms = retry_ms
 
 
+class _BlockSize:
+    """How many bytes of an SSE stream came since its last blank line: the block (event) being
+    read, which `max_message_bytes` bounds. Counting from the last blank line rather than the
+    last dispatched event lets keep-alive comment blocks, which dispatch nothing, end a block
+    too: a long call that a server keeps alive is never taken for an event over the limit. A
+    blank line split between two chunks is found through the previous chunk's last bytes."""
+
+    _ENDS: Final = (b"\n\n", b"\n\r\n")
+
+    def __init__(self) -> None:
+        self.size = 0
+        self._tail = b""
+
+    def add(self, chunk: bytes) -> int:
+        """Count `chunk` in; returns the size of the block now being read."""
+        seen = self._tail + chunk
+        ends = [found + len(end) for end in self._ENDS if (found := seen.rfind(end)) >= 0]
+        self.size = len(seen) - max(ends) if ends else self.size + len(chunk)
+        self._tail = seen[-2:]
+        return self.size
+
+
 class HTTPClientTransport:
     """One MCP endpoint over Streamable HTTP; a `ClientTransport`."""
 
@@ -315,7 +337,7 @@ class HTTPClientTransport:
                            on_notification: Any) -> dict[str, Any]:
         request_id = message.get("id")
         decoder = SSEDecoder()
-        pending = 0
+        block = _BlockSize()
         last_id: str | None = None
         retry: int | None = None
         chunks = response.aiter_bytes()
@@ -327,13 +349,11 @@ class HTTPClientTransport:
             except httpx.HTTPError as exc:
                 raise _BrokenStream(
                     f"the response stream broke ({_describe(exc)})", last_id, retry) from None
-            pending += len(chunk)
-            if pending > self.max_message_bytes:
+            if block.add(chunk) > self.max_message_bytes:
                 raise TransportError(
                     f"{message.get('method')}: an SSE event is larger than "
                     f"{self.max_message_bytes} bytes (max_message_bytes)")
             for _event, data, event_id, event_retry in decoder.feed(chunk):
-                pending = 0
                 last_id = event_id if event_id else last_id
                 retry = event_retry if event_retry is not None else retry
                 if not data:
@@ -464,15 +484,13 @@ class HTTPClientTransport:
                     return  # 405: the server offers no session stream
                 self.session_stream_open.set()
                 decoder = SSEDecoder()
-                pending = 0
+                block = _BlockSize()
                 async for chunk in response.aiter_bytes():
-                    pending += len(chunk)
-                    if pending > self.max_message_bytes:
+                    if block.add(chunk) > self.max_message_bytes:
                         log.warning("the session stream sent an SSE event larger than %d bytes "
                                     "(max_message_bytes); it is closed", self.max_message_bytes)
                         return
                     for _event, data, _id, _retry in decoder.feed(chunk):
-                        pending = 0
                         await self._unsolicited(data)
         except httpx.HTTPError as exc:
             log.info("the session stream ended: %s", _describe(exc))
