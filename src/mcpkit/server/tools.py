@@ -19,6 +19,8 @@ from mcpkit.protocol.mcp_headers import header_params
 from mcpkit.server.content import ContentBlock, ToolResult, json_text, text_block, to_content
 from mcpkit.server.context import Context
 from mcpkit.server.schema import ArgumentsError, Signature, derive_signature, output_to_json
+from mcpkit.server.type_schema import Compiler
+from mcpkit.server.validation import compile_output
 
 __all__ = ["Tool", "ToolOptions", "build_tool", "call_result"]
 
@@ -103,6 +105,8 @@ def build_tool(
     check_output = None
     if output_schema is not None:
         check_output = _output_checker(tool_name, output_schema)
+    elif sig.output_schema is not None:
+        check_output = _typed_output_checker(tool_name, fn, sig.wrap_output)
     return Tool(
         tool_name,
         fn,
@@ -130,6 +134,32 @@ def _output_checker(tool_name: str, schema: dict[str, Any]) -> Callable[[Any], N
     return check
 
 
+def _typed_output_checker(
+    tool_name: str, fn: Callable[..., Any], wrap: bool
+) -> Callable[[Any], None]:
+    """Hold a typed tool's structured content to the outputSchema derived from its return type.
+
+    The advertised schema is a promise (TOOL-12): a `-> Sum` tool returning `{"sum": "x"}`, or
+    `-> int` returning a string, must not send it. The return annotation is compiled once more
+    into the same kind of checkers that check arguments (no schema interpreter, no jsonschema on
+    the call path), in serialization mode, so they take the JSON form actually sent and accept
+    whatever the server made of a value of the declared type.
+    """
+    annotation = inspect.signature(fn, eval_str=True).return_annotation
+    node = Compiler(mode="serialization").node(annotation, f"tool {tool_name!r}: return annotation")
+    validate = compile_output(node.checker, wrap=wrap, fast=node.fast)
+
+    def check(value: Any) -> None:
+        problems = validate(value)
+        if problems:
+            raise InternalError(
+                f"tool {tool_name!r} returned structured content that does not match its "
+                f"outputSchema: {'; '.join(problems)}"
+            )
+
+    return check
+
+
 def error_result(message: str) -> dict[str, Any]:
     return {"resultType": "complete", "content": [text_block(message)], "isError": True}
 
@@ -151,6 +181,10 @@ def call_result(tool: Tool, value: Any) -> dict[str, Any]:
         result["content"] = content
         if value.structured is not None:
             structured = output_to_json(value.structured)
+            if tool.signature.wrap_output:
+                # The value of a non-object return type, sent as {"result": value} like a plain
+                # return of it is, since that is the object the outputSchema describes.
+                structured = {"result": structured}
             if tool.check_output is not None:
                 tool.check_output(structured)
             result["structuredContent"] = structured

@@ -237,7 +237,12 @@ class Node:
 
 
 class Compiler:
-    """Turns annotations into (schema, checker) pairs that share one `$defs` table."""
+    """Turns annotations into (schema, checker) pairs that share one `$defs` table.
+
+    `mode="validation"` describes arguments, and its checkers coerce them into the annotated
+    Python types; `mode="serialization"` describes a return value, and its checkers take the
+    value's JSON form (what `output_to_json` made of it) and only report what breaks the schema.
+    """
 
     def __init__(self, *, mode: Literal["validation", "serialization"]) -> None:
         self.mode = mode
@@ -282,11 +287,14 @@ class Compiler:
             item = self.node(args[0], where) if args else Node({}, v.check_any)
             schema: dict[str, Any] = {"type": "array", "items": item.schema}
             build = _ARRAYS[origin or ann]
-            if build is not list:
+            unique = build is not list
+            if unique:
                 schema["uniqueItems"] = True
+            if self.mode == "serialization":
+                build = list  # a set's JSON form holds objects as dicts, which no set can hold
             return Node(
                 schema,
-                v.make_array(item.checker, build, unique=build is not list, item_fast=item.fast),
+                v.make_array(item.checker, build, unique=unique, item_fast=item.fast),
             )
         if (origin or ann) in _MAPPINGS:
             if args and args[0] is not str:
@@ -396,7 +404,12 @@ class Compiler:
             )
             properties[key] = prop
             plans.append(plan)
-        build: Callable[..., Any] | None = cls if is_dataclass else None
+        # In serialization mode the checker takes the JSON form a tool's result is sent as: it
+        # checks the dict and builds no instance (building would run __post_init__ on output and
+        # could not supply InitVar fields, refusing values the class itself produced).
+        build: Callable[..., Any] | None = (
+            cls if is_dataclass and self.mode == "validation" else None
+        )
         required = [p.name for p in plans if p.required]
         schema["properties"] = properties
         if required:
@@ -408,7 +421,9 @@ class Compiler:
     def _pydantic(self, cls: Any) -> Node:
         name = self.defs.add_model(cls.__name__, cls.model_json_schema(mode=self.mode))
         self._names[cls] = name
-        checker = v.make_pydantic(cls)
+        checker = (
+            v.make_pydantic(cls) if self.mode == "validation" else v.make_pydantic_output(cls)
+        )
         self._cells[cls] = [checker]
         return Node(ref_to(name), checker)
 

@@ -24,6 +24,7 @@ __all__ = [
     "ArgumentsValidator",
     "Checker",
     "FieldPlan",
+    "OutputValidator",
     "check_any",
     "check_bool",
     "check_float",
@@ -31,6 +32,7 @@ __all__ = [
     "check_none",
     "check_str",
     "compile_arguments",
+    "compile_output",
     "describe_value",
     "make_array",
     "make_enum",
@@ -40,6 +42,7 @@ __all__ = [
     "make_optional",
     "make_parsed",
     "make_pydantic",
+    "make_pydantic_output",
     "make_tuple",
     "make_union",
     "property_path",
@@ -50,6 +53,9 @@ Checker = Callable[[Any, str, list[str]], Any]
 raising, so one call reports every problem at once."""
 
 ArgumentsValidator = Callable[[Mapping[str, Any] | None], dict[str, Any]]
+
+OutputValidator = Callable[[Any], list[str]]
+"""(structured content) -> its problems, each with its JSON path; empty when it fits."""
 
 _MISSING: Final = object()
 _EMPTY: Final[Mapping[str, Any]] = MappingProxyType({})
@@ -243,13 +249,29 @@ def make_array(
             try:
                 duplicated = len(set(items)) != len(items)
             except TypeError:
-                duplicated = True
+                # Unhashable items cannot be built into a set; kept as a list (a set's JSON form,
+                # checked on its way out), they are compared as JSON values instead.
+                duplicated = build is not list or len({_json_key(i) for i in items}) != len(items)
             if duplicated:
                 problems.append(f"{path}: items must be unique")
                 return value
         return build(items)
 
     return check
+
+
+def _json_key(value: Any) -> Any:
+    """A hashable stand-in equal for equal JSON values (uniqueItems: 1 and 1.0 are one value,
+    true and 1 are not, objects compare by content)."""
+    if isinstance(value, bool):
+        return ("boolean", value)
+    if isinstance(value, int | float):
+        return ("number", value)
+    if isinstance(value, Mapping):
+        return ("object", frozenset((k, _json_key(v)) for k, v in value.items()))
+    if isinstance(value, list | tuple):
+        return ("array", tuple(_json_key(v) for v in value))
+    return ("value", value)
 
 
 def make_tuple(items: Sequence[Checker]) -> Checker:
@@ -368,6 +390,98 @@ def make_pydantic(cls: Any) -> Checker:
             return value
 
     return check
+
+
+def _json_kind(value: Any) -> str:
+    """A JSON value's kind as a schema's "type" sees it; an integer is also a number."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, Mapping):
+        return "object"
+    if isinstance(value, list | tuple):
+        return "array"
+    return type(value).__name__
+
+
+def _same_kinds(sent: Any, given: Any, path: str, problems: list[str]) -> None:
+    """Report where `given` is of another JSON kind than pydantic's own JSON form `sent`.
+
+    Only places both hold are compared: a key pydantic fills with a default or drops as extra
+    says nothing about the given value, and values of one kind may differ (normalised text, a
+    set's order) without leaving the schema.
+    """
+    if _json_kind(sent) != _json_kind(given):
+        problems.append(f"{path}: expected {describe_value(sent)}, got {describe_value(given)}")
+    elif isinstance(sent, Mapping):
+        for key, item in sent.items():
+            if key in given:
+                _same_kinds(item, given[key], property_path(path, key), problems)
+    elif isinstance(sent, list | tuple):
+        if len(sent) != len(given):
+            problems.append(f"{path}: expected {len(sent)} items, got {len(given)}")
+        else:
+            for i, (item, other) in enumerate(zip(sent, given, strict=True)):
+                _same_kinds(item, other, f"{path}[{i}]", problems)
+
+
+def make_pydantic_output(cls: Any) -> Checker:
+    """Check a model's JSON form, as a tool sends it, against the model.
+
+    Pydantic's lax validation alone would let `"5"` stand for an integer field the advertised
+    schema says is an integer, so the value pydantic makes of it is dumped again and each place
+    must be of the kind pydantic itself would send. Computed fields are part of the JSON form
+    but no input, so they are left out of the validation (a model that forbids extra keys would
+    refuse its own dump otherwise); the serialization schema still requires them, as it may
+    require other keys validation would fill in, so those are looked for first.
+    """
+    validate = make_pydantic(cls)
+    computed = frozenset(getattr(cls, "model_computed_fields", None) or ())
+    required = tuple(cls.model_json_schema(mode="serialization").get("required", ()))
+
+    def check(value: Any, path: str, problems: list[str]) -> Any:
+        if not isinstance(value, Mapping):
+            return _problem(problems, path, "object", value)
+        missing = [key for key in required if key not in value]
+        if missing:
+            problems.extend(f"{property_path(path, k)}: missing required property" for k in missing)
+            return value
+        before = len(problems)
+        given = {k: item for k, item in value.items() if k not in computed} if computed else value
+        model = validate(given, path, problems)
+        if len(problems) == before:
+            _same_kinds(model.model_dump(mode="json", by_alias=True), value, path, problems)
+        return value
+
+    return check
+
+
+def compile_output(
+    checker: Checker, *, wrap: bool, fast: frozenset[type] = frozenset()
+) -> OutputValidator:
+    """Build the per-call check of a typed tool's structured content (TOOL-12).
+
+    `checker` comes from the return annotation compiled in serialization mode, so it takes the
+    JSON form the server sends (dates as strings, dataclasses as dicts) and builds nothing.
+    `wrap` checks the `{"result": value}` object a non-object return type is sent as; `fast`
+    lists the value types it accepts unchanged, so a plain `-> int` costs one type lookup.
+    """
+    root = make_object(None, [FieldPlan("result", checker, True, fast)], None) if wrap else checker
+
+    def validate(value: Any) -> list[str]:
+        problems: list[str] = []
+        try:
+            root(value, "structuredContent", problems)
+        except RecursionError:  # a recursive type met a value nested deeper than the stack
+            return ["structuredContent: nested too deeply to check"]
+        return problems
+
+    return validate
 
 
 def compile_arguments(
