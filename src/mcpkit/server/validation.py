@@ -263,10 +263,8 @@ def make_array(
 def _json_key(value: Any) -> Any:
     """A hashable stand-in equal for equal JSON values (uniqueItems: 1 and 1.0 are one value,
     true and 1 are not, objects compare by content)."""
-    if isinstance(value, bool):
+    if isinstance(value, bool):  # True == 1 in Python
         return ("boolean", value)
-    if isinstance(value, int | float):
-        return ("number", value)
     if isinstance(value, Mapping):
         return ("object", frozenset((k, _json_key(v)) for k, v in value.items()))
     if isinstance(value, list | tuple):
