@@ -7,6 +7,8 @@ from __future__ import annotations
 import dataclasses
 import enum
 import logging
+import subprocess
+import sys
 from dataclasses import InitVar, dataclass, field
 from datetime import UTC, date, datetime
 from typing import Any, NotRequired, TypedDict
@@ -571,3 +573,38 @@ async def test_a_result_nested_deeper_than_the_check_can_go_is_refused_by_name(
     assert sent(await call_typed(wire, "tree", {"kids": [{"kids": []}]}), schema) == {
         "kids": [{"kids": []}]
     }
+
+
+CHECK_WITHOUT_JSONSCHEMA = """
+import sys
+from typing import TypedDict
+from mcpkit.server.tools import build_tool, call_result
+
+class Sum(TypedDict):
+    sum: int
+
+def total() -> Sum:
+    return {"sum": "x"}
+
+def count() -> int:
+    return 3
+
+try:
+    call_result(build_tool(total), total())
+except Exception as exc:
+    print(type(exc).__name__, exc)
+print(call_result(build_tool(count), count())["structuredContent"])
+print("jsonschema" in sys.modules)
+"""
+
+
+def test_typed_output_is_checked_without_loading_jsonschema() -> None:
+    """The compiled checkers do the work; a schema interpreter is for raw schemas only."""
+    ran = subprocess.run(
+        [sys.executable, "-c", CHECK_WITHOUT_JSONSCHEMA],
+        capture_output=True, text=True, timeout=120, check=True,
+    )
+    lines = ran.stdout.splitlines()
+    assert lines[0].startswith("InternalError tool 'total' returned structured content")
+    assert "structuredContent.sum: expected integer, got string 'x'" in lines[0]
+    assert lines[1:] == ["{'result': 3}", "False"]
