@@ -17,7 +17,7 @@ from uuid import UUID
 import orjson
 import pytest
 from jsonschema import Draft202012Validator
-from pydantic import BaseModel, ConfigDict, Field, computed_field
+from pydantic import BaseModel, ConfigDict, Field, RootModel, computed_field
 
 from mcpkit import Image, ResourceLink, Server, Text, ToolResult
 
@@ -262,6 +262,10 @@ class Tree(TypedDict):
     kids: NotRequired[list[Tree]]
 
 
+class Labels(RootModel[list[str]]):
+    """A model whose JSON form is no object."""
+
+
 WHEN = datetime(2026, 7, 28, 9, 30, tzinfo=UTC)
 TRIP = Trip(
     name="coast",
@@ -303,6 +307,11 @@ def typed_server() -> Server:
     @server.tool()
     def reading(case: str) -> Reading:
         """A pydantic model."""
+        return outputs[case]  # type: ignore[no-any-return]
+
+    @server.tool()
+    def labels(case: str) -> Labels:
+        """A pydantic root model."""
         return outputs[case]  # type: ignore[no-any-return]
 
     @server.tool()
@@ -473,7 +482,7 @@ async def test_a_pydantic_result_that_fits_is_sent_as_pydantic_dumps_it(wire_fac
          "structuredContent.readingValue: missing required property"),
         ({"readingValue": 5, "taken": "2026-07-28T09:30:00Z"},
          "structuredContent.doubled: missing required property"),
-        ("reading", "structuredContent: expected object, got string 'reading'"),
+        ("reading", "structuredContent: Input should be a valid dictionary or instance of Reading"),
     ],
 )
 async def test_a_pydantic_result_that_breaks_the_model_is_refused(
@@ -483,6 +492,17 @@ async def test_a_pydantic_result_that_breaks_the_model_is_refused(
     so those are refused like any other value outside the advertised schema."""
     wire = wire_factory(typed_server())
     assert problem in refusal(await call_typed(wire, "reading", value), "reading")
+
+
+async def test_a_pydantic_root_model_is_checked_as_its_root(wire_factory: Any) -> None:
+    wire = wire_factory(typed_server())
+    schema = (await advertised(wire))["labels"]
+    assert sent(await call_typed(wire, "labels", Labels(["a", "b"])), schema) == ["a", "b"]
+    wrong = await call_typed(wire, "labels", ["a", 1])
+    assert "structuredContent[1]: Input should be a valid string" in refusal(wrong, "labels")
+    assert "structuredContent: Input should be a valid list" in refusal(
+        await call_typed(wire, "labels", {"a": 1}), "labels"
+    )
 
 
 @pytest.mark.parametrize(

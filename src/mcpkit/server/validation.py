@@ -1,5 +1,8 @@
 """Argument checking for tools and prompts: the compiled checkers behind a derived schema.
 
+The same checkers, compiled from a tool's return annotation, hold its structured content to
+the outputSchema it advertises (`compile_output`).
+
 `mcpkit.server.type_schema` turns type hints into a schema and, alongside, into the checker
 closures defined here; this module owns what happens on every call: type checks without a schema
 interpreter on the hot path, coercion into the annotated Python types, and problem messages a
@@ -443,14 +446,15 @@ def make_pydantic_output(cls: Any) -> Checker:
     required = tuple(cls.model_json_schema(mode="serialization").get("required", ()))
 
     def check(value: Any, path: str, problems: list[str]) -> Any:
-        if not isinstance(value, Mapping):
-            return _problem(problems, path, "object", value)
-        missing = [key for key in required if key not in value]
-        if missing:
-            problems.extend(f"{property_path(path, k)}: missing required property" for k in missing)
-            return value
+        given = value  # not always an object: a RootModel's JSON form is its root's
+        if isinstance(value, Mapping):
+            missing = [key for key in required if key not in value]
+            if missing:
+                problems.extend(f"{property_path(path, k)}: missing required property" for k in missing)
+                return value
+            if computed:
+                given = {k: item for k, item in value.items() if k not in computed}
         before = len(problems)
-        given = {k: item for k, item in value.items() if k not in computed} if computed else value
         model = validate(given, path, problems)
         if len(problems) == before:
             _same_kinds(model.model_dump(mode="json", by_alias=True), value, path, problems)
