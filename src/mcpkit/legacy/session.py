@@ -64,6 +64,10 @@ _LEGACY_METHODS = frozenset(
 )
 
 
+_JSON_KINDS = {bool: "a boolean", float: "a number", list: "an array", dict: "an object"}
+"""How a value of a peer's JSON is named in an error (the peer never saw Python types)."""
+
+
 @dataclass(slots=True)
 class LegacyState:
     """Everything a legacy session must remember between requests."""
@@ -125,13 +129,22 @@ class LegacySession:
             result["instructions"] = server.instructions
         return cls(server, state, request_peer), result
 
-    def meta(self, params: dict[str, Any] | None) -> RequestMeta:
-        """The modern `_meta` this legacy request stands for."""
+    def meta(self, params: dict[str, Any] | None, method: str = "request") -> RequestMeta:
+        """The modern `_meta` this legacy request stands for.
+
+        The client's progress token is checked here, where it is read, so that the error
+        names the legacy place it came from (`params._meta.progressToken`).
+        """
         token = None
         if params is not None:
             legacy_meta = params.get("_meta")
             if type(legacy_meta) is dict:
                 token = legacy_meta.get(PROGRESS_TOKEN_KEY)
+        if token is not None and type(token) is not str and type(token) is not int:
+            raise InvalidParamsError(
+                f"{method}: params._meta.progressToken must be a string or an integer, "
+                f"not {_JSON_KINDS.get(type(token), type(token).__name__)}"
+            )
         s = self.state
         return RequestMeta(MODERN_VERSION, s.client_capabilities, s.client_info, s.log_level, token)
 
@@ -191,7 +204,7 @@ class LegacySession:
         modern = dict(params) if params else {}
         modern.pop("inputResponses", None)  # not legacy fields: this session fills them
         modern.pop("requestState", None)
-        modern["_meta"] = self.meta(params).to_meta()
+        modern["_meta"] = self.meta(params, method).to_meta()
         result = await call(server, method, modern, request_id, notify, principal)
         for _ in range(MAX_INPUT_ROUNDS):
             if result.get("resultType") != "input_required":

@@ -50,6 +50,7 @@ from mcpkit.transports.http_resume import (
     refuse_resume,
     replay_only,
 )
+from mcpkit.transports.stream import peer_id
 from mcpkit.types.constants import LEGACY_VERSION, LEGACY_VERSIONS, Header, Method
 
 __all__ = ["LegacyEndpoint", "MemorySessionStore", "SessionStore"]
@@ -352,7 +353,8 @@ class LegacyEndpoint:
 
     def _answer(self, session_id: str, response: Response) -> None:
         live = self._live.get(session_id)
-        future = live.pending.get(response.id) if live and response.id is not None else None
+        request_id = peer_id(response.id)
+        future = live.pending.get(request_id) if live and request_id is not None else None
         if future is None or future.done():
             log.warning("session %s answered an unknown request id %r", session_id, response.id)
             return
@@ -366,7 +368,9 @@ class LegacyEndpoint:
             state.initialized = True
             await self.store.save(session_id, state)
         elif note.method == Method.CANCELLED:
-            request_id = (note.params or {}).get("requestId")
+            # Type-checked before the lookup: a list or an object would raise (a 500), and 1.0
+            # or true would cancel request 1.
+            request_id = peer_id((note.params or {}).get("requestId"))
             live = self._live.get(session_id)
             exchange = live.inflight.get(request_id) if live and request_id is not None else None
             if exchange is not None:

@@ -6,6 +6,11 @@ it; the opening exchange pins the connection's era (an `initialize` makes it a l
 a modern request makes a later `initialize` an error); responses from a legacy client to our
 own requests are matched to the waiting caller. Bytes go out through one `write` callable, one
 whole message per call, so messages never interleave.
+
+Whatever a peer sends, the connection goes on: every field read from a message is checked for
+its type where it is read (an id used as a key must be a string or an integer, never a list, a
+float or a bool that would collide with an integer id), and a message that still raises is
+logged and answered, never allowed to end the stream with the requests it carries.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from mcpkit.errors import InvalidRequestError, RPCError, TransportError
+from mcpkit.errors import InternalError, InvalidRequestError, RPCError, TransportError
 from mcpkit.legacy import LegacySession, initialize_error
 from mcpkit.legacy.shapes import change_notification
 from mcpkit.protocol.codec import (
@@ -33,11 +38,26 @@ from mcpkit.protocol.codec import (
 from mcpkit.protocol.framing import Oversized
 from mcpkit.types.constants import MODERN_VERSION, PROTOCOL_VERSION_KEY, Method
 
-__all__ = ["StreamConnection"]
+__all__ = ["StreamConnection", "peer_id"]
 
 log = logging.getLogger("mcpkit.transport")
 
 Write = Callable[[bytes], None]
+
+
+def peer_id(value: Any) -> RequestId | None:
+    """`value` if it can name a request (a string or an integer), else None.
+
+    A peer's `requestId` is looked up in dicts keyed by request id: a list or an object is
+    unhashable (a TypeError), and 1.0 or true hash like 1, so they would cancel request 1.
+    Anything but a string or a non-bool integer names no request.
+    """
+    kind = type(value)
+    if kind is str or kind is int:
+        return value  # type: ignore[no-any-return]
+    if value is not None:
+        log.warning("a request id of type %s names no request; ignored", kind.__name__)
+    return None
 
 
 class StreamConnection:
@@ -76,13 +96,23 @@ class StreamConnection:
         self.receive_message(message)
 
     def receive_message(self, message: Request | Notification | Response) -> None:
-        """Feed one decoded message (transports that carry objects, not bytes, start here)."""
-        if isinstance(message, Request):
-            self._start(message)
-        elif isinstance(message, Notification):
-            self._notification(message)
-        else:
-            self._response(message)
+        """Feed one decoded message (transports that carry objects, not bytes, start here).
+
+        Never raises: an exception here would reach the stream's reader and close the whole
+        connection, dropping every request in flight, because of one message.
+        """
+        try:
+            if isinstance(message, Request):
+                self._start(message)
+            elif isinstance(message, Notification):
+                self._notification(message)
+            else:
+                self._response(message)
+        except Exception:
+            log.exception("internal error while receiving %r", message)
+            if isinstance(message, Request) and message.id not in self._tasks:
+                self.send(error_message(message.id, InternalError(
+                    f"Internal error while receiving {message.method}").to_error()))
 
     def _start(self, request: Request) -> None:
         if request.id in self._tasks:
@@ -153,7 +183,7 @@ class StreamConnection:
 
     def _notification(self, note: Notification) -> None:
         if note.method == Method.CANCELLED:
-            request_id = (note.params or {}).get("requestId")
+            request_id = peer_id((note.params or {}).get("requestId"))
             task = self._tasks.pop(request_id, None) if request_id is not None else None
             if task is not None:
                 task.cancel()
@@ -162,7 +192,8 @@ class StreamConnection:
         # Other notifications (roots/list_changed, unknown ones) need no answer.
 
     def _response(self, response: Response) -> None:
-        future = self._pending.pop(response.id, None) if response.id is not None else None
+        request_id = peer_id(response.id)
+        future = self._pending.pop(request_id, None) if request_id is not None else None
         if future is None or future.done():
             log.warning("response to an unknown request id %r ignored", response.id)
             return
