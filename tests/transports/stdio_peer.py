@@ -62,6 +62,28 @@ class StdioPeer:
         check_server_message(self.revision, message, method)
         return message
 
+    async def read_by_id(self, count: int) -> dict[Any, dict[str, Any]]:
+        """The next `count` messages, by id; any that is not a response fails the test
+        (a notification, or a second reply for the same id, is never expected here)."""
+        replies: dict[Any, dict[str, Any]] = {}
+        for _ in range(count):
+            reply = await self.read()
+            assert "method" not in reply and "id" in reply, reply
+            assert reply["id"] not in replies, f"two replies for id {reply['id']!r}"
+            replies[reply["id"]] = reply
+        return replies
+
+    async def rest(self, timeout: float = 10) -> list[dict[str, Any]]:
+        """Every message left on stdout until the server closes it (after stdin closed)."""
+        assert self.proc.stdout is not None
+        out = []
+        while line := await asyncio.wait_for(self.proc.stdout.readline(), timeout):
+            message = orjson.loads(line)
+            method = self.methods.get(message.get("id")) if "method" not in message else None
+            check_server_message(self.revision, message, method)
+            out.append(message)
+        return out
+
     async def request(self, method: str, params: dict[str, Any] | None = None,
                       *, with_meta: bool = True) -> dict[str, Any]:
         self.ids += 1

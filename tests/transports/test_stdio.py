@@ -85,9 +85,18 @@ async def test_requests_run_concurrently_and_cancel() -> None:
         assert reply["result"]["content"][0]["text"] == "waited 0.0"
         peer.send({"jsonrpc": "2.0", "method": "notifications/cancelled",
                    "params": {"requestId": "slow"}})
-        # The next answer is for the next request: nothing is ever sent for "slow".
-        reply = await peer.request("server/discover")
-        assert reply["id"] == peer.ids
+        # The very next message is the answer to the next request, and none follows it:
+        # nothing is ever sent for "slow" (read() sees every message, request() would skip
+        # a reply with another id).
+        peer.ids += 1
+        peer.send({"jsonrpc": "2.0", "id": peer.ids, "method": "server/discover",
+                   "params": {"_meta": meta()}})
+        reply = await peer.read()
+        assert reply["id"] == peer.ids and reply["result"]["resultType"] == "complete"
+        assert "2026-07-28" in reply["result"]["supportedVersions"]
+        assert peer.proc.stdin is not None
+        peer.proc.stdin.close()
+        assert await peer.rest() == []
         code, _ = await peer.close()
         assert code == 0
     finally:
@@ -111,7 +120,7 @@ async def test_malformed_and_oversized_lines_get_errors_and_serving_goes_on() ->
 
 
 async def test_eof_on_stdin_exits_cleanly(quickstart: StdioPeer) -> None:
-    await quickstart.request("server/discover")
+    assert (await quickstart.request("server/discover"))["result"]["resultType"] == "complete"
     code, _ = await quickstart.close()
     assert code == 0
 

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import signal
+import stat
 import sys
 import threading
 from typing import Any
@@ -20,6 +22,8 @@ from mcpkit.protocol.framing import LineReader
 from mcpkit.transports.stream import StreamConnection
 
 __all__ = ["claim_stdout", "run_stdio", "serve_stdio"]
+
+log = logging.getLogger("mcpkit.transport")
 
 _protocol_fd: int | None = None
 
@@ -34,6 +38,13 @@ def claim_stdout() -> int:
         return _protocol_fd
     with contextlib.suppress(Exception):
         sys.stdout.flush()
+    try:
+        os.fstat(0)
+    except OSError:
+        # Started with stdin closed: the next descriptor opened would be 0, this dup or the
+        # event loop's own (uvloop then aborts on closing it), and pass for stdin. An empty
+        # stdin instead: nothing to serve, a clean exit.
+        os.open(os.devnull, os.O_RDONLY)
     fd = os.dup(1)
     os.dup2(2, 1)
     sys.stdout = sys.stderr
@@ -92,13 +103,16 @@ async def serve_stdio(server: Any, *, stdin_fd: int = 0, stdout_fd: int | None =
     loop = asyncio.get_running_loop()
     done = asyncio.Event()
     stdin = os.fdopen(os.dup(stdin_fd), "rb", buffering=0)
-    try:
-        transport, _ = await loop.connect_read_pipe(
-            lambda: _StdinProtocol(conn, reader, done), stdin
-        )
-    except ValueError:
-        # A regular file or something else epoll cannot watch: read it in a thread.
-        transport = None
+    transport: asyncio.ReadTransport | None = None
+    if _watchable(stdin.fileno()):
+        try:
+            transport, _ = await loop.connect_read_pipe(
+                lambda: _StdinProtocol(conn, reader, done), stdin
+            )
+        except ValueError:
+            transport = None
+    if transport is None:
+        # A regular file, /dev/null or something else epoll cannot watch: read it in a thread.
         _read_in_thread(loop, stdin, _StdinProtocol(conn, reader, done))
     with contextlib.suppress(NotImplementedError, RuntimeError):
         loop.add_signal_handler(signal.SIGTERM, done.set)
@@ -111,12 +125,29 @@ async def serve_stdio(server: Any, *, stdin_fd: int = 0, stdout_fd: int | None =
         server.broker.close()
 
 
+def _watchable(fd: int) -> bool:
+    """Whether the event loop may watch `fd`: only a pipe or a socket.
+
+    Asked before `connect_read_pipe`, not left to it: asyncio's loop refuses a regular file
+    with ValueError, but uvloop's aborts the whole process (SIGABRT, nothing on stderr) on a
+    regular file or on /dev/null, as in `mcpkit run server.py < requests.jsonl`.
+    """
+    mode = os.fstat(fd).st_mode
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
 def _read_in_thread(
     loop: asyncio.AbstractEventLoop, stream: Any, protocol: _StdinProtocol
 ) -> None:
     def pump() -> None:
         while True:
-            chunk = stream.read(65536)
+            try:
+                chunk = stream.read(65536)
+            except OSError as exc:
+                # Unreadable stdin (opened write-only, say) is the end of input: an error
+                # left to kill the thread would leave the server waiting forever.
+                log.warning("stdin cannot be read (%s); serving ends", exc)
+                chunk = b""
             if not chunk:
                 loop.call_soon_threadsafe(protocol.eof_received)
                 return
