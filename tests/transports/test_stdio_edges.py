@@ -148,6 +148,7 @@ async def test_a_cancel_naming_the_request_still_cancels_it(gated: StdioPeer) ->
     await hold_gate(gated, 1)
     gated.send({"jsonrpc": "2.0", "method": "notifications/cancelled",
                    "params": {"requestId": 1}})
+    gated.ids = 1  # the next request is 2: id 1 is not reused here
     discover = await gated.request("server/discover")
     assert discover["result"]["resultType"] == "complete"
     assert gated.proc.stdin is not None
