@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import signal
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -214,12 +215,16 @@ def deadline(seconds: int, what: str) -> Iterator[None]:
         raise AssertionError(f"{what} did not return within {seconds} s")
 
     previous = signal.signal(signal.SIGALRM, expired)
-    signal.alarm(seconds)
+    # The suite's per-test timeout (pytest-timeout) runs on the same timer: put it back after.
+    outer, _ = signal.setitimer(signal.ITIMER_REAL, seconds)
+    started = time.monotonic()
     try:
         yield
     finally:
-        signal.alarm(0)
+        signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+        if outer:
+            signal.setitimer(signal.ITIMER_REAL, max(outer - (time.monotonic() - started), 0.001))
 
 
 async def test_a_server_regex_prone_to_backtracking_never_hangs_the_output_check(
@@ -278,3 +283,15 @@ def test_only_regex_places_count_as_patterns() -> None:
     assert risky_pattern(data) is None
     under_defs = {"$defs": {"x": {"pattern": "(a+)+"}}, "$ref": "#/$defs/x"}
     assert risky_pattern(under_defs) == "(a+)+"
+
+
+def test_a_deadline_gives_the_suites_own_timer_back() -> None:
+    """The per-test timeout shares SIGALRM's timer: a deadline must not switch it off."""
+    signal.setitimer(signal.ITIMER_REAL, 300)
+    try:
+        with deadline(10, "nothing"):
+            pass
+        remaining, _ = signal.getitimer(signal.ITIMER_REAL)
+        assert 0 < remaining <= 300
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
