@@ -19,7 +19,10 @@ import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from resume_peer import SSEReader
 from wire import LEGACY, MODERN, check_client_message, check_server_message
+
+from mcpkit.transports.http_client import HTTPClientTransport
 
 ROOT = Path(__file__).resolve().parents[2]
 FEATURES = str(Path(__file__).parent / "servers" / "http_features.py")
@@ -109,20 +112,135 @@ async def raw_post(port: int, headers: list[tuple[str, str]], body: bytes
     return status, orjson.loads(payload) if payload else None
 
 
-def checked_transport(url: str, **options: Any) -> Any:
+def _legacy_request(request: httpx.Request, message: Any) -> bool:
+    """Whether `request` belongs to a legacy session: it carries a session id, is initialize,
+    or is no POST (only legacy sessions GET a stream or DELETE)."""
+    return (request.method != "POST" or "mcp-session-id" in request.headers
+            or (isinstance(message, dict) and message.get("method") == "initialize"))
+
+
+def checked_transport(url: str, *, check_server: bool = False, **options: Any) -> Any:
     """An `HTTPClientTransport` whose every POSTed message is checked against the schema of
-    its revision (legacy once it carries a session id, or for initialize)."""
-    from mcpkit.transports.http_client import HTTPClientTransport
+    its revision (legacy once it carries a session id, or for initialize).
+
+    With `check_server`, every message the server answers with is checked too, as its bytes
+    reach the client (`ServerChecks`), and `close()` fails naming any that were off the schema;
+    left off for the scripted peers that send broken replies on purpose."""
 
     async def check(request: httpx.Request) -> None:
         if request.method != "POST":
             return
         message = orjson.loads(request.content)
-        legacy = "mcp-session-id" in request.headers or message.get("method") == "initialize"
-        check_client_message(LEGACY if legacy else MODERN, message)
+        check_client_message(LEGACY if _legacy_request(request, message) else MODERN, message)
 
-    return HTTPClientTransport(url, httpx_options={"event_hooks": {"request": [check]}},
-                               **options)
+    httpx_options: dict[str, Any] = {"event_hooks": {"request": [check]}}
+    if not check_server:
+        return HTTPClientTransport(url, httpx_options=httpx_options, **options)
+    checks = ServerChecks()
+    transport = CheckedHTTPClientTransport(
+        url, httpx_options={**httpx_options, "transport": checks}, **options)
+    transport.server_checks = checks
+    return transport
+
+
+class ServerChecks(httpx.AsyncBaseTransport):
+    """An httpx transport that checks each server message in the responses it carries against
+    the schema of its era: a JSON body when it has all come, an SSE event when its block ends
+    (a modern stream may carry no event ids, HTTP-9). A result is checked as the result of
+    the method its id was asked with. Problems are kept in `problems` rather than raised in
+    the middle of the client's reading, where they could be taken for a broken stream."""
+
+    def __init__(self) -> None:
+        self.inner = httpx.AsyncHTTPTransport()
+        self.methods: dict[tuple[str | None, str], str] = {}
+        self.problems: list[str] = []
+        self.checked = 0
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        message: Any = None
+        if request.method == "POST":
+            with contextlib.suppress(orjson.JSONDecodeError):
+                message = orjson.loads(request.content)
+        revision = LEGACY if _legacy_request(request, message) else MODERN
+        session = request.headers.get("mcp-session-id")
+        if isinstance(message, dict) and "method" in message and "id" in message:
+            self.methods[(session, orjson.dumps(message["id"]).decode())] = message["method"]
+        response = await self.inner.handle_async_request(request)
+        media = response.headers.get("content-type", "").split(";")[0].strip().lower()
+        stream = _CheckedStream(self, response.stream, media, revision, session,
+                                f"{request.method} {request.url.path}")
+        return httpx.Response(response.status_code, headers=response.headers, stream=stream,
+                              extensions=response.extensions, request=request)
+
+    def see(self, message: Any, revision: str, session: str | None, where: str) -> None:
+        """Check one server message, keeping any problem with where it was sent."""
+        try:
+            if not isinstance(message, dict):
+                raise AssertionError(f"not a JSON-RPC message: {message!r}")
+            method = None
+            if "method" not in message and "id" in message:
+                method = self.methods.pop((session, orjson.dumps(message["id"]).decode()), None)
+            check_server_message(revision, message, method)
+            self.checked += 1
+        except AssertionError as exc:
+            self.problems.append(f"{where}: {exc}")
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+class _CheckedStream(httpx.AsyncByteStream):
+    """A response body passed on unchanged, each message in it checked as it completes."""
+
+    def __init__(self, checks: ServerChecks, inner: Any, media: str, revision: str,
+                 session: str | None, where: str) -> None:
+        self.checks = checks
+        self.inner = inner
+        self.media = media
+        self.revision = revision
+        self.session = session
+        self.where = where
+        self.reader = SSEReader()
+        self.body = b""
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        async for chunk in self.inner:
+            if self.media == "text/event-stream":
+                for event in self.reader.feed(chunk):
+                    if self.revision == MODERN and (event.id is not None
+                                                    or event.retry is not None):
+                        self.checks.problems.append(
+                            f"{self.where}: a {MODERN} stream carried an event id or retry")
+                    if event.data:
+                        self._see(event.data.encode())
+            else:
+                self.body += chunk
+            yield chunk
+        if self.media == "application/json" and self.body:
+            self._see(self.body)
+
+    def _see(self, data: bytes) -> None:
+        try:
+            message = orjson.loads(data)
+        except orjson.JSONDecodeError:
+            self.checks.problems.append(f"{self.where}: a message that is not JSON: {data!r}")
+            return
+        self.checks.see(message, self.revision, self.session, self.where)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+class CheckedHTTPClientTransport(HTTPClientTransport):
+    """An `HTTPClientTransport` whose `close()` fails if the server sent a message off the
+    schema (`server_checks`), so no test that closes its transport can miss one."""
+
+    server_checks: ServerChecks
+
+    async def close(self) -> None:
+        await super().close()
+        problems = self.server_checks.problems
+        assert not problems, "the server sent messages off the schema:\n" + "\n".join(problems)
 
 
 class Reply:

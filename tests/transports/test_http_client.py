@@ -23,9 +23,16 @@ from mcpkit.transports.http_client import (
 )
 
 
+def checked(url: str, **options: Any) -> HTTPClientTransport:
+    """A transport checking what it sends and every message the server answers with (its
+    `close()` fails naming any off the schema), for the server process and the scripted app."""
+    transport: HTTPClientTransport = checked_transport(url, check_server=True, **options)
+    return transport
+
+
 @pytest.fixture
 async def transport(features: ServerProcess) -> AsyncIterator[HTTPClientTransport]:
-    t = checked_transport(features.url)
+    t = checked(features.url)
     yield t
     await t.close()
 
@@ -68,7 +75,7 @@ async def test_requests_get_json_answers_and_the_mirrored_headers_pass(
 
 async def test_param_headers_come_from_the_tools_it_has_seen(features: ServerProcess) -> None:
     arguments = {"region": "Hello, 世界", "priority": 3, "verbose": False}
-    fresh = checked_transport(features.url)
+    fresh = checked(features.url)
     try:
         client = Client(fresh)
         blind = await client.request("tools/call", {"name": "route", "arguments": arguments})
@@ -82,7 +89,7 @@ async def test_param_headers_come_from_the_tools_it_has_seen(features: ServerPro
 
 
 async def test_remembered_tools_are_screened(features: ServerProcess) -> None:
-    fresh = checked_transport(features.url)
+    fresh = checked(features.url)
     try:
         screened = fresh.remember_tools([
             {"name": "nested", "inputSchema": {"type": "object", "properties": {"target": {
@@ -152,7 +159,7 @@ async def test_modern_errors_in_4xx_bodies_are_returned_as_messages(
 
 
 async def test_a_status_without_a_jsonrpc_body_raises(features: ServerProcess) -> None:
-    wrong = checked_transport(features.url.replace("/mcp", "/nowhere"))
+    wrong = checked(features.url.replace("/mcp", "/nowhere"))
     try:
         with pytest.raises(HTTPStatusError) as info:
             await Client(wrong).request("tools/list")
@@ -165,7 +172,7 @@ async def test_an_unreachable_server_is_a_transport_error() -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    dead = checked_transport(f"http://127.0.0.1:{port}/mcp")
+    dead = checked(f"http://127.0.0.1:{port}/mcp")
     try:
         with pytest.raises(TransportError, match="cannot connect"):
             await Client(dead).request("tools/list")
@@ -229,7 +236,7 @@ async def test_server_requests_are_answered_by_the_request_handler(
 async def test_the_session_stream_feeds_the_notification_handler_and_close_deletes(
     features: ServerProcess
 ) -> None:
-    legacy = checked_transport(features.url)
+    legacy = checked(features.url)
     received: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
 
     async def on_notification(message: dict[str, Any]) -> None:
@@ -240,7 +247,7 @@ async def test_the_session_stream_feeds_the_notification_handler_and_close_delet
     client = await _legacy(legacy)
     uri = "memo://notes/today"
     await client.request("resources/subscribe", {"uri": uri})
-    modern = checked_transport(features.url)
+    modern = checked(features.url)
     try:
         await asyncio.wait_for(legacy.session_stream_open.wait(), 10)
         await Client(modern).request("tools/call", {"name": "touch", "arguments": {
@@ -251,7 +258,7 @@ async def test_the_session_stream_feeds_the_notification_handler_and_close_delet
         session = legacy.session_id
         await legacy.close()
         assert legacy.session_id is None
-        gone = checked_transport(features.url, headers={"Mcp-Session-Id": session or ""})
+        gone = checked(features.url, headers={"Mcp-Session-Id": session or ""})
         try:
             with pytest.raises(HTTPStatusError) as info:
                 await gone.notify({"jsonrpc": "2.0", "method": "notifications/initialized"})
@@ -264,7 +271,7 @@ async def test_the_session_stream_feeds_the_notification_handler_and_close_delet
 
 async def test_an_ended_session_raises_session_expired(transport: HTTPClientTransport) -> None:
     client = await _legacy(transport)
-    ended = checked_transport(transport.url, headers={
+    ended = checked(transport.url, headers={
         "Mcp-Session-Id": transport.session_id or ""})
     try:
         await ended._client.delete(ended.url, headers=ended._headers_for(None))
@@ -278,7 +285,8 @@ async def test_an_ended_session_raises_session_expired(transport: HTTPClientTran
 # -- what only a broken server does: a scripted app on a real uvicorn ---------------------------
 
 class Scripted:
-    """An ASGI app that breaks the stream of every first attempt and answers retries."""
+    """An ASGI app that breaks the stream of every first attempt and answers retries (with a
+    valid tools/list result: the transport `checked` checks the app's replies too)."""
 
     def __init__(self) -> None:
         self.ids: list[Any] = []
@@ -302,7 +310,7 @@ class Scripted:
             await send({"type": "http.response.body", "body": b"", "more_body": False})
             return
         answer = orjson.dumps({"jsonrpc": "2.0", "id": request["id"], "result": {
-            "resultType": "complete", "content": []}})
+            "resultType": "complete", "tools": [], "ttlMs": 0, "cacheScope": "public"}})
         await send({"type": "http.response.start", "status": 200,
                     "headers": [(b"content-type", b"application/json")]})
         await send({"type": "http.response.body", "body": answer})
@@ -327,7 +335,7 @@ async def test_a_broken_stream_is_retried_with_a_new_id_only_when_allowed(
     scripted: tuple[str, Scripted]
 ) -> None:
     url, app = scripted
-    transport = checked_transport(url)
+    transport = checked(url)
     try:
         client = Client(transport)
         with pytest.raises(TransportError, match="request is lost"):
