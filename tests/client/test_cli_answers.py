@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -21,8 +22,12 @@ from mcpkit.client import InputRequest, read_form
 
 HERE = Path(__file__).resolve().parent
 FORM_SERVER = str(HERE / "form_server.py")
+# The form server behind a relay that checks every message both ways (checked_relay.py).
+CHECKED_FORM_SERVER = shlex.join([sys.executable, str(HERE / "checked_relay.py"),
+                                  sys.executable, "-m", "mcpkit", "run", FORM_SERVER])
 URL_SERVER = str(HERE / "url_elicit_server.py")
 BROWSER = f"{sys.executable} {HERE / 'visit_page.py'} %s"
+sys.path.insert(0, str(HERE.parent / "transports"))  # resume_peer, for the form over HTTP
 
 
 def mcpkit(tmp_path: Path, *args: str, stdin: str = "",
@@ -45,14 +50,10 @@ EXPECTED = {"name": "Ada", "email": "ada@example.com", "age": 36, "plan": "pro",
             "newsletter": False, "topics": ["mcp", "python"]}
 
 
-@pytest.mark.parametrize("era", ["auto", "legacy"])
-def test_bad_answers_are_asked_again_with_the_reason_and_only_a_valid_form_is_sent(
-    tmp_path: Path, era: str
-) -> None:
-    done = mcpkit(tmp_path, "call", FORM_SERVER, "register", "--json", "--era", era,
-                  stdin=SESSION)
-    assert done.returncode == 0, done.stderr
-    content = json.loads(json.loads(done.stdout)["content"][0]["text"])
+def assert_asked_again(returncode: int, stdout: str, stderr: str) -> None:
+    """What `mcpkit call ... register --json` shows and sends when fed SESSION."""
+    assert returncode == 0, stderr
+    content = json.loads(json.loads(stdout)["content"][0]["text"])
     assert content == EXPECTED
     for reason in ("must be at least 2 characters long",
                    "expected an email address like ada@example.com",
@@ -60,15 +61,87 @@ def test_bad_answers_are_asked_again_with_the_reason_and_only_a_valid_form_is_se
                    "the value given is not a choice (choose one of free, pro)",
                    "a value given is not a choice (choose from mcp, python, rust)",
                    "expected a date like 2031-03-04"):
-        assert f"    {reason}" in done.stderr
-    assert "  Name (string): " in done.stderr and "  age (integer 18..130): " in done.stderr
-    assert "  plan (1=Free/2=Pro): " in done.stderr
-    assert "  newsletter (boolean, optional) [false]: " in done.stderr
-    assert "form-tests asks: Your profile, please." in done.stderr
+        assert f"    {reason}" in stderr
+    assert "  Name (string): " in stderr and "  age (integer 18..130): " in stderr
+    assert "  plan (1=Free/2=Pro): " in stderr
+    assert "  newsletter (boolean, optional) [false]: " in stderr
+    assert "form-tests asks: Your profile, please." in stderr
+
+
+@pytest.mark.parametrize("era", ["auto", "legacy"])
+def test_bad_answers_are_asked_again_with_the_reason_and_only_a_valid_form_is_sent(
+    tmp_path: Path, era: str
+) -> None:
+    done = mcpkit(tmp_path, "call", CHECKED_FORM_SERVER, "register", "--json", "--era", era,
+                  stdin=SESSION)
+    assert_asked_again(done.returncode, done.stdout, done.stderr)
+
+
+class ClientChecks:
+    """ASGI middleware: every message a client POSTs is checked against the schema of its era
+    (legacy with a session id, or for initialize); problems are kept for the test to fail on."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.problems: list[str] = []
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        legacy = any(name == b"mcp-session-id" for name, _ in scope["headers"])
+        body = b""
+        while True:  # read whole, then handed on as one piece
+            event = await receive()
+            body += event.get("body", b"")
+            if event["type"] != "http.request" or not event.get("more_body"):
+                break
+        try:
+            message = json.loads(body)
+            legacy = legacy or message.get("method") == "initialize"
+            check_client_message(LEGACY if legacy else MODERN, message)
+        except (ValueError, AssertionError, AttributeError) as exc:
+            self.problems.append(f"{exc}: {body[:200]!r}")
+        sent = False
+
+        async def replay() -> dict[str, Any]:
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            later: dict[str, Any] = await receive()  # http.disconnect, when it comes
+            return later
+
+        await self.app(scope, replay, send)
+
+
+@pytest.mark.parametrize("era", ["auto", "legacy"])
+async def test_the_form_is_asked_the_same_over_http(tmp_path: Path, era: str) -> None:
+    # The form server over Streamable HTTP (in its modern or legacy session mode), every
+    # message it sends checked by the recorder and every one the CLI sends by ClientChecks.
+    from form_server import server
+    from resume_peer import serving
+
+    clients = ClientChecks(server.asgi())
+    async with serving(clients) as (url, recorder):
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "mcpkit", "call", url, "register", "--json", "--era", era,
+            cwd=ROOT, env={**os.environ, "XDG_CACHE_HOME": str(tmp_path)},
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE)
+        stdout, stderr = await asyncio.wait_for(proc.communicate(SESSION.encode()), 60)
+    assert_asked_again(proc.returncode or 0, stdout.decode(), stderr.decode())
+    assert not clients.problems, clients.problems
+    posts = [r for r in recorder.exchanges if r.method == "POST"]
+    if era == "legacy":  # the question came on the call's stream
+        assert any(r.media == "text/event-stream" for r in posts)
+    else:  # the question came as an input_required result, the answer with the retry
+        assert any(b'"resultType":"input_required"' in r.body for r in posts)
+    assert (b"mcp-session-id" in posts[-1].headers) == (era == "legacy")
 
 
 def test_a_field_answered_badly_too_often_cancels_the_form(tmp_path: Path) -> None:
-    done = mcpkit(tmp_path, "call", FORM_SERVER, "register",
+    done = mcpkit(tmp_path, "call", CHECKED_FORM_SERVER, "register",
                   stdin=lines("a", "Ada", "ada@example.com", *["x"] * 5, "40"))
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "no profile (cancel)"
@@ -77,7 +150,7 @@ def test_a_field_answered_badly_too_often_cancels_the_form(tmp_path: Path) -> No
 
 
 def test_end_of_input_cancels_rather_than_sending_a_partial_form(tmp_path: Path) -> None:
-    done = mcpkit(tmp_path, "call", FORM_SERVER, "register", stdin=lines("a", "Ada"))
+    done = mcpkit(tmp_path, "call", CHECKED_FORM_SERVER, "register", stdin=lines("a", "Ada"))
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "no profile (cancel)"
 
