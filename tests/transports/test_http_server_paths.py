@@ -25,7 +25,10 @@ from resume_peer import Gates, serving
 from wire import LEGACY, MODERN, check_server_message, meta
 
 from mcpkit import Context, Server
+from mcpkit.legacy.session import LegacyState
+from mcpkit.transports.http_events import MemoryEventStore
 from mcpkit.transports.http_server import HTTPApp, HTTPOptions
+from mcpkit.transports.http_sessions import MemorySessionStore
 
 TIMEOUT = 10.0
 """Bound on every wait: a path that fails to answer fails the test instead of hanging it."""
@@ -575,3 +578,200 @@ async def test_a_server_stopping_answers_a_request_waiting_for_the_client() -> N
         await asyncio.to_thread(server.proc.wait, TIMEOUT)
     finally:
         server.stop()
+
+
+# -- a request to the client that cannot be answered is an expected outcome, logged as one ------
+
+@pytest.mark.parametrize(("options", "how"), [
+    ({}, "server-closing"),
+    ({"peer_timeout_s": 0.01}, "client-silent"),
+    ({}, "no-event-stream"),
+], ids=["server-closing", "client-silent", "no-event-stream"])
+async def test_a_request_to_the_client_that_cannot_be_answered_is_logged_without_a_traceback(
+    gates: Gates, rounds: list[dict[str, Any]], caplog: pytest.LogCaptureFixture,
+    options: dict[str, Any], how: str
+) -> None:
+    caplog.set_level(logging.DEBUG, "mcpkit")
+    app = HTTPApp(build(gates, rounds), HTTPOptions(**options))
+    async with running(app) as (url, _, watch, _), httpx.AsyncClient(timeout=TIMEOUT) as client:
+        peer = await _legacy_peer(url, client, {"elicitation": {}})
+        message = peer.request_message("tools/call", {
+            "name": "confirm", "arguments": {"action": "ship"}}, with_meta=False)
+        if how == "no-event-stream":
+            reply = await peer.post(message, {"Accept": "application/json"}, mirror=False)
+            error = reply.error
+        else:
+            async with peer.stream(message) as events:
+                await _asked(peer, events)
+                if how == "server-closing":
+                    app.close()
+                error = (await asyncio.wait_for(anext(events), TIMEOUT))["error"]
+        assert error["code"] == -32603
+        await watch.until(lambda: len(watch.finished) >= 2)
+    # One line naming the request and the reason, at warning; no traceback for any of it.
+    lines = [r for r in caplog.records if r.getMessage() == error["message"]]
+    assert [(r.name, r.levelname, r.exc_info) for r in lines] == [
+        ("mcpkit.server", "WARNING", None)], caplog.text
+    assert not [r for r in caplog.records if r.exc_info], caplog.text
+    assert "Traceback" not in caplog.text
+
+
+# -- what still fails unexpectedly is answered at the edge, never a 500 -------------------------
+
+class FailingStore(MemorySessionStore):
+    """Sessions in memory, with one step that fails once when armed, as a shared store does
+    when its backend cannot be reached."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.armed: str | None = None
+
+    def _step(self, step: str) -> None:
+        if self.armed == step:
+            self.armed = None
+            raise RuntimeError(f"the session store cannot be reached ({step})")
+
+    async def load(self, session_id: str) -> LegacyState | None:
+        self._step("load")
+        return await super().load(session_id)
+
+    async def save(self, session_id: str, state: LegacyState) -> None:
+        self._step("save")
+        await super().save(session_id, state)
+
+    async def delete(self, session_id: str) -> bool:
+        self._step("delete")
+        return await super().delete(session_id)
+
+
+class FailingEvents(MemoryEventStore):
+    """Legacy stream events in memory; when armed, keeping a stream's last event fails once."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.armed = False
+
+    async def append(self, session_id: str, stream_id: str, data: bytes, *,
+                     final: bool = False) -> str:
+        if final and self.armed:
+            self.armed = False
+            raise RuntimeError("the event store cannot be reached")
+        return await super().append(session_id, stream_id, data, final=final)
+
+
+def _one_traceback(caplog: pytest.LogCaptureFixture, what: str) -> None:
+    """The failure was logged once, with its traceback, naming what was being handled."""
+    logged = [r for r in caplog.records if r.exc_info]
+    assert [(r.name, r.levelname) for r in logged] == [("mcpkit.transport", "ERROR")], caplog.text
+    assert what in logged[0].getMessage()
+    assert "cannot be reached" in caplog.text
+
+
+@pytest.fixture
+def store() -> FailingStore:
+    return FailingStore()
+
+
+@pytest.fixture
+def failing_app(gates: Gates, rounds: list[dict[str, Any]], store: FailingStore) -> HTTPApp:
+    return HTTPApp(build(gates, rounds), HTTPOptions(session_store=store,
+                                                     event_store=FailingEvents()))
+
+
+async def _session_goes_on(url: str, peer: Peer, watch: Watch) -> None:
+    """No exception reached the ASGI server, and the session serves its next request."""
+    assert all(outcome is None for outcome in watch.finished), watch.finished
+    ping = await peer.post(peer.request_message("ping", with_meta=False), mirror=False)
+    assert ping.status == 200 and ping.message["result"] == {}
+    await still_serving(url)
+
+
+@pytest.mark.parametrize(("step", "message", "error", "what"), [
+    pytest.param("load", {"id": 50, "method": "tools/call", "params": {
+        "name": "echo", "arguments": {"text": "hi"}}},
+        "Internal error while serving tools/call", "tools/call (id 50)", id="request-load"),
+    pytest.param("save", {"id": 50, "method": "logging/setLevel", "params": {"level": "info"}},
+                 "Internal error while serving logging/setLevel", "logging/setLevel (id 50)",
+                 id="request-save"),
+    pytest.param("save", {"method": "notifications/initialized"}, None,
+                 "notifications/initialized", id="notification-save"),
+    pytest.param("load", {"method": "notifications/cancelled", "params": {"requestId": 3}},
+                 None, "notifications/cancelled", id="notification-load"),
+    pytest.param("load", {"id": "never-sent", "result": {}}, None, "a response",
+                 id="response-load"),
+])
+async def test_a_legacy_post_that_fails_unexpectedly_is_answered_and_the_session_goes_on(
+    failing_app: HTTPApp, store: FailingStore, caplog: pytest.LogCaptureFixture, step: str,
+    message: dict[str, Any], error: str | None, what: str
+) -> None:
+    caplog.set_level(logging.WARNING, "mcpkit")
+    async with running(failing_app) as (url, _, watch, _), \
+            httpx.AsyncClient(timeout=TIMEOUT) as client:
+        peer = await _legacy_peer(url, client)
+        store.armed = step
+        reply = await peer.post({"jsonrpc": "2.0", **message}, mirror=False)
+        assert store.armed is None, "the step meant to fail was never reached"
+        if error is None:  # a notification or a response: no reply is due
+            assert (reply.status, reply.body) == (202, b"")
+        else:  # a request: its error, with 200 like every legacy request's error
+            assert reply.status == 200 and reply.media == "application/json"
+            assert reply.message == {"jsonrpc": "2.0", "id": 50, "error": {
+                "code": -32603, "message": error}}
+        _one_traceback(caplog, f"a 2025-11-25 POST of {what}")
+        await _session_goes_on(url, peer, watch)
+
+
+@pytest.mark.parametrize(("http_method", "step"), [("GET", "load"), ("DELETE", "delete")])
+async def test_a_session_get_or_delete_that_fails_unexpectedly_is_a_json_rpc_error(
+    failing_app: HTTPApp, store: FailingStore, caplog: pytest.LogCaptureFixture,
+    http_method: str, step: str
+) -> None:
+    caplog.set_level(logging.WARNING, "mcpkit")
+    async with running(failing_app) as (url, _, watch, _), \
+            httpx.AsyncClient(timeout=TIMEOUT) as client:
+        peer = await _legacy_peer(url, client)
+        store.armed = step
+        response = await client.request(http_method, url, headers=_session_headers(
+            peer, "text/event-stream"))
+        assert store.armed is None
+        # No JSON-RPC message to answer: the status says the server failed, the body what.
+        assert response.status_code == 500
+        assert response.headers["content-type"] == "application/json"
+        body = response.json()
+        check_server_message(LEGACY, body, None)
+        assert body == {"jsonrpc": "2.0", "error": {"code": -32603, "message": (
+            f"Internal error while handling a 2025-11-25 session {http_method}")}}
+        _one_traceback(caplog, f"a 2025-11-25 session {http_method}")
+        await _session_goes_on(url, peer, watch)
+
+
+async def test_a_legacy_stream_whose_last_event_fails_ends_with_an_error_for_its_request(
+    failing_app: HTTPApp, gates: Gates, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, "mcpkit")
+    events_store = failing_app._legacy.events  # type: ignore[union-attr]
+    assert isinstance(events_store, FailingEvents)
+    async with running(failing_app) as (url, _, watch, recorder), \
+            httpx.AsyncClient(timeout=TIMEOUT) as client:
+        peer = await _legacy_peer(url, client)
+        message = peer.request_message("tools/call", {
+            "name": "hold", "arguments": {"stream": True}, "_meta": {"progressToken": "h"}},
+            with_meta=False)
+        async with peer.stream(message) as events:
+            progress = await asyncio.wait_for(anext(events), TIMEOUT)
+            assert progress["method"] == "notifications/progress"
+            events_store.armed = True
+            gates.open("release")
+            # The stream had begun: its last event is the request's error, and it ends there.
+            final = await asyncio.wait_for(anext(events), TIMEOUT)
+            assert final == {"jsonrpc": "2.0", "id": message["id"], "error": {
+                "code": -32603, "message": "Internal error while serving tools/call"}}
+            assert await asyncio.wait_for(_all(events), TIMEOUT) == []
+        assert not events_store.armed
+        _one_traceback(caplog, f"a 2025-11-25 POST of tools/call (id {message['id']})")
+        await _session_goes_on(url, peer, watch)
+        # The store that failed kept no id for that last event, so it went out without one
+        # (the message itself was checked above); every other event had its id.
+        assert [f.split(": Event(")[0] for f in recorder.failures] == [
+            "POST a 2025-11-25 message went out without an event id"], recorder.failures
+        recorder.failures.clear()

@@ -13,6 +13,7 @@ to the client as a real request, and serves the request again with the answers a
 from __future__ import annotations
 
 import functools
+import logging
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, field
@@ -24,6 +25,7 @@ from mcpkit.errors import (
     InvalidRequestError,
     MethodNotFoundError,
     RPCError,
+    TransportError,
 )
 from mcpkit.legacy.shapes import legacy_capabilities, legacy_error, legacy_result
 from mcpkit.protocol.codec import Request, RequestId
@@ -41,6 +43,8 @@ from mcpkit.types.constants import (
 )
 
 __all__ = ["LegacySession", "LegacyState", "RequestPeer", "initialize_error"]
+
+log = logging.getLogger("mcpkit.server")
 
 RequestPeer = Callable[[str, dict[str, Any] | None], Awaitable[dict[str, Any]]]
 
@@ -64,8 +68,61 @@ _LEGACY_METHODS = frozenset(
 )
 
 
-_JSON_KINDS = {bool: "a boolean", float: "a number", list: "an array", dict: "an object"}
+_JSON_KINDS = {bool: "a boolean", float: "a number", list: "an array", dict: "an object",
+               int: "an integer", str: "a string", type(None): "null"}
 """How a value of a peer's JSON is named in an error (the peer never saw Python types)."""
+
+_OBJECT_CAPABILITIES = ("elicitation", "experimental", "roots", "sampling", "tasks")
+"""Client capabilities the 2025-11-25 schema defines, each an object when declared. Others are
+the client's own (the set is open) and are kept as sent."""
+
+_ELICITATION_MODES = ("form", "url")
+
+
+def _kind(value: Any) -> str:
+    return _JSON_KINDS.get(type(value), type(value).__name__)
+
+
+def _found(params: dict[str, Any], key: str) -> str:
+    """What a refused `params[key]` was, for the error: its JSON kind, or that it is missing."""
+    return _kind(params[key]) if key in params else "missing"
+
+
+def _legacy_meta(method: str, params: dict[str, Any] | None) -> dict[str, Any] | None:
+    """`params._meta` of a legacy request, checked where it is read: anything but an object
+    (or no `_meta`) is refused, since a list or a number silently dropped would lose the
+    progress token the client meant to send."""
+    meta = params.get("_meta") if params is not None else None
+    if meta is not None and type(meta) is not dict:
+        raise InvalidParamsError(f"{method}: params._meta must be an object, not {_kind(meta)}")
+    return meta
+
+
+def _check_capabilities(caps: dict[str, Any]) -> None:
+    """Each capability the schema defines must be an object: the server reads members of them
+    (`elicitation.url`, ...) when a handler asks the client for input."""
+    for name in _OBJECT_CAPABILITIES:
+        value = caps.get(name)
+        if value is not None and type(value) is not dict:
+            raise InvalidParamsError(
+                f"initialize: params.capabilities.{name} must be an object, not {_kind(value)}")
+    elicitation: dict[str, Any] = caps.get("elicitation") or {}
+    for mode in _ELICITATION_MODES:
+        value = elicitation.get(mode)
+        if value is not None and type(value) is not dict:
+            raise InvalidParamsError(
+                f"initialize: params.capabilities.elicitation.{mode} must be an object, not "
+                f"{_kind(value)}")
+
+
+def _check_client_info(info: dict[str, Any]) -> None:
+    """`clientInfo.name` and `.version` are strings (the schema requires them); handlers see
+    clientInfo as sent (`ctx.client_info`) and may rely on that."""
+    for name in ("name", "version"):
+        value = info.get(name)
+        if value is not None and type(value) is not str:
+            raise InvalidParamsError(
+                f"initialize: params.clientInfo.{name} must be a string, not {_kind(value)}")
 
 
 @dataclass(slots=True)
@@ -109,15 +166,22 @@ class LegacySession:
             raise InvalidParamsError("initialize: params are required")
         requested = params.get("protocolVersion")
         if type(requested) is not str:
-            raise InvalidParamsError("initialize: params.protocolVersion must be a string")
+            raise InvalidParamsError(f"initialize: params.protocolVersion must be a string, "
+                                     f"not {_found(params, 'protocolVersion')}")
+        _legacy_meta(Method.INITIALIZE, params)
         caps = params.get("capabilities")
         if caps is None:
             caps = {}
         if type(caps) is not dict:
-            raise InvalidParamsError("initialize: params.capabilities must be an object")
+            raise InvalidParamsError(
+                f"initialize: params.capabilities must be an object, not {_kind(caps)}")
+        _check_capabilities(caps)
         info = params.get("clientInfo")
         if info is not None and type(info) is not dict:
-            raise InvalidParamsError("initialize: params.clientInfo must be an object")
+            raise InvalidParamsError(
+                f"initialize: params.clientInfo must be an object, not {_kind(info)}")
+        if info is not None:
+            _check_client_info(info)
         version = requested if requested in SERVED_LEGACY_VERSIONS else LEGACY_VERSION
         state = LegacyState(version, caps, info)
         result: dict[str, Any] = {
@@ -135,15 +199,12 @@ class LegacySession:
         The client's progress token is checked here, where it is read, so that the error
         names the legacy place it came from (`params._meta.progressToken`).
         """
-        token = None
-        if params is not None:
-            legacy_meta = params.get("_meta")
-            if type(legacy_meta) is dict:
-                token = legacy_meta.get(PROGRESS_TOKEN_KEY)
+        legacy_meta = _legacy_meta(method, params)
+        token = legacy_meta.get(PROGRESS_TOKEN_KEY) if legacy_meta is not None else None
         if token is not None and type(token) is not str and type(token) is not int:
             raise InvalidParamsError(
                 f"{method}: params._meta.progressToken must be a string or an integer, "
-                f"not {_JSON_KINDS.get(type(token), type(token).__name__)}"
+                f"not {_kind(token)}"
             )
         s = self.state
         return RequestMeta(MODERN_VERSION, s.client_capabilities, s.client_info, s.log_level, token)
@@ -177,20 +238,26 @@ class LegacySession:
         *,
         peer: RequestPeer | None,
     ) -> dict[str, Any]:
+        _legacy_meta(method, params)  # every request, the ones answered here too
         if method == Method.PING:
             return {}
         if method == Method.SET_LEVEL:
-            level = (params or {}).get("level")
-            if level not in LOG_LEVELS:
+            params = params or {}
+            level = params.get("level")
+            if type(level) is not str or level not in LOG_LEVELS:
+                found = repr(level[:64]) if type(level) is str else _found(params, "level")
                 raise InvalidParamsError(
-                    f"logging/setLevel: level must be one of {', '.join(LOG_LEVELS)}"
+                    f"logging/setLevel: params.level must be one of {', '.join(LOG_LEVELS)}, "
+                    f"not {found}"
                 )
             self.state.log_level = level
             return {}
         if method in (Method.SUBSCRIBE, Method.UNSUBSCRIBE):
-            uri = (params or {}).get("uri")
+            params = params or {}
+            uri = params.get("uri")
             if type(uri) is not str:
-                raise InvalidParamsError(f"{method}: params.uri must be a string")
+                raise InvalidParamsError(
+                    f"{method}: params.uri must be a string, not {_found(params, 'uri')}")
             subs = self.state.subscriptions
             if method == Method.SUBSCRIBE and uri not in subs:
                 subs.append(uri)
@@ -224,7 +291,13 @@ class LegacySession:
     async def _fulfil(
         self, method: str, requests: dict[str, Any], peer: RequestPeer | None
     ) -> dict[str, Any]:
-        """Send each input request to the client, one at a time; their results by key."""
+        """Send each input request to the client, one at a time; their results by key.
+
+        A request the transport could not get answered (the server is stopping, the client
+        did not answer in time, it takes no event stream) fails here, where the method and the
+        reason are both known: it is an expected outcome, so it is logged as one line, without
+        the traceback an unexpected exception gets.
+        """
         if requests and peer is None:
             raise InternalError(
                 f"{method}: the handler needs input from the client, but this connection "
@@ -242,4 +315,7 @@ class LegacySession:
                 raise InternalError(
                     f"{method}: the client answered {wanted} with error {exc.code}: {exc.message}"
                 ) from None
+            except TransportError as exc:
+                log.warning("%s: %s", method, exc)
+                raise InternalError(f"{method}: {exc}") from None
         return answers

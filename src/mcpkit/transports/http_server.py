@@ -15,6 +15,8 @@ standard library; uvicorn only in `run_http`.
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import sys
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
@@ -22,11 +24,13 @@ from typing import Any, Final
 
 from mcpkit.errors import (
     HeaderMismatchError,
+    InternalError,
     InvalidRequestError,
     MethodNotFoundError,
     RPCError,
 )
-from mcpkit.protocol.codec import Notification, Request, decode, encode, error_message
+from mcpkit.protocol.codec import Message, Notification, Request, decode, encode, error_message
+from mcpkit.protocol.framing import sse_event
 from mcpkit.protocol.http import (
     LOOPBACK_HOSTS,
     MODERN,
@@ -52,6 +56,8 @@ from mcpkit.types.constants import (
 
 __all__ = ["HTTPApp", "HTTPOptions", "parse_address", "run_http"]
 
+log = logging.getLogger("mcpkit.transport")
+
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
@@ -59,6 +65,72 @@ Send = Callable[[dict[str, Any]], Awaitable[None]]
 _JSON_TYPE: Final = (b"content-type", b"application/json")
 _ALLOW_MODERN: Final = [(b"allow", b"POST")]
 _ALLOW_LEGACY: Final = [(b"allow", b"GET, POST, DELETE")]
+_END: Final = {"type": "http.response.body", "body": b"", "more_body": False}
+
+
+class _Sent:
+    """A `send` that remembers how far the response got, so that a failure can still be
+    answered in a form the client can read (a JSON body, or the stream's last event)."""
+
+    __slots__ = ("ended", "send", "started", "streaming")
+
+    def __init__(self, send: Send) -> None:
+        self.send = send
+        self.started = False
+        self.streaming = False
+        self.ended = False
+
+    async def __call__(self, message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            self.started = True
+            self.streaming = any(name == b"content-type" and value == b"text/event-stream"
+                                 for name, value in message.get("headers", ()))
+        elif message["type"] == "http.response.body" and not message.get("more_body"):
+            self.ended = True
+        await self.send(message)
+
+
+async def _guarded(work: Awaitable[None], sent: _Sent, message: Message | None, what: str
+                   ) -> None:
+    """Run one legacy exchange; an unexpected exception ends as an answer the client can read,
+    never as the ASGI server's bare 500 (and its traceback in a log line per retry).
+
+    Every step a peer's message reaches checks what it reads, and handlers' exceptions are
+    answered where they are served; this is the edge for what still escapes (a session or
+    event store that fails, a bug). Logged once with its traceback, it becomes a -32603 error
+    for a request (HTTP 200, like every legacy request's error, or the last event of its
+    stream), 202 for a notification or a response (no reply is due for either), and for GET
+    and DELETE, which have no message to answer, a 500 carrying a JSON-RPC error. The session
+    stays: nothing of it is dropped for one failed exchange.
+    """
+    try:
+        await work
+    except Exception:
+        if isinstance(message, Request):  # the id bounded: a peer may send a huge one
+            what = f"{what} {message.method} (id {repr(message.id)[:64]})"
+        elif isinstance(message, Notification):
+            what = f"{what} {message.method}"
+        elif message is not None:
+            what = f"{what} a response"
+        log.exception("internal error while handling %s", what)
+        if sent.ended:
+            return
+        reply = None
+        if type(message) is Request:
+            reply = error_message(message.id, InternalError(
+                f"Internal error while serving {message.method}").to_error())
+        with contextlib.suppress(Exception):  # the client may be gone already
+            if not sent.started:
+                if message is None:
+                    await plain_response(sent, 500, error_message(None, InternalError(
+                        f"Internal error while handling {what}").to_error()))
+                else:
+                    await plain_response(sent, 200 if reply is not None else 202, reply)
+            elif sent.streaming and reply is not None:
+                await sent({"type": "http.response.body", "body": sse_event(encode(reply)),
+                            "more_body": False})
+            else:
+                await sent(_END)
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,10 +229,14 @@ class HTTPApp:
         legacy = self._legacy
         if legacy is not None and headers.session_id is not None:
             if method == "GET":
-                await legacy.get(headers, receive, send, scope["headers"])
+                sent = _Sent(send)
+                await _guarded(legacy.get(headers, receive, sent, scope["headers"]), sent, None,
+                               "a 2025-11-25 session GET")
                 return
             if method == "DELETE":
-                await legacy.delete(headers, send)
+                sent = _Sent(send)
+                await _guarded(legacy.delete(headers, sent), sent, None,
+                               "a 2025-11-25 session DELETE")
                 return
         await plain_response(send, 405, error_message(None, InvalidRequestError(
             f"Method Not Allowed: {method} on the MCP endpoint; {MODERN_VERSION} clients POST "
@@ -240,7 +316,9 @@ class HTTPApp:
         if self._legacy is not None:
             era = classify_era(headers.session_id, headers.version, decoded)
             if era != MODERN:
-                await self._legacy.post(era, headers, decoded, receive, send)
+                sent = _Sent(send)
+                await _guarded(self._legacy.post(era, headers, decoded, receive, sent), sent,
+                               decoded, "a 2025-11-25 POST of")
                 return
         if type(decoded) is Request:
             # The modern request path, inline: it is the one every request takes.

@@ -25,7 +25,7 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import Any, Final, Protocol
 
-from mcpkit.errors import InternalError, InvalidRequestError, RPCError, TransportError
+from mcpkit.errors import InvalidRequestError, RPCError, TransportError
 from mcpkit.legacy import LegacySession
 from mcpkit.legacy.session import LegacyState
 from mcpkit.legacy.shapes import change_notification
@@ -268,18 +268,14 @@ class LegacyEndpoint:
             primes=primes, retry_ms=options.sse_retry_ms)
         live.inflight[request.id] = exchange
 
-        failed: list[TransportError] = []
-
         async def ask_client(method: str, params: dict[str, Any] | None) -> dict[str, Any]:
-            try:
-                if not sse_ok:
-                    raise TransportError(
-                        f"cannot send {method} to the client: its Accept header does not "
-                        "include text/event-stream")
-                return await self._ask(session_id, exchange, method, params)
-            except TransportError as exc:
-                failed.append(exc)
-                raise
+            # A TransportError raised here becomes the request's error, naming both methods, in
+            # the legacy session (`LegacySession._fulfil`).
+            if not sse_ok:
+                raise TransportError(
+                    f"cannot send {method} to the client: its Accept header does not "
+                    "include text/event-stream")
+            return await self._ask(session_id, exchange, method, params)
 
         session = LegacySession(self.server, state)
         token = exchange.bind() if sse_ok else None
@@ -303,12 +299,6 @@ class LegacyEndpoint:
         if response is None:
             await exchange.abandon()
             return
-        if failed and (response.get("error") or {}).get("code") == InternalError.code:
-            # The adapter reports a request to the client that failed as a bare "Internal
-            # error"; why it failed (shutdown, no answer, no event stream) is the client's to
-            # know, so the error names it.
-            response = error_message(request.id, InternalError(
-                f"{request.method}: {failed[-1]}").to_error())
         await exchange.finish(response, 200)
 
     def _open_channel(self, session_id: str, owner: ResumableExchange, primes: bool) -> Channel:
