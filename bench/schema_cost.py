@@ -6,7 +6,7 @@
 The two schema walks every tool definition goes through, on the shapes that once cost them far
 more than their size: `x-mcp-header` declarations (`mcpkit.protocol.mcp_headers.header_params`)
 beside definitions that each refer twice to the next (following the references would visit
-2**n subschemas), and the structure check (`mcpkit.protocol.schema_walk`) on many references
+2**n subschemas), and the structure check (`mcpkit.schema.walk`) on many references
 under one very long property name (spelling each reference's place would copy the name each
 time). Each figure is the best of the rounds, in ms; a linear walk grows with the size, not
 with its square or its power of two. The tests count the work instead of timing it
@@ -23,7 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 from mcpkit.protocol.mcp_headers import header_params
-from mcpkit.protocol.schema_walk import Limits, Wording, check_schema_structure
+from mcpkit.schema.walk import Limits, Wording, check_schema_structure
 
 WORDS = Wording(
     too_many="{where}: more than {max_nodes}",

@@ -31,13 +31,13 @@ if TYPE_CHECKING:
         ToolError,
         URLElicitationRequiredError,
     )
+    from mcpkit.schema import Param
     from mcpkit.server.asking import Elicit, Elicited, ElicitURL, ListRoots, Sample, Sampled
     from mcpkit.server.content import Audio, Blob, Image, ResourceLink, Text, ToolResult
     from mcpkit.server.context import Context
     from mcpkit.server.handles import HandleError
     from mcpkit.server.prompts import Message
     from mcpkit.server.resources import CacheHint
-    from mcpkit.server.schema import Param
     from mcpkit.server.server import Server, ServerOptions
     from mcpkit.transports.http_client import HTTPConnector
     from mcpkit.transports.memory import InMemory
@@ -97,7 +97,7 @@ _LAZY = {
     "HandleError": "mcpkit.server.handles",
     "CacheHint": "mcpkit.server.resources",
     "Message": "mcpkit.server.prompts",
-    "Param": "mcpkit.server.schema",
+    "Param": "mcpkit.schema",
     "Audio": "mcpkit.server.content",
     "Blob": "mcpkit.server.content",
     "Image": "mcpkit.server.content",

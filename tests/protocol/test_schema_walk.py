@@ -1,4 +1,4 @@
-"""The one walk of a JSON Schema's structure (mcpkit.protocol.schema_walk), and the server's and
+"""The one walk of a JSON Schema's structure (mcpkit.schema.walk), and the server's and
 the client's use of it with their own limits and words."""
 
 from __future__ import annotations
@@ -9,15 +9,15 @@ from typing import Any
 import pytest
 
 from mcpkit.client.tools import vet_tool
-from mcpkit.protocol import schema_walk
-from mcpkit.protocol.schema_walk import (
+from mcpkit.schema import walk as schema_walk
+from mcpkit.schema.bounds import check_structure
+from mcpkit.schema.walk import (
     MISSING,
     Limits,
     Wording,
     check_schema_structure,
     resolve_pointer,
 )
-from mcpkit.server.raw_refs import check_structure
 
 WORDS = Wording(
     too_many="{where}: more than {max_nodes}",

@@ -1,9 +1,10 @@
 """What bounds the cost of a user's raw JSON Schema: refusals at registration, and the per-call
-budget (mcpkit.server.raw_refs, mcpkit.server.raw_schema)."""
+budget (mcpkit.schema.bounds, mcpkit.schema.raw)."""
 
 from __future__ import annotations
 
 import copy
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -12,16 +13,16 @@ import pytest
 from wire import meta
 
 from mcpkit import Server
-from mcpkit.server.raw_refs import MAX_EXPANDED, MAX_FAN_OUT
-from mcpkit.server.raw_schema import compile_raw
-from mcpkit.server.schema import ArgumentsError, derive_signature
+from mcpkit.schema.bounds import MAX_EXPANDED, MAX_FAN_OUT
+from mcpkit.schema.functions import ArgumentsError, derive_signature
+from mcpkit.schema.raw import compile_raw
 
 
 def tool(x: Any = None, **rest: Any) -> None: ...
 
 
 def register(schema: dict[str, Any]) -> Any:
-    return derive_signature(tool, input_schema=schema)
+    return derive_signature(tool, input_schema=schema, clock=time.monotonic)
 
 
 def problems_of(validate: Any, arguments: Any) -> list[str]:
@@ -245,6 +246,7 @@ def compiled(schema: dict[str, Any], **budget: Any) -> Any:
         "tool 'x': input schema",
         parameter_names=frozenset({"x"}),
         pass_extra=False,
+        clock=time.monotonic,
         **budget,
     )
 

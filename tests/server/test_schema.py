@@ -1,4 +1,4 @@
-"""Type hints to JSON Schema, argument validation and result conversion (mcpkit.server.schema)."""
+"""Type hints to JSON Schema, argument validation and result conversion (mcpkit.schema.functions)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ import jsonschema
 import pydantic  # in the test extra: a missing pydantic must fail the module, not skip 236 tests
 import pytest
 
-from mcpkit.server.schema import (
+from mcpkit.schema.functions import (
     ArgumentsError,
     Param,
     ParameterInfo,
@@ -1267,7 +1267,7 @@ def test_unconvertible_output_is_a_type_error() -> None:
 def test_importing_the_schema_module_loads_neither_pydantic_nor_jsonschema() -> None:
     code = (
         "import sys\n"
-        "from mcpkit.server.schema import derive_signature\n"
+        "from mcpkit.schema.functions import derive_signature\n"
         "def tool(a: int, b: list[str] | None = None) -> dict[str, int]: ...\n"
         "derive_signature(tool).validate({'a': 1})\n"
         "def loaded():\n"

@@ -6,7 +6,7 @@ a schema deeper or larger than the bounds (JSS-6), one in a dialect we do not su
 one that is not valid for its dialect (JSS-4), one whose `$ref` points outside the document
 (JSS-5: never dereferenced, so the schema cannot be used) or to nothing in it, or a broken
 `x-mcp-header` declaration (TOOL-16/17). A rejected tool is dropped and reported; the others
-stay usable. The structural checks are the server's walk (`mcpkit.protocol.schema_walk`) with
+stay usable. The structural checks are the server's walk (`mcpkit.schema.walk`) with
 the client's smaller bounds and its own words.
 
 `OutputChecker` validates `structuredContent` against a tool's `outputSchema` when the
@@ -22,7 +22,7 @@ server's schema, so a hostile server could as well declare no schema at all. Ord
 are enforced as before. A pattern that does not compile makes the tool unusable (vetting).
 
 Imports `jsonschema` lazily, and only if it is installed; without it the structural checks
-still run. May import `mcpkit.protocol`, `mcpkit.types`, `mcpkit.errors`.
+still run. May import `mcpkit.schema`, `mcpkit.protocol`, `mcpkit.types`, `mcpkit.errors`.
 """
 
 from __future__ import annotations
@@ -34,15 +34,17 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from mcpkit.errors import ProtocolViolation
-from mcpkit.protocol.json_schema import (
+from mcpkit.protocol.mcp_headers import InvalidHeaderDeclaration, header_params
+from mcpkit.schema import (
     DEFAULT_DIALECT,
     SUPPORTED_DIALECTS,
+    Limits,
+    Wording,
+    check_schema_structure,
     dialect_of,
+    places_of,
     validator_name,
 )
-from mcpkit.protocol.mcp_headers import InvalidHeaderDeclaration, header_params
-from mcpkit.protocol.schema_places import places_of
-from mcpkit.protocol.schema_walk import Limits, Wording, check_schema_structure
 
 __all__ = [
     "MAX_SCHEMA_DEPTH",

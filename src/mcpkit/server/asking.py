@@ -6,7 +6,7 @@ capability it needs (MRTR-10, checked per request by the round), and how to read
 answer from `inputResponses` into a value the handler can act on (`Elicited`, `Sampled`, a
 list of `Root`). A malformed answer is the client's error (-32602), never a crash.
 
-Imports: `mcpkit.errors`, `mcpkit.types`, `mcpkit.server.elicitation`.
+Imports: `mcpkit.errors`, `mcpkit.types`, `mcpkit.schema`.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any, ClassVar, Literal
 from urllib.parse import urlsplit
 
 from mcpkit.errors import InvalidParamsError
-from mcpkit.server.elicitation import Form, form_of, json_type
+from mcpkit.schema import Form, form_of, json_type
 from mcpkit.types.constants import Method
 
 __all__ = [

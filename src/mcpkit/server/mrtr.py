@@ -42,8 +42,8 @@ from mcpkit.protocol.request_state import (
     seal_token,
     target_digest,
 )
+from mcpkit.schema import json_type
 from mcpkit.server.asking import Question
-from mcpkit.server.elicitation import json_type
 from mcpkit.types.constants import Method
 
 if TYPE_CHECKING:

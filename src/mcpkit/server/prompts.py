@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from mcpkit.errors import InvalidParamsError
+from mcpkit.schema import Signature, derive_signature
 from mcpkit.server.content import ContentBlock, is_content_block, text_block
 from mcpkit.server.context import Context
-from mcpkit.server.schema import Signature, derive_signature
 
 __all__ = ["Message", "Prompt", "build_prompt", "prompt_messages"]
 

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
 
+from mcpkit.schema import Signature, derive_signature, output_to_json
 from mcpkit.server.content import Blob, blob_block, json_text
 from mcpkit.server.context import Context
-from mcpkit.server.schema import Signature, derive_signature, output_to_json
 
 __all__ = ["CacheHint", "Resource", "ResourceTemplate", "UriTemplate", "read_contents"]
 

@@ -10,17 +10,23 @@ from __future__ import annotations
 import inspect
 import logging
 import re
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypedDict, Unpack
 
 from mcpkit.errors import InternalError, InvalidParamsError, ToolError
 from mcpkit.protocol.mcp_headers import header_params
+from mcpkit.schema import (
+    ArgumentsError,
+    Compiler,
+    Signature,
+    compile_output,
+    derive_signature,
+    output_to_json,
+)
 from mcpkit.server.content import ContentBlock, ToolResult, json_text, text_block, to_content
 from mcpkit.server.context import Context
-from mcpkit.server.schema import ArgumentsError, Signature, derive_signature, output_to_json
-from mcpkit.server.type_schema import Compiler
-from mcpkit.server.validation import compile_output
 
 __all__ = ["Tool", "ToolOptions", "build_tool", "call_result"]
 
@@ -79,6 +85,7 @@ def build_tool(
         # A `-> ToolResult` tool spells its result out itself: the dataclass's own fields are
         # not its output, so they must not become an advertised outputSchema.
         passthrough_types=(ContentBlock, ToolResult),
+        clock=time.monotonic,  # the wall-clock budget of a call checked against input_schema
     )
     schema = sig.input_schema
     if schema.get("type") != "object":

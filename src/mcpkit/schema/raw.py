@@ -4,7 +4,7 @@ call by a validator built once, within a budget.
 A raw schema is kept verbatim for listing and checked with `jsonschema`, in the dialect its
 `$schema` names (2020-12 when absent). What bounds the cost of checking one call:
 
-At registration (`mcpkit.server.raw_refs`, with this module):
+At registration (`mcpkit.schema.bounds`, with this module):
 - the dialect must be one of `SUPPORTED_DIALECTS`, and the schema valid for it;
 - no `$ref` ever leaves the document, and none points to nothing;
 - at most `MAX_NODES` subschemas, nested at most `MAX_DEPTH` levels;
@@ -16,7 +16,9 @@ At registration (`mcpkit.server.raw_refs`, with this module):
 Per call (here):
 - at most `MAX_STEPS` evaluations of applicator keywords (`$ref`, `anyOf`, `oneOf`, `allOf`,
   `not`, `if`, `properties`, `items`, ...) and at most `MAX_SECONDS` of wall-clock time, checked
-  every 1024 evaluations; beyond either, the call is refused as too costly to check;
+  every 1024 evaluations; beyond either, the call is refused as too costly to check. The time is
+  read from the clock the caller passes in (the server's tools pass `time.monotonic`), since
+  this package reads no clock itself; without one, only the steps are counted;
 - a recursive schema meeting a value nested deeper than the stack allows is refused as nested
   too deeply (the JSON decoder already refuses more than 1024 levels).
 
@@ -27,32 +29,30 @@ catastrophically on a long string, `uniqueItems` on a long array of objects (qua
 `$schema` naming a different dialect: `jsonschema` checks them with its stock validator, outside
 the budget (the registration-time bounds still apply to them).
 
-Imports: the standard library and `mcpkit.server.validation`, `mcpkit.server.raw_refs`;
+The meter of the call being checked sits in a context variable, so calls checked at once on
+other threads (or in other tasks) each count their own.
+
+Imports: the standard library and `mcpkit.schema` (dialects, bounds, problems, validators);
 `jsonschema` lazily, when a raw schema is registered.
 """
 
 from __future__ import annotations
 
 import functools
-import threading
-import time
+import math
 from collections.abc import Callable, Iterable, Mapping
+from contextvars import ContextVar
 from typing import Any, Final
 
-from mcpkit.protocol.json_schema import (
+from mcpkit.schema.bounds import MAX_DEPTH, MAX_EXPANDED, MAX_FAN_OUT, MAX_NODES, check_structure
+from mcpkit.schema.dialects import (
     SUPPORTED_DIALECTS,
     dialect_key,
     dialect_of,
     validator_name,
 )
-from mcpkit.server.raw_refs import MAX_DEPTH, MAX_EXPANDED, MAX_FAN_OUT, MAX_NODES, check_structure
-from mcpkit.server.validation import (
-    TOO_DEEP,
-    ArgumentsError,
-    ArgumentsValidator,
-    describe_value,
-    property_path,
-)
+from mcpkit.schema.problems import TOO_DEEP, ArgumentsError, describe_value, property_path
+from mcpkit.schema.validators import ArgumentsValidator
 
 __all__ = [
     "MAX_DEPTH",
@@ -62,9 +62,13 @@ __all__ = [
     "MAX_SECONDS",
     "MAX_STEPS",
     "SUPPORTED_DIALECTS",
+    "Clock",
     "compile_raw",
     "prepare_raw_schema",
 ]
+
+Clock = Callable[[], float]
+"""Seconds from any fixed point, never going back (`time.monotonic`)."""
 
 MAX_STEPS: Final = 100_000
 MAX_SECONDS: Final = 1.0
@@ -101,27 +105,28 @@ class _OverBudget(Exception):
 class _Meter:
     """The budget of the call being checked on this thread."""
 
-    __slots__ = ("deadline", "max_seconds", "max_steps", "used")
+    __slots__ = ("clock", "deadline", "max_seconds", "max_steps", "used")
 
-    def __init__(self, max_steps: int, max_seconds: float) -> None:
+    def __init__(self, max_steps: int, max_seconds: float, clock: Clock | None) -> None:
         self.used = 0
         self.max_steps = max_steps
         self.max_seconds = max_seconds
-        self.deadline = time.monotonic() + max_seconds
+        self.clock = clock
+        self.deadline = math.inf if clock is None else clock() + max_seconds
 
     def check(self) -> None:
         if self.used > self.max_steps:
             raise _OverBudget(f"more than {self.max_steps} subschema evaluations")
-        if time.monotonic() >= self.deadline:
+        if self.clock is not None and self.clock() >= self.deadline:
             raise _OverBudget(f"more than {self.max_seconds:g} s")
 
 
-_running = threading.local()
+_running: ContextVar[_Meter | None] = ContextVar("mcpkit_raw_schema_meter", default=None)
 
 
 def _metered(keyword: Callable[[Any, Any, Any, Any], Any]) -> Callable[[Any, Any, Any, Any], Any]:
     def run(validator: Any, value: Any, instance: Any, schema: Any) -> Any:
-        meter: _Meter | None = getattr(_running, "meter", None)
+        meter = _running.get()
         if meter is not None:
             meter.used += 1
             if not meter.used & (_CHECK_EVERY - 1):
@@ -218,8 +223,12 @@ def compile_raw(
     pass_extra: bool,
     max_steps: int = MAX_STEPS,
     max_seconds: float = MAX_SECONDS,
+    clock: Clock | None = None,
 ) -> ArgumentsValidator:
-    """Per-call validation against a user's schema; the validator is built once, here."""
+    """Per-call validation against a user's schema; the validator is built once, here.
+
+    `max_seconds` is measured by `clock`; with no clock, a call is bounded by `max_steps` only.
+    """
     validator = prepare_raw_schema(schema, where)
     if schema.get("type") != "object":
         raise ValueError(f'{where}: an input schema must have "type": "object" at its root')
@@ -233,8 +242,7 @@ def compile_raw(
                     [f"arguments: expected object, got {describe_value(arguments)}"]
                 )
             arguments = dict(arguments)
-        outer = getattr(_running, "meter", None)
-        _running.meter = _Meter(max_steps, max_seconds)
+        token = _running.set(_Meter(max_steps, max_seconds, clock))
         try:
             errors = sorted(
                 validator.iter_errors(arguments), key=lambda e: [str(p) for p in e.absolute_path]
@@ -246,7 +254,7 @@ def compile_raw(
         except RecursionError:
             raise ArgumentsError([TOO_DEEP]) from None
         finally:
-            _running.meter = outer
+            _running.reset(token)
         if errors:
             raise ArgumentsError(_raw_problems(errors))
         if pass_extra:

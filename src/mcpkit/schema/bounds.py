@@ -1,7 +1,7 @@
 """The server's bounds on a user's raw JSON Schema, checked once at registration: where each
 `$ref` leads, and how much work checking one value against the schema can take.
 
-The walk itself is shared with the client (`mcpkit.protocol.schema_walk`); this module holds
+The walk itself is shared with the client (`mcpkit.schema.walk`); this module holds
 what the server accepts and how it says no to a server author. Refused:
 
 - more than `MAX_NODES` subschemas (list items included), or nesting deeper than `MAX_DEPTH`;
@@ -11,9 +11,9 @@ what the server accepts and how it says no to a server author. Refused:
   than `MAX_EXPANDED` spanned in all.
 
 What this cannot bound, recursion that descends into the value, is bounded per call by
-`mcpkit.server.raw_schema`.
+`mcpkit.schema.raw`.
 
-Imports: the standard library and `mcpkit.protocol.schema_walk`.
+Imports: the standard library and `mcpkit.schema.walk`.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from mcpkit.protocol.schema_walk import Limits, Wording, check_schema_structure
+from mcpkit.schema.walk import Limits, Wording, check_schema_structure
 
 __all__ = ["MAX_DEPTH", "MAX_EXPANDED", "MAX_FAN_OUT", "MAX_NODES", "check_structure"]
 

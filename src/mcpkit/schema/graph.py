@@ -1,5 +1,5 @@
 """Graph algorithms over vertices numbered 0..n-1 with adjacency lists, for the cost analysis of
-a JSON Schema's reference graph (`mcpkit.protocol.schema_walk`): what is reachable, the strongly
+a JSON Schema's reference graph (`mcpkit.schema.walk`): what is reachable, the strongly
 connected components (a `$ref` loop), and how much evaluating a vertex expands to. Iterative, so
 an adversarial graph cannot exhaust the stack. Standard library only."""
 

@@ -8,13 +8,13 @@ is kept verbatim, checked once and applied with a validator built once.
 Everything that can be wrong with a function's annotations is reported at registration, as a
 `TypeError` naming the function, the parameter and the type, never on the first call.
 
-This module is the public face; the work is split by subject:
-`type_schema` (one annotation -> schema and checker), `schema_defs` (the shared `$defs` table),
-`validation` (the compiled per-call checkers), `raw_schema` and `raw_refs` (a user's raw JSON
-Schema, its bounds and its validator), `docstrings` (descriptions from docstrings) and
-`json_values` (return values as JSON data).
+This module is the public face; the work is split by subject, each in its own module of
+`mcpkit.schema`: `hints` and `compiler` (one annotation -> schema and checker), `defs` (the
+shared `$defs` table), `checkers` and `validators` (the compiled per-call checks), `raw` and
+`bounds` (a user's raw JSON Schema, its bounds and its validator), `docstrings` (descriptions
+from docstrings) and `values` (return values as JSON data).
 
-Imports: the standard library and the `mcpkit.server` modules named above only. Importing it
+Imports: the standard library and the `mcpkit.schema` modules named above only. Importing it
 loads neither pydantic nor `jsonschema`: a pydantic model is recognised only when pydantic is
 already loaded, and `jsonschema` is imported only when a raw schema is registered.
 """
@@ -28,23 +28,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, get_args, get_origin
 
-from mcpkit.server.docstrings import docstring_of, parameter_descriptions
-from mcpkit.server.json_values import output_to_json
-from mcpkit.server.raw_schema import compile_raw, prepare_raw_schema
-from mcpkit.server.type_schema import (
-    Compiler,
-    Meta,
-    Param,
-    is_object_annotation,
-    split_annotated,
-    strip_optional,
-)
-from mcpkit.server.validation import (
-    ArgumentsError,
-    ArgumentsValidator,
-    FieldPlan,
-    compile_arguments,
-)
+from mcpkit.schema.checkers import FieldPlan
+from mcpkit.schema.compiler import Compiler
+from mcpkit.schema.docstrings import docstring_of, parameter_descriptions
+from mcpkit.schema.hints import Meta, Param, is_object_annotation, split_annotated, strip_optional
+from mcpkit.schema.problems import ArgumentsError
+from mcpkit.schema.raw import Clock, compile_raw, prepare_raw_schema
+from mcpkit.schema.validators import ArgumentsValidator, compile_arguments
+from mcpkit.schema.values import output_to_json
 
 __all__ = [
     "ArgumentsError",
@@ -224,13 +215,16 @@ def derive_signature(
     output_schema: Mapping[str, Any] | None = None,
     structured_output: bool | None = None,
     passthrough_types: tuple[type, ...] = (),
+    clock: Clock | None = None,
 ) -> Signature:
     """Read a function once: its schemas, its injected parameters and its argument checker.
 
     `input_schema`/`output_schema` replace the derived ones verbatim (checked here for dialect,
-    `$ref`s and cost; see `mcpkit.server.raw_schema`). A return annotation of `str`, of a `passthrough_types` class (content
+    `$ref`s and cost; see `mcpkit.schema.raw`). A return annotation of `str`, of a `passthrough_types` class (content
     blocks), `None` or none at all is unstructured; objects become the output schema as they
     are; anything else is wrapped as `{"result": value}`. `structured_output` forces either way.
+    `clock` times each call checked against a raw `input_schema` (its `MAX_SECONDS` budget);
+    without one, only its steps are counted.
     """
     name = _name_of(fn)
     sig = _inspect(fn, name)
@@ -245,6 +239,7 @@ def derive_signature(
             f"{name}: input schema",
             parameter_names=frozenset(p.name for p in params),
             pass_extra=pass_extra,
+            clock=clock,
         )
     else:
         compiler = Compiler(mode="validation")

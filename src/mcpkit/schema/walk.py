@@ -3,7 +3,7 @@ value against the schema can take.
 
 Every schema handed to us goes through it, each side with its own `Limits` and `Wording`: the
 server checks a user's raw `inputSchema`/`outputSchema` at registration
-(`mcpkit.server.raw_refs`), the client vets the tool definitions a server sends, which are
+(`mcpkit.schema.bounds`), the client vets the tool definitions a server sends, which are
 untrusted input (`mcpkit.client.tools`).
 
 The walk visits every object and list of the schema except the values of the data keywords
@@ -24,7 +24,7 @@ named `default`, `not` or `$defs` is a subschema like any other. It refuses:
   validators apply such an `$id` on some paths and not on others.
 
 References resolve as the validator will resolve them (RFC 6901 and 3986, and where the root's
-dialect places ids and anchors: `mcpkit.protocol.schema_places`): a pointer is percent-decoded
+dialect places ids and anchors: `mcpkit.schema.places`): a pointer is percent-decoded
 before it is split, an anchor is matched as written, a fragment-only reference stays in the
 current resource whatever its URI scheme. Where several nodes may answer one reference (a name
 declared twice, `$dynamicRef`, `$recursiveRef`), every candidate counts.
@@ -45,8 +45,8 @@ also refuses:
 The work is linear in the schema: a reference with many candidates reaches them through one
 shared vertex, and a place in the schema is spelled out only for a refusal.
 
-Sans-IO: the standard library, `mcpkit.protocol.schema_places` (each dialect's places) and
-`mcpkit.protocol.graph` (the cost analysis of the reference graph).
+Sans-IO: the standard library, `mcpkit.schema.places` (each dialect's places) and
+`mcpkit.schema.graph` (the cost analysis of the reference graph).
 """
 
 from __future__ import annotations
@@ -57,8 +57,8 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 from urllib.parse import unquote, urldefrag, urljoin, urlsplit
 
-from mcpkit.protocol.graph import components, expansion, reachable
-from mcpkit.protocol.schema_places import Places, places_of
+from mcpkit.schema.graph import components, expansion, reachable
+from mcpkit.schema.places import Places, places_of
 
 __all__ = ["MISSING", "Limits", "Wording", "check_schema_structure", "resolve_pointer"]
 

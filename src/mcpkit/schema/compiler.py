@@ -1,15 +1,13 @@
 """One type annotation at a time: its JSON Schema (2020-12) and, alongside, its checker.
 
 `Compiler.node` turns an annotation into a schema fragment and the compiled checker (from
-`mcpkit.server.validation`) that checks and coerces a value of that shape, so a call never
-interprets a schema. Nested classes go into one shared `$defs` table
-(`mcpkit.server.schema_defs`). Everything that cannot be described is a `TypeError` naming the
-function, the parameter and the type, raised at registration.
+`mcpkit.schema.checkers`) that checks and coerces a value of that shape, so a call never
+interprets a schema. Nested classes go into one shared `$defs` table (`mcpkit.schema.defs`).
+Everything that cannot be described is a `TypeError` naming the function, the parameter and the
+type, raised at registration. What the annotation says besides its type (`Annotated` metadata,
+`Optional`, a class's fields) is read by `mcpkit.schema.hints`.
 
-`Param` lives here because this is where `Annotated` metadata is read; the public spelling is
-`mcpkit.server.schema.Param`.
-
-Imports: the standard library and `mcpkit.server` (validation, schema_defs, json_values) only.
+Imports: the standard library and `mcpkit.schema` (checkers, defs, hints, values) only.
 Pydantic is never imported: a model is recognised only when pydantic is already loaded.
 """
 
@@ -20,105 +18,32 @@ import copy
 import dataclasses
 import enum
 import inspect
-import sys
-import types
 import typing
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime, time
-from typing import Any, Final, Literal, NotRequired, Required, Union, get_args, get_origin
+from typing import Any, Final, Literal, get_args, get_origin
 
-from mcpkit.server import validation as v
-from mcpkit.server.json_values import is_finite_json, output_to_json
-from mcpkit.server.schema_defs import Defs, ref_to
-from mcpkit.server.validation import Checker, FieldPlan
+from mcpkit.schema import checkers as v
+from mcpkit.schema.checkers import Checker, FieldPlan
+from mcpkit.schema.defs import Defs, ref_to
+from mcpkit.schema.hints import (
+    MAPPINGS,
+    Meta,
+    dataclass_doc,
+    fields_of,
+    is_pydantic_model,
+    is_union,
+    split_annotated,
+    strip_optional,
+)
+from mcpkit.schema.values import is_finite_json, output_to_json
 
-__all__ = [
-    "Compiler",
-    "Meta",
-    "Node",
-    "Param",
-    "is_object_annotation",
-    "split_annotated",
-    "strip_optional",
-]
+__all__ = ["Compiler", "Node"]
 
 _NONE: Final = type(None)
 _EMPTY = inspect.Parameter.empty
-
-
-@dataclass(frozen=True, slots=True)
-class Param:
-    """Metadata for `Annotated[X, Param(...)]`; `header` mirrors the argument into the HTTP
-    header `Mcp-Param-{header}` (the `x-mcp-header` annotation), for top-level string, integer
-    or boolean parameters only."""
-
-    description: str | None = None
-    title: str | None = None
-    header: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Meta:
-    """What the `Annotated` metadata of one annotation says about it."""
-
-    description: str | None = None
-    title: str | None = None
-    header: str | None = None
-
-
-def split_annotated(annotation: Any) -> tuple[Any, Meta]:
-    """Strip `Annotated`; read a description from a str, a `Param` or a pydantic-like Field."""
-    if get_origin(annotation) is not typing.Annotated:
-        return annotation, Meta()
-    description = title = header = None
-    for item in annotation.__metadata__:
-        if isinstance(item, str):
-            description = description or item
-        elif isinstance(item, Param):
-            description = item.description or description
-            title = item.title or title
-            header = item.header or header
-        else:
-            found = getattr(item, "description", None)
-            if isinstance(found, str):
-                description = found
-            found = getattr(item, "title", None)
-            if isinstance(found, str):
-                title = found
-    return annotation.__origin__, Meta(description, title, header)
-
-
-def _is_union(annotation: Any) -> bool:
-    return get_origin(annotation) in (Union, types.UnionType)
-
-
-def strip_optional(annotation: Any) -> tuple[Any, bool]:
-    if not _is_union(annotation):
-        return annotation, annotation is None or annotation is _NONE
-    rest = [arg for arg in get_args(annotation) if arg is not _NONE]
-    if len(rest) == len(get_args(annotation)):
-        return annotation, False
-    return (rest[0] if len(rest) == 1 else Union[tuple(rest)]), True  # noqa: UP007
-
-
-def _is_pydantic_model(annotation: Any) -> bool:
-    return (
-        "pydantic" in sys.modules
-        and isinstance(annotation, type)
-        and hasattr(annotation, "model_json_schema")
-        and hasattr(annotation, "model_validate")
-    )
-
-
-def is_object_annotation(annotation: Any) -> bool:
-    base = split_annotated(annotation)[0]
-    if isinstance(base, type) and (
-        dataclasses.is_dataclass(base) or typing.is_typeddict(base) or _is_pydantic_model(base)
-    ):
-        return True
-    return (get_origin(base) or base) in _MAPPINGS
 
 
 def _json_type(value: Any) -> str:
@@ -154,12 +79,6 @@ def _expected(schema: Mapping[str, Any]) -> str:
     return "object" if "$ref" in schema else "a valid value"
 
 
-def _dataclass_doc(cls: type) -> str | None:
-    doc = cls.__doc__
-    if not doc or doc.startswith(f"{cls.__name__}("):  # the text dataclasses makes up
-        return None
-    return inspect.cleandoc(doc)
-
 
 _PRIMITIVES: Final[dict[Any, tuple[str, Checker, frozenset[type]]]] = {
     str: ("string", v.check_str, frozenset({str})),
@@ -184,46 +103,11 @@ _ARRAYS: Final[dict[Any, Callable[[list[Any]], Any]]] = {
     cabc.MutableSet: set,
     frozenset: frozenset,
 }
-_MAPPINGS: Final = frozenset({dict, cabc.Mapping, cabc.MutableMapping})
 _SUPPORTED: Final = (
     "supported: str, int, float, bool, None, Any, Optional/unions, Literal, Enum, datetime, "
     "date, time, UUID, list/tuple/set/Sequence, dict[str, X], dataclasses, TypedDict, "
     "pydantic models"
 )
-
-
-_Field = tuple[str, Any, Any, bool, str | None]
-
-
-def _fields_of(cls: type, hints: Mapping[str, Any]) -> list[_Field]:
-    """(name, annotation, default, required, description) of a dataclass or TypedDict."""
-    if not dataclasses.is_dataclass(cls):
-        fields: list[_Field] = []
-        for key, hint in hints.items():
-            origin = get_origin(hint)
-            if origin is NotRequired or origin is Required:  # unreliable in __required_keys__
-                fields.append((key, get_args(hint)[0], _EMPTY, origin is Required, None))
-            else:
-                fields.append(
-                    (key, hint, _EMPTY, key in getattr(cls, "__required_keys__", ()), None)
-                )
-        return fields
-    out: list[_Field] = []
-    for f in dataclasses.fields(cls):
-        if not f.init:
-            continue
-        missing = dataclasses.MISSING
-        described = f.metadata.get("description") if f.metadata else None
-        out.append(
-            (
-                f.name,
-                hints.get(f.name, Any),
-                _EMPTY if f.default is missing else f.default,
-                f.default is missing and f.default_factory is missing,
-                described if isinstance(described, str) else None,
-            )
-        )
-    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -279,7 +163,7 @@ class Compiler:
         origin, args = get_origin(ann), get_args(ann)
         if origin is Literal:
             return self._literal(args, where)
-        if _is_union(ann):
+        if is_union(ann):
             return self._union(args, where)
         if origin is tuple or ann in (tuple, typing.Tuple):  # noqa: UP006
             return self._tuple(ann, args, where)
@@ -296,7 +180,7 @@ class Compiler:
                 schema,
                 v.make_array(item.checker, build, unique=unique, item_fast=item.fast),
             )
-        if (origin or ann) in _MAPPINGS:
+        if (origin or ann) in MAPPINGS:
             if args and args[0] is not str:
                 raise TypeError(f"{where}: mapping keys must be str, got {args[0]!r}")
             value = self.node(args[1], where) if args else Node({}, v.check_any)
@@ -305,7 +189,7 @@ class Compiler:
                 v.make_mapping(value.checker),
             )
         if isinstance(ann, type) and (
-            dataclasses.is_dataclass(ann) or typing.is_typeddict(ann) or _is_pydantic_model(ann)
+            dataclasses.is_dataclass(ann) or typing.is_typeddict(ann) or is_pydantic_model(ann)
         ):
             return self._class(ann, where)
         raise TypeError(f"{where} has unsupported type annotation {ann!r} ({_SUPPORTED})")
@@ -370,7 +254,7 @@ class Compiler:
                 return pending[0](value, path, problems)
 
             return Node(ref, later)
-        if _is_pydantic_model(cls):
+        if is_pydantic_model(cls):
             return self._pydantic(cls)
         name = self.defs.alloc(cls.__name__)
         self._names[cls] = name
@@ -383,7 +267,7 @@ class Compiler:
             raise TypeError(f"{inner}: cannot evaluate the type annotations: {exc}") from None
         schema: dict[str, Any] = {"type": "object"}
         doc = (
-            _dataclass_doc(cls)
+            dataclass_doc(cls)
             if dataclasses.is_dataclass(cls)
             else (inspect.cleandoc(cls.__doc__) if cls.__doc__ else None)
         )
@@ -392,7 +276,7 @@ class Compiler:
         is_dataclass = dataclasses.is_dataclass(cls)
         properties: dict[str, Any] = {}
         plans: list[FieldPlan] = []
-        for key, ann, default, is_required, described in _fields_of(cls, hints):
+        for key, ann, default, is_required, described in fields_of(cls, hints):
             prop, plan = self.property(
                 key,
                 ann,

@@ -2,14 +2,15 @@
 and reading the answers a client sends back.
 
 A form is given either as field name -> Python type (`{"startsAt": datetime}`; the types
-become JSON Schema in `mcpkit.server.schema`, the one place that does so, and answers come
+become JSON Schema in `mcpkit.schema.functions`, the one place that does so, and answers come
 back as those types) or as a JSON Schema object kept verbatim. Either way it is checked at
 the call site against what a client can render: a flat object of string, number, integer,
 boolean, single- and multi-select properties. A string field whose name says it holds a
 password, token, API key or card number is refused with a pointer to URL mode. Checked forms
 are cached, so asking the same question on every round costs a dict lookup.
 
-Imports: `mcpkit.errors`, `mcpkit.server.schema` (only when a form is built from types).
+Imports: `mcpkit.schema.problems`, and `mcpkit.schema.functions` only when a form is built from
+types.
 """
 
 from __future__ import annotations
@@ -25,7 +26,9 @@ from typing import Any, Final
 
 import orjson
 
-__all__ = ["Form", "check_form_schema", "form_of", "json_type", "looks_secret"]
+from mcpkit.schema.problems import json_type
+
+__all__ = ["Form", "check_form_schema", "form_of", "looks_secret"]
 
 _ROOT_KEYS: Final = frozenset({"$schema", "type", "properties", "required", "title", "description"})
 _COMMON: Final = frozenset({"type", "title", "description", "default"})
@@ -198,7 +201,7 @@ def _check_titled(options: Any, where: str, what: str) -> None:
 def _from_types(fields: Mapping[str, Any], where: str) -> Form:
     if not fields:  # a plain confirmation: accept or decline, nothing to fill in
         return Form({"type": "object", "properties": {}}, lambda content: {})
-    from mcpkit.server.schema import ArgumentsError, derive_signature
+    from mcpkit.schema.functions import ArgumentsError, derive_signature
 
     params = []
     for name, annotation in fields.items():
@@ -335,10 +338,3 @@ def _format_problem(value: str, fmt: Any) -> str | None:
         return f"{value!r} is not a URI"
     return None
 
-
-def json_type(value: Any) -> str:
-    """The JSON name of a decoded value's type, for error messages."""
-    if value is None:
-        return "null"
-    return {bool: "boolean", int: "integer", float: "number", str: "string", list: "array",
-            dict: "object"}.get(type(value), type(value).__name__)

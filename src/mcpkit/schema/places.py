@@ -1,11 +1,11 @@
 """Where each JSON Schema dialect puts subschemas, base URIs and anchors: the facts a validator
-resolves references by, for the walk of a schema's structure (`mcpkit.protocol.schema_walk`).
+resolves references by, for the walk of a schema's structure (`mcpkit.schema.walk`).
 
 An `$id` or an anchor counts only in a subschema position reached from the root through
 positions (the registry a validator builds never looks elsewhere); draft-04 spells the id `id`;
 draft-07 and older ignore an id beside `$ref` and declare anchors with `"$id": "#name"`.
 
-Pure data: the standard library and `mcpkit.protocol.json_schema` only.
+Pure data: the standard library and `mcpkit.schema.dialects` only.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from mcpkit.protocol.json_schema import DEFAULT_DIALECT, dialect_of
+from mcpkit.schema.dialects import DEFAULT_DIALECT, dialect_of
 
 __all__ = ["Places", "places_of"]
 

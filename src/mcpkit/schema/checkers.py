@@ -1,42 +1,34 @@
-"""Argument checking for tools and prompts: the compiled checkers behind a derived schema.
+"""The compiled checkers behind a derived schema: one closure per annotation, no schema
+interpreter on the hot path.
 
-The same checkers, compiled from a tool's return annotation, hold its structured content to
-the outputSchema it advertises (`compile_output`).
+`mcpkit.schema.compiler` turns type hints into a schema and, alongside, into the checker
+closures defined here. A checker type-checks a value, coerces it into the annotated Python type
+and words each problem with its JSON path (`mcpkit.schema.problems`); the per-call validators
+built from them are in `mcpkit.schema.validators`.
 
-`mcpkit.server.type_schema` turns type hints into a schema and, alongside, into the checker
-closures defined here; this module owns what happens on every call: type checks without a schema
-interpreter on the hot path, coercion into the annotated Python types, and problem messages a
-model can act on ("arguments.count: expected integer, got string 'x'"). A user's raw JSON Schema
-is checked elsewhere (`mcpkit.server.raw_schema`), with the error type and paths defined here.
-
-Imports: the standard library only.
+Imports: the standard library and `mcpkit.schema.problems`.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from types import MappingProxyType
 from typing import Any, Final
 
+from mcpkit.schema.problems import describe_value, property_path
+
 __all__ = [
-    "TOO_DEEP",
-    "ArgumentsError",
-    "ArgumentsValidator",
     "Checker",
     "FieldPlan",
-    "OutputValidator",
+    "Row",
     "check_any",
     "check_bool",
+    "check_fields",
     "check_float",
     "check_int",
     "check_none",
     "check_str",
-    "compile_arguments",
-    "compile_output",
-    "describe_value",
     "make_array",
     "make_enum",
     "make_literal",
@@ -48,59 +40,14 @@ __all__ = [
     "make_pydantic_output",
     "make_tuple",
     "make_union",
-    "property_path",
+    "rows_of",
 ]
 
 Checker = Callable[[Any, str, list[str]], Any]
 """(value, path, problems) -> the coerced value; a failure appends to `problems` instead of
 raising, so one call reports every problem at once."""
 
-ArgumentsValidator = Callable[[Mapping[str, Any] | None], dict[str, Any]]
-
-OutputValidator = Callable[[Any], list[str]]
-"""(structured content) -> its problems, each with its JSON path; empty when it fits."""
-
 _MISSING: Final = object()
-_EMPTY: Final[Mapping[str, Any]] = MappingProxyType({})
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-
-
-TOO_DEEP: Final = "arguments: nested too deeply to check; send a value with fewer nesting levels"
-
-
-class ArgumentsError(ValueError):
-    """The arguments do not fit the schema; `problems` lists each one with its JSON path."""
-
-    def __init__(self, problems: list[str]) -> None:
-        self.problems = problems
-        super().__init__("; ".join(problems))
-
-
-def property_path(base: str, name: str) -> str:
-    """`arguments.count`, or `arguments["odd key"]` when the name is not an identifier."""
-    if _IDENTIFIER.match(name):
-        return f"{base}.{name}"
-    return f"{base}[{json.dumps(name, ensure_ascii=False)}]"
-
-
-def describe_value(value: Any) -> str:
-    """Name a value the way JSON would, so a model can see what it sent."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean true" if value else "boolean false"
-    if isinstance(value, int):
-        return f"integer {value}"
-    if isinstance(value, float):
-        return f"number {value!r}"
-    if isinstance(value, str):
-        shown = value if len(value) <= 40 else value[:37] + "..."
-        return f"string {shown!r}"
-    if isinstance(value, Mapping):
-        return "object"
-    if isinstance(value, (list, tuple)):
-        return "array"
-    return type(value).__name__
 
 
 def _problem(problems: list[str], path: str, expected: str, value: Any) -> Any:
@@ -318,18 +265,22 @@ class FieldPlan:
     """Exact types accepted unchanged without calling `checker` (the primitive fast path)."""
 
 
-_Row = tuple[str, str, Checker, bool, frozenset[type]]
+Row = tuple[str, str, Checker, bool, frozenset[type]]
+"""A `FieldPlan` laid out for the loop in `check_fields`: name, path suffix, checker, required,
+fast types."""
 
 
-def _rows(fields: Iterable[FieldPlan]) -> tuple[_Row, ...]:
+def rows_of(fields: Iterable[FieldPlan]) -> tuple[Row, ...]:
+    """The rows of `fields`, with each path suffix spelled once rather than on every call."""
     return tuple(
         (f.name, property_path("", f.name), f.checker, f.required, f.fast_types) for f in fields
     )
 
 
-def _check_fields(
-    value: Mapping[str, Any], path: str, problems: list[str], rows: tuple[_Row, ...]
+def check_fields(
+    value: Mapping[str, Any], path: str, problems: list[str], rows: tuple[Row, ...]
 ) -> dict[str, Any]:
+    """The checked properties of an object (nested, or the arguments themselves)."""
     out: dict[str, Any] = {}
     for name, suffix, checker, required, fast in rows:
         v = value.get(name, _MISSING)
@@ -347,7 +298,7 @@ def make_object(
     cls: type | None, fields: Sequence[FieldPlan], build: Callable[..., Any] | None
 ) -> Checker:
     """Check a nested object; `build(**values)` makes the dataclass, None keeps a dict."""
-    rows = _rows(fields)
+    rows = rows_of(fields)
 
     def check(value: Any, path: str, problems: list[str]) -> Any:
         if cls is not None and isinstance(value, cls) and build is not None:
@@ -355,7 +306,7 @@ def make_object(
         if not isinstance(value, Mapping):
             return _problem(problems, path, "object", value)
         before = len(problems)
-        out = _check_fields(value, path, problems, rows)
+        out = check_fields(value, path, problems, rows)
         if build is None or len(problems) != before:
             return out
         try:
@@ -461,85 +412,3 @@ def make_pydantic_output(cls: Any) -> Checker:
         return value
 
     return check
-
-
-def compile_output(
-    checker: Checker, *, wrap: bool, fast: frozenset[type] = frozenset()
-) -> OutputValidator:
-    """Build the per-call check of a typed tool's structured content (TOOL-12).
-
-    `checker` comes from the return annotation compiled in serialization mode, so it takes the
-    JSON form the server sends (dates as strings, dataclasses as dicts) and builds nothing.
-    `wrap` checks the `{"result": value}` object a non-object return type is sent as; `fast`
-    lists the value types it accepts unchanged, so a plain `-> int` costs one type lookup.
-    """
-    root = make_object(None, [FieldPlan("result", checker, True, fast)], None) if wrap else checker
-
-    def validate(value: Any) -> list[str]:
-        problems: list[str] = []
-        try:
-            root(value, "structuredContent", problems)
-        except RecursionError:  # a recursive type met a value nested deeper than the stack
-            return ["structuredContent: nested too deeply to check"]
-        return problems
-
-    return validate
-
-
-def compile_arguments(
-    fields: Sequence[FieldPlan], *, closed: bool, pass_extra: bool
-) -> ArgumentsValidator:
-    """Build the per-call validator for a derived schema.
-
-    `closed` reports unknown properties (the schema said additionalProperties false);
-    `pass_extra` hands them to a `**kwargs` function; otherwise they are dropped.
-    """
-    rows = _rows(fields)
-    names = frozenset(f.name for f in fields)
-
-    def not_an_object(arguments: Any) -> ArgumentsError:
-        return ArgumentsError([f"arguments: expected object, got {describe_value(arguments)}"])
-
-    def extras(arguments: Mapping[str, Any]) -> list[str]:
-        return [k for k in arguments if k not in names]
-
-    if not rows and closed:
-
-        def validate_empty(arguments: Mapping[str, Any] | None) -> dict[str, Any]:
-            if arguments is None:
-                return {}
-            if type(arguments) is not dict and not isinstance(arguments, Mapping):
-                raise not_an_object(arguments)
-            if not arguments:
-                return {}
-            raise ArgumentsError(
-                [
-                    f"{property_path('arguments', k)}: unexpected property (this takes no arguments)"
-                    for k in arguments
-                ]
-            )
-
-        return validate_empty
-
-    def validate(arguments: Mapping[str, Any] | None) -> dict[str, Any]:
-        if arguments is None:
-            arguments = _EMPTY
-        elif type(arguments) is not dict and not isinstance(arguments, Mapping):
-            raise not_an_object(arguments)
-        problems: list[str] = []
-        try:
-            out = _check_fields(arguments, "arguments", problems, rows)
-        except RecursionError:  # a recursive type met a value nested deeper than the stack
-            raise ArgumentsError([TOO_DEEP]) from None
-        if closed:
-            problems.extend(
-                f"{property_path('arguments', k)}: unexpected property" for k in extras(arguments)
-            )
-        if problems:
-            raise ArgumentsError(problems)
-        if pass_extra:
-            for key in extras(arguments):
-                out[key] = arguments[key]
-        return out
-
-    return validate

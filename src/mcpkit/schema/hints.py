@@ -1,0 +1,153 @@
+"""What a type annotation says before it becomes a schema: `Annotated` metadata (`Param`, a
+description, a pydantic-like `Field`), `Optional`, unions, and the fields of a dataclass or
+TypedDict.
+
+`Param` lives here because this is where `Annotated` metadata is read; the public spelling is
+`mcpkit.Param`. The schema and checker of an annotation are made in `mcpkit.schema.compiler`.
+
+Imports: the standard library only. Pydantic is never imported: a model is recognised only when
+pydantic is already loaded.
+"""
+
+from __future__ import annotations
+
+import collections.abc as cabc
+import dataclasses
+import inspect
+import sys
+import types
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final, NotRequired, Required, Union, get_args, get_origin
+
+__all__ = [
+    "MAPPINGS",
+    "Meta",
+    "Param",
+    "dataclass_doc",
+    "fields_of",
+    "is_object_annotation",
+    "is_pydantic_model",
+    "is_union",
+    "split_annotated",
+    "strip_optional",
+]
+
+_NONE: Final = type(None)
+_EMPTY = inspect.Parameter.empty
+MAPPINGS: Final = frozenset({dict, cabc.Mapping, cabc.MutableMapping})
+
+
+@dataclass(frozen=True, slots=True)
+class Param:
+    """Metadata for `Annotated[X, Param(...)]`; `header` mirrors the argument into the HTTP
+    header `Mcp-Param-{header}` (the `x-mcp-header` annotation), for top-level string, integer
+    or boolean parameters only."""
+
+    description: str | None = None
+    title: str | None = None
+    header: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Meta:
+    """What the `Annotated` metadata of one annotation says about it."""
+
+    description: str | None = None
+    title: str | None = None
+    header: str | None = None
+
+
+def split_annotated(annotation: Any) -> tuple[Any, Meta]:
+    """Strip `Annotated`; read a description from a str, a `Param` or a pydantic-like Field."""
+    if get_origin(annotation) is not typing.Annotated:
+        return annotation, Meta()
+    description = title = header = None
+    for item in annotation.__metadata__:
+        if isinstance(item, str):
+            description = description or item
+        elif isinstance(item, Param):
+            description = item.description or description
+            title = item.title or title
+            header = item.header or header
+        else:
+            found = getattr(item, "description", None)
+            if isinstance(found, str):
+                description = found
+            found = getattr(item, "title", None)
+            if isinstance(found, str):
+                title = found
+    return annotation.__origin__, Meta(description, title, header)
+
+
+def is_union(annotation: Any) -> bool:
+    return get_origin(annotation) in (Union, types.UnionType)
+
+
+def strip_optional(annotation: Any) -> tuple[Any, bool]:
+    if not is_union(annotation):
+        return annotation, annotation is None or annotation is _NONE
+    rest = [arg for arg in get_args(annotation) if arg is not _NONE]
+    if len(rest) == len(get_args(annotation)):
+        return annotation, False
+    return (rest[0] if len(rest) == 1 else Union[tuple(rest)]), True  # noqa: UP007
+
+
+def is_pydantic_model(annotation: Any) -> bool:
+    return (
+        "pydantic" in sys.modules
+        and isinstance(annotation, type)
+        and hasattr(annotation, "model_json_schema")
+        and hasattr(annotation, "model_validate")
+    )
+
+
+def is_object_annotation(annotation: Any) -> bool:
+    base = split_annotated(annotation)[0]
+    if isinstance(base, type) and (
+        dataclasses.is_dataclass(base) or typing.is_typeddict(base) or is_pydantic_model(base)
+    ):
+        return True
+    return (get_origin(base) or base) in MAPPINGS
+
+
+def dataclass_doc(cls: type) -> str | None:
+    doc = cls.__doc__
+    if not doc or doc.startswith(f"{cls.__name__}("):  # the text dataclasses makes up
+        return None
+    return inspect.cleandoc(doc)
+
+
+_Field = tuple[str, Any, Any, bool, str | None]
+
+
+def fields_of(cls: type, hints: Mapping[str, Any]) -> list[_Field]:
+    """(name, annotation, default, required, description) of a dataclass or TypedDict."""
+    if not dataclasses.is_dataclass(cls):
+        fields: list[_Field] = []
+        for key, hint in hints.items():
+            origin = get_origin(hint)
+            if origin is NotRequired or origin is Required:  # unreliable in __required_keys__
+                fields.append((key, get_args(hint)[0], _EMPTY, origin is Required, None))
+            else:
+                fields.append(
+                    (key, hint, _EMPTY, key in getattr(cls, "__required_keys__", ()), None)
+                )
+        return fields
+    out: list[_Field] = []
+    for f in dataclasses.fields(cls):
+        if not f.init:
+            continue
+        missing = dataclasses.MISSING
+        described = f.metadata.get("description") if f.metadata else None
+        out.append(
+            (
+                f.name,
+                hints.get(f.name, Any),
+                _EMPTY if f.default is missing else f.default,
+                f.default is missing and f.default_factory is missing,
+                described if isinstance(described, str) else None,
+            )
+        )
+    return out
