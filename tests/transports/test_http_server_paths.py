@@ -768,6 +768,9 @@ async def test_a_legacy_stream_whose_last_event_fails_ends_with_an_error_for_its
                 "code": -32603, "message": "Internal error while serving tools/call"}}
             assert await asyncio.wait_for(_all(events), TIMEOUT) == []
         assert not events_store.armed
+        # Nothing of the request was left behind for the session: no stream a GET could try to
+        # resume (one whose end was never kept would be resumed again and again), no exchange.
+        assert failing_app._legacy._live == {}  # type: ignore[union-attr]
         _one_traceback(caplog, f"a 2025-11-25 POST of tools/call (id {message['id']})")
         await _session_goes_on(url, peer, watch)
         # The store that failed kept no id for that last event, so it went out without one
