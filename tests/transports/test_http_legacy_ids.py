@@ -2,8 +2,8 @@
 run --http` process: a `notifications/cancelled` whose `requestId` names no request is accepted
 and ignored, an id already in use by a running request is refused while the running request
 goes on, and a field of the wrong type (in initialize, `_meta` of any request, the level of
-logging/setLevel, the uri of a subscription) is refused with -32602 naming it and what came,
-with no traceback in the server's log and the session serving on."""
+logging/setLevel, the uri of a subscription, the cursor of a list) is refused with -32602
+naming it and what came, with no traceback in the server's log and the session serving on."""
 
 from __future__ import annotations
 
@@ -297,4 +297,25 @@ async def test_a_subscription_with_a_bad_uri_is_refused_naming_the_field_and_wha
     message = await answered(legacy, method, params)
     assert message["error"] == {
         "code": -32602, "message": f"{method}: params.uri must be a string, not {found}"}
+    await still_answers(features, legacy, logged)
+
+
+LIST_METHODS = ["tools/list", "resources/list", "resources/templates/list", "prompts/list"]
+
+
+@pytest.mark.parametrize("method", LIST_METHODS)
+@pytest.mark.parametrize(("cursor", "reason"), [
+    pytest.param([1], "cursor must be a string", id="array"),
+    pytest.param({"page": 2}, "cursor must be a string", id="object"),
+    pytest.param(2, "cursor must be a string", id="integer"),
+    pytest.param(True, "cursor must be a string", id="bool"),
+    pytest.param("!!", "invalid cursor '!!'", id="not-base64"),
+    pytest.param("y" * 10_000, f"invalid cursor {'y' * 64!r}", id="huge"),
+])
+async def test_a_list_with_a_bad_cursor_is_refused_naming_it(
+    features: ServerProcess, legacy: Peer, method: str, cursor: Any, reason: str
+) -> None:
+    logged = len(features.output())
+    message = await answered(legacy, method, {"cursor": cursor})
+    assert message["error"] == {"code": -32602, "message": f"{method}: {reason}"}
     await still_answers(features, legacy, logged)
