@@ -15,7 +15,9 @@ from schema_tap import SchemaTap
 from wire import LEGACY, check
 
 from mcpkit.client import Client, ClientOptions, InputRequest
-from mcpkit.client.url_elicitation import Completions, check_url, real_host, required_error
+from mcpkit.client.legacy.completions import Completions
+from mcpkit.client.legacy.url_required import required_error
+from mcpkit.client.url_elicitation import check_url, real_host
 from mcpkit.errors import ProtocolViolation, RPCError, URLElicitationRequiredError
 from mcpkit.transports.stdio_client import StdioServer
 

@@ -22,6 +22,7 @@ from mcpkit.client.inputs import (
     RootsHandler,
     SamplingHandler,
 )
+from mcpkit.client.legacy.completions import ElicitationCompleteHandler
 from mcpkit.client.listen import Subscription
 from mcpkit.client.options import (
     ClientOptions,
@@ -33,7 +34,6 @@ from mcpkit.client.options import (
 )
 from mcpkit.client.tools import RejectedTool
 from mcpkit.client.transport import ClientTransport, Connector
-from mcpkit.client.url_elicitation import ElicitationCompleteHandler
 
 __all__ = [
     "Client",

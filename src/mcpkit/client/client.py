@@ -1,11 +1,13 @@
 """`Client`: one class that talks to any MCP server, modern or legacy, on any transport.
 
-Connecting decides the era (`mcpkit.client.era`): a `server/discover` probe, a fallback to the
-2025-11-25 `initialize` handshake, a restart of a stdio server that died on the probe. After
-that every method reads the same in both eras: modern requests carry the per-request `_meta`
-(version, capabilities derived from the handlers, client info, log level, trace context);
-legacy requests carry what the handshake negotiated, and a legacy server's own requests
-(elicitation, sampling, roots, ping) are answered by the handlers the modern MRTR loop uses.
+Connecting decides the era (`mcpkit.client.era`, `mcpkit.client.opening`): a `server/discover`
+probe, a fallback to the 2025-11-25 `initialize` handshake, a restart of a stdio server that
+died on the probe. The opener hands back the connection's era adapter (`EraAdapter`,
+`mcpkit.client.adapter`), and every method reads the same in both eras: what an era changes
+(the `_meta` of a request, an expired session, a -32042, the DiscoverResult, the server's own
+requests and notifications, subscriptions) is the adapter's, so nothing here branches on the
+era. The modern adapter is `mcpkit.client.modern`; the legacy one, and everything else the
+2025-11-25 era means on the client, is `mcpkit.client.legacy`.
 
 The request path is short on purpose: build params, one transport round trip, look at
 `resultType`. Only an `input_required` result enters the MRTR loop (`run_rounds`), and only list
@@ -25,20 +27,21 @@ from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 from mcpkit._version import __version__
+from mcpkit.client.adapter import EraAdapter
 from mcpkit.client.cache import ResultCache
 from mcpkit.client.era import Era
 from mcpkit.client.inputs import (
     ElicitationHandler,
     InputHandlers,
-    InputRequest,
     RootsHandler,
     SamplingHandler,
-    retry_after_url_elicitation,
     run_rounds,
 )
-from mcpkit.client.listen import LegacyListeners, Subscription
-from mcpkit.client.messages import legacy_discover, require_list, with_meta
-from mcpkit.client.opening import Opener, exchange, http_status, result_of
+from mcpkit.client.legacy.completions import Completions, ElicitationCompleteHandler
+from mcpkit.client.listen import Subscription
+from mcpkit.client.messages import require_list
+from mcpkit.client.modern import ModernAdapter
+from mcpkit.client.opening import Opener, exchange, result_of
 from mcpkit.client.options import (
     ClientOptions,
     LogHandler,
@@ -48,20 +51,14 @@ from mcpkit.client.options import (
 from mcpkit.client.paging import list_all
 from mcpkit.client.tools import OutputChecker, RejectedTool
 from mcpkit.client.transport import ClientTransport, Connector
-from mcpkit.client.url_elicitation import (
-    Completions,
-    ElicitationCompleteHandler,
-    raise_if_required,
-)
 from mcpkit.errors import (
     HeaderMismatchError,
     InvalidParamsError,
     ProtocolViolation,
     ResourceNotFoundError,
     TransportError,
-    URLElicitationRequiredError,
 )
-from mcpkit.types.constants import LOG_LEVELS, SERVER_INFO_KEY, Method
+from mcpkit.types.constants import LOG_LEVELS, Method
 
 __all__ = ["Client"]
 
@@ -120,8 +117,8 @@ class Client:
         self._tokens = itertools.count(1)
         self._cache = ResultCache()
         self._outputs = OutputChecker()
-        self._base_meta: dict[str, Any] = {}
-        self._legacy = LegacyListeners(self._request)
+        self._adapter: EraAdapter = ModernAdapter(self)
+        """What the connection's era means; modern (with an empty `_meta`) until connected."""
         self.era: Era | None = None
         """`"modern"` or `"legacy"` once connected."""
         self.protocol_version: str | None = None
@@ -157,7 +154,7 @@ class Client:
 
     async def close(self) -> None:
         """Close listen streams and the transport (for stdio: end the server process)."""
-        self._legacy.clear()
+        self._adapter.close()
         transport, self._transport = self._transport, None
         if transport is not None:
             await transport.close()
@@ -165,7 +162,7 @@ class Client:
     async def _open(self) -> None:
         opener = Opener(
             self._connector, self._given, self.options, self.capabilities, self.client_info,
-            self._ids.__next__, self._answer_server, self._unsolicited,
+            self._ids.__next__, self._unsolicited, self,
         )
         self._given = None
         opened = await opener.open()
@@ -175,14 +172,8 @@ class Client:
         self.server_capabilities = opened.capabilities
         self.instructions = opened.instructions
         self._transport = opened.transport
-        if opened.era == "modern":
-            self._base_meta = opener.meta_for(opened.version)
-            if opened.discover is not None and self.options.cache:
-                self._cache.put(Method.DISCOVER, None, opened.discover)
-            return
-        level = self.options.log_level
-        if level is not None and "logging" in (opened.capabilities or {}):
-            await self._request(Method.SET_LEVEL, {"level": level})  # LEG-5
+        self._adapter = opened.adapter
+        await opened.adapter.opened(opened.version, opened.discover)
 
     # -- the request path ------------------------------------------------------------------
 
@@ -207,7 +198,7 @@ class Client:
                 self.options.timeout if timeout is _DEFAULT else timeout,
             )
         except TransportError as exc:
-            if self.era != "legacy" or http_status(exc) != 404 or self._connector is None:
+            if not self._adapter.expired(exc) or self._connector is None:
                 raise
             # LEG-13: the legacy session ended before serving this request; a new handshake,
             # then the request once more.
@@ -219,8 +210,7 @@ class Client:
                 transport, message, on_notification,
                 self.options.timeout if timeout is _DEFAULT else timeout,
             )
-        if self.era == "legacy" and "error" in response:
-            raise_if_required(response, method)  # -32042, legacy only (DEP-8)
+        self._adapter.check(response, method)
         return result_of(response, method)
 
     async def _reconnect(self, dead: ClientTransport | None) -> None:
@@ -238,8 +228,7 @@ class Client:
         meta: Mapping[str, Any] | None = None,
     ) -> dict[str, Any]:
         """Request params with the era's `_meta` (shared when nothing per-request is added)."""
-        trace = self.options.trace_context
-        return with_meta(fields, self.era, self._base_meta, trace, token, level, meta)
+        return self._adapter.params(fields, token, level, meta)
 
     async def _call(
         self,
@@ -260,18 +249,14 @@ class Client:
             log_level = self.options.log_level or "info"
         if log_level is not None and log_level not in LOG_LEVELS:
             raise ValueError(f"{what}: log_level must be one of {', '.join(LOG_LEVELS)}")
-        params = self._params(fields, token, log_level if self.era == "modern" else None, meta)
+        params = self._params(fields, token, log_level, meta)
         on_note = None
         log = log or self.on_log
         if progress is not None or (log is not None and (log_level or self.options.log_level)):
             on_note = call_notifications(progress, log)
-        try:
-            result = await self._request(method, params, on_note, timeout)
-        except URLElicitationRequiredError as exc:
-            result = await retry_after_url_elicitation(
-                lambda: self._request(method, params, on_note, timeout), exc, what,
-                self._inputs, self.server_info, self.options.url_elicitation_wait,
-            )
+        result = await self._adapter.call(
+            lambda: self._request(method, params, on_note, timeout), what
+        )
         kind = result.get("resultType")
         if kind is None or kind == "complete":
             return result, False
@@ -283,13 +268,6 @@ class Client:
                                   self.options.max_rounds)
         return result, True
 
-    async def _answer_server(self, method: str, params: dict[str, Any] | None) -> dict[str, Any]:
-        """A legacy server's own request, answered by the same handlers (LEG-7)."""
-        if method == Method.PING:
-            return {}
-        request = InputRequest(method, params or {}, self.server_info, "a legacy server request")
-        return await self._inputs.answer(request)
-
     async def _unsolicited(self, message: dict[str, Any]) -> None:
         """Notifications outside any request: a legacy session's changes and log messages."""
         self._cache.invalidate(message)
@@ -297,11 +275,7 @@ class Client:
             if self.on_log is not None:
                 await call_notifications(None, self.on_log)(message)
             return
-        if message.get("method") == Method.ELICITATION_COMPLETE:
-            if self.era == "legacy":
-                await self._inputs.completions.receive(message)
-            return
-        self._legacy.offer(message)
+        await self._adapter.unsolicited(message)
 
     # -- lists, with the cache -------------------------------------------------------------
 
@@ -327,22 +301,7 @@ class Client:
     async def discover(self, *, fresh: bool = False) -> dict[str, Any]:
         """The server's DiscoverResult (in the legacy era, the same shape built from initialize)."""
         await self.connect()
-        if self.era == "legacy":
-            return legacy_discover(self.protocol_version, self.server_capabilities,
-                                   self.instructions, self.server_info)
-        if self.options.cache and not fresh:
-            cached = self._cache.get(Method.DISCOVER)
-            if cached is not None:
-                return cached
-        result = await self._request(Method.DISCOVER, self._params({}))
-        caps, info = result.get("capabilities"), (result.get("_meta") or {}).get(SERVER_INFO_KEY)
-        self.server_capabilities = caps if type(caps) is dict else {}
-        self.server_info = info if type(info) is dict else self.server_info
-        instructions = result.get("instructions")
-        self.instructions = instructions if type(instructions) is str else None
-        if self.options.cache:
-            self._cache.put(Method.DISCOVER, None, result)
-        return result
+        return await self._adapter.discover(fresh)
 
     async def list_tools(self, *, fresh: bool = False) -> list[dict[str, Any]]:
         """Every usable tool, all pages; invalid definitions land in `rejected_tools`."""
@@ -482,12 +441,6 @@ class Client:
     def invalidate(self) -> None:
         """Forget every cached result."""
         self._cache.clear()
-
-    # -- listen plumbing (used by Subscription) --------------------------------------------
-
-    async def _listen_request(self, notifications: dict[str, Any], on_note: Any) -> dict[str, Any]:
-        params = self._params({"notifications": notifications})
-        return await self._request(Method.SUBSCRIPTIONS_LISTEN, params, on_note, None)
 
     def __repr__(self) -> str:
         where = self._connector if self._connector is not None else self._transport

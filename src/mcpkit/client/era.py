@@ -7,6 +7,8 @@ taken from `data.supported` when the server named some; anything else (-32601, -
 other error, a result that is not a DiscoverResult, silence, an HTTP 4xx without a modern error
 body) means legacy. The fallback is never keyed to one error code (VER-10).
 
+`Era` is the one era type (`mcpkit.types.era`), importable from here as well.
+
 `EraCache` remembers the decision per server (`Connector.key`): in this process always, and in
 a small JSON file when given a path, so the next run skips a probe that is known to fail.
 
@@ -22,10 +24,11 @@ import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from mcpkit.errors import MCPError
 from mcpkit.types.constants import LEGACY_VERSIONS, MODERN_VERSION
+from mcpkit.types.era import ERAS, LEGACY, MODERN, Era
 
 __all__ = [
     "MODERN_ERROR_CODES",
@@ -35,8 +38,6 @@ __all__ = [
     "ProbeOutcome",
     "read_probe",
 ]
-
-Era = Literal["modern", "legacy"]
 
 MODERN_ERROR_CODES = frozenset({-32020, -32021, -32022})
 """Errors only a modern server sends: receiving one proves the server is modern (VER-9 b)."""
@@ -71,9 +72,9 @@ def _is_discover_result(result: Any) -> bool:
 def _choose(supported: Sequence[Any], ours: Sequence[str], sent: str, origin: str) -> ProbeOutcome:
     common = sorted((v for v in supported if v in ours), reverse=True)
     if common:
-        return ProbeOutcome("modern", common[0], retry=common[0] != sent)
+        return ProbeOutcome(MODERN, common[0], retry=common[0] != sent)
     if any(v in LEGACY_VERSIONS for v in supported):
-        return ProbeOutcome("legacy", None)
+        return ProbeOutcome(LEGACY, None)
     raise NoCommonVersionError(
         f"server/discover: the server supports {', '.join(map(str, supported)) or 'no versions'} "
         f"({origin}); this client speaks {', '.join(ours)} and {', '.join(LEGACY_VERSIONS[:1])}"
@@ -91,26 +92,26 @@ def read_probe(
     HTTP error without a JSON-RPC body).
     """
     if response is None:
-        return ProbeOutcome("legacy", None)
+        return ProbeOutcome(LEGACY, None)
     error = response.get("error")
     if type(error) is dict:
         code = error.get("code")
         if code not in MODERN_ERROR_CODES:
-            return ProbeOutcome("legacy", None)
+            return ProbeOutcome(LEGACY, None)
         data = error.get("data")
         supported = data.get("supported") if type(data) is dict else None
         if code == -32022 and type(supported) is list:
             outcome = _choose(supported, ours, sent, "as listed in its -32022 error")
-            return ProbeOutcome(outcome.era, outcome.version, retry=outcome.era == "modern")
-        return ProbeOutcome("modern", sent)
+            return ProbeOutcome(outcome.era, outcome.version, retry=outcome.era == MODERN)
+        return ProbeOutcome(MODERN, sent)
     result = response.get("result")
     if not _is_discover_result(result):
         # Some legacy servers answer any method with an empty result (CONF note on VER).
-        return ProbeOutcome("legacy", None)
+        return ProbeOutcome(LEGACY, None)
     assert type(result) is dict
     outcome = _choose(result["supportedVersions"], ours, sent, "in its DiscoverResult")
-    if outcome.era == "modern" and not outcome.retry:
-        return ProbeOutcome("modern", outcome.version, discover=result)
+    if outcome.era == MODERN and not outcome.retry:
+        return ProbeOutcome(MODERN, outcome.version, discover=result)
     return outcome
 
 
@@ -147,7 +148,7 @@ class EraCache:
             return
         if type(data) is dict:
             for key, entry in data.items():
-                if type(entry) is dict and entry.get("era") in ("modern", "legacy"):
+                if type(entry) is dict and entry.get("era") in ERAS:
                     self._entries[str(key)] = entry
 
     def get(self, key: str) -> Remembered | None:

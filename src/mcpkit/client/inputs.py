@@ -13,8 +13,9 @@ Elicitation is checked on both sides of the handler: a form's `requestedSchema` 
 read (`mcpkit.client.forms`, `mcpkit.client.url_elicitation`) before the handler sees them, and
 the handler's answer must fit the form before it is sent (ELIC-14). A URL is only ever handed to
 the URL handler, which asks the user; nothing here opens one. A legacy server's -32042 goes the
-same way (`retry_after_url_elicitation`): each page through the URL handler, a bounded wait for
-`notifications/elicitation/complete`, then the request once more.
+same way (`mcpkit.client.legacy.url_required.retry_after_url_elicitation`): each page through
+the URL handler, a bounded wait for `notifications/elicitation/complete`, then the request once
+more.
 
 A form default that breaks its own field's limits (`""` for an email, an age of 200 where the
 maximum is 130) is left out before anyone sees the form (`usable_defaults`): the field is asked
@@ -33,20 +34,10 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from mcpkit.client.forms import FormSchemaError, check_answer, check_url_answer, read_form
+from mcpkit.client.legacy.completions import MAX_ID_LENGTH, Completions
 from mcpkit.client.options import InputRoundsExceededError
-from mcpkit.client.url_elicitation import (
-    MAX_ID_LENGTH,
-    Completions,
-    check_url,
-    reword,
-    wait_all,
-)
-from mcpkit.errors import (
-    InvalidParamsError,
-    MethodNotFoundError,
-    ProtocolViolation,
-    URLElicitationRequiredError,
-)
+from mcpkit.client.url_elicitation import check_url
+from mcpkit.errors import InvalidParamsError, MethodNotFoundError, ProtocolViolation
 from mcpkit.types.constants import Method
 
 __all__ = [
@@ -56,8 +47,8 @@ __all__ = [
     "InputRequest",
     "RootsHandler",
     "SamplingHandler",
+    "call_handler",
     "fill_defaults",
-    "retry_after_url_elicitation",
     "run_rounds",
     "usable_defaults",
 ]
@@ -110,7 +101,10 @@ SamplingHandler = Callable[[InputRequest], Reply]
 RootsHandler = Callable[[InputRequest], Reply]
 
 
-async def _call(handler: Callable[[InputRequest], Reply], request: InputRequest) -> dict[str, Any]:
+async def call_handler(
+    handler: Callable[[InputRequest], Reply], request: InputRequest
+) -> dict[str, Any]:
+    """The handler's reply to `request` (awaited when it is async), which must be a dict."""
     reply = handler(request)
     if inspect.isawaitable(reply):
         reply = await reply
@@ -176,13 +170,13 @@ class InputHandlers:
                     "sampling/createMessage: the server sent tools, but this client did not "
                     "declare sampling.tools"
                 )
-            return await _call(self.sample, request)
+            return await call_handler(self.sample, request)
         if method == Method.ROOTS_LIST:
             roots = self.roots
             if roots is None:
                 raise _undeclared(request, "roots")
             if callable(roots):
-                return await _call(roots, request)
+                return await call_handler(roots, request)
             return {"roots": [dict(r) for r in roots]}
         raise MethodNotFoundError(f"Method not found: {method}", {"method": method})
 
@@ -208,7 +202,7 @@ class InputHandlers:
             if request.key is None:
                 raise InvalidParamsError(str(exc)) from None  # the legacy server hears why
             raise
-        result = await _call(handler, request)
+        result = await call_handler(handler, request)
         if result.get("action") == "accept" and type(result.get("content", {})) is dict:
             result = fill_defaults(request.schema, result)
         check_answer(form, result, where)
@@ -228,7 +222,7 @@ class InputHandlers:
         else:
             self.completions.expect(tracked)  # the server may report it done (LEG-8)
         try:
-            result = await _call(handler, request)
+            result = await call_handler(handler, request)
             check_url_answer(result, where)
         except BaseException:
             if tracked is not None:
@@ -243,49 +237,6 @@ def _where(request: InputRequest) -> str:
     if request.key is None:
         return f"{Method.ELICIT} ({request.origin})"
     return f"{request.origin}: elicitation input {request.key!r}"
-
-
-async def retry_after_url_elicitation(
-    send: Callable[[], Awaitable[dict[str, Any]]],
-    error: URLElicitationRequiredError,
-    what: str,
-    handlers: InputHandlers,
-    server: Mapping[str, Any] | None,
-    wait: float,
-) -> dict[str, Any]:
-    """A legacy -32042 (LEG-8): each page goes to the URL handler (which asks the user for
-    consent and opens it, or not), the client waits at most `wait` seconds for the server to
-    report every accepted one complete, then `send`s the request once more.
-
-    Raises the error, re-worded for `what`, when there is no URL handler, when the user declines
-    or cancels one, or when the retry is answered with -32042 again.
-    """
-    handler = handlers.elicit_url
-    if handler is None:
-        raise reword(error, what) from None
-    completions = handlers.completions
-    events = []
-    try:
-        for entry in error.elicitations:
-            request = InputRequest(Method.ELICIT, dict(entry), server, what)
-            events.append(completions.expect(entry["elicitationId"]))
-            result = await _call(handler, request)
-            check_url_answer(result, f"{what}: URL elicitation {entry['elicitationId']!r}")
-            if result["action"] != "accept":
-                why = "declined" if result["action"] == "decline" else "cancelled"
-                raise reword(error, what, f"the user {why} opening {entry['url']}; the request "
-                             "was not retried")
-    except BaseException:
-        for entry in error.elicitations:
-            completions.forget(entry["elicitationId"])
-        raise
-    await wait_all(events, wait)  # a server that never reports: the retry tells
-    try:
-        return await send()
-    except URLElicitationRequiredError as again:
-        raise reword(again, what, "the server still requires it after the user was sent to the "
-                     "page and the request was retried once; call again when the user is done"
-                     ) from None
 
 
 def _undeclared(request: InputRequest, what: str) -> Exception:

@@ -6,38 +6,30 @@ notification after it is yielded. Closing the subscription cancels the request (
 `notifications/cancelled`; HTTP: the stream closes); a server that ends it (a final result, or
 its own `notifications/cancelled`) ends the iteration.
 
-Legacy era (2025-11-25 has no listen): the same object is built from what a legacy server
-offers: `resources/subscribe` for each URI, and the unsolicited list-changed and
-resource-updated notifications of the session, filtered to what was asked for.
+Legacy era (2025-11-25 has no listen): the same object is fed from what a legacy server
+offers (`mcpkit.client.legacy.listeners`). Which of the two happens is the client's era
+adapter's to say (`EraAdapter.listen`); the subscription only holds the stream and the queue.
 
 Every notification also reaches the client's cache first, so a stale entry is gone before the
 application reacts to the change (CACHE-7).
 
-May import `mcpkit.types`, `mcpkit.errors`, `mcpkit.protocol`.
+Sees its client through `ClientCore` (`mcpkit.client.adapter`), so it does not import
+`mcpkit.client.client`. May import `mcpkit.types`, `mcpkit.errors`, `mcpkit.protocol`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import Any
 
-from mcpkit.errors import MCPError, RPCError, TransportError
+from mcpkit.client.adapter import ClientCore
+from mcpkit.errors import MCPError, TransportError
 from mcpkit.types.constants import Method
 
-if TYPE_CHECKING:
-    from mcpkit.client.client import Client
-
-__all__ = ["LegacyListeners", "Subscription"]
+__all__ = ["Subscription"]
 
 _END = object()
-
-_FLAGS = {
-    "toolsListChanged": ("tools", Method.TOOLS_LIST_CHANGED),
-    "promptsListChanged": ("prompts", Method.PROMPTS_LIST_CHANGED),
-    "resourcesListChanged": ("resources", Method.RESOURCES_LIST_CHANGED),
-}
 
 
 class Subscription:
@@ -45,7 +37,7 @@ class Subscription:
 
     def __init__(
         self,
-        client: Client,
+        client: ClientCore,
         *,
         tools: bool = False,
         prompts: bool = False,
@@ -71,7 +63,6 @@ class Subscription:
         self._queue: asyncio.Queue[Any] = asyncio.Queue()
         self._acked = asyncio.Event()
         self._task: asyncio.Task[Any] | None = None
-        self._legacy_uris: list[str] = []
         self._started = False
         self._closed = False
 
@@ -82,12 +73,13 @@ class Subscription:
         if self._started:
             return self
         self._started = True
-        client = self._client
-        await client.connect()
-        if client.era == "legacy":
-            await self._start_legacy()
-            return self
-        self._task = asyncio.ensure_future(client._listen_request(self.requested, self._receive))
+        await self._client.connect()
+        await self._client._adapter.listen(self)
+        return self
+
+    async def open_stream(self) -> None:
+        """Send the listen request, and wait for its acknowledgement (the modern era)."""
+        self._task = asyncio.ensure_future(self._listen())
         self._task.add_done_callback(self._ended)
         waiter = asyncio.ensure_future(self._acked.wait())
         try:
@@ -98,7 +90,7 @@ class Subscription:
         finally:
             waiter.cancel()
         if self._acked.is_set():
-            return self
+            return
         if self._task in done:
             self._task.result()  # raises what ended the request (e.g. -32601)
             raise TransportError("subscriptions/listen: the server ended the stream before "
@@ -119,8 +111,7 @@ class Subscription:
                 await task
             except (asyncio.CancelledError, MCPError):
                 pass
-        if self._client.era == "legacy":
-            await self._client._legacy.remove(self, self._legacy_uris)
+        await self._client._adapter.unlisten(self)
         self._queue.put_nowait(_END)
 
     async def __aenter__(self) -> Subscription:
@@ -148,6 +139,24 @@ class Subscription:
 
     # -- what arrives ----------------------------------------------------------------------
 
+    async def _listen(self) -> dict[str, Any]:
+        client = self._client
+        params = client._params({"notifications": self.requested})
+        return await client._request(Method.SUBSCRIPTIONS_LISTEN, params, self._receive, None)
+
+    def acknowledge(self, acknowledged: dict[str, Any]) -> None:
+        """Take `acknowledged` as the server's answer, without a listen stream (legacy era)."""
+        self.acknowledged = acknowledged
+        self._acked.set()
+
+    def put(self, message: dict[str, Any]) -> None:
+        """Hand one notification to the iteration."""
+        self._queue.put_nowait(message)
+
+    def end(self) -> None:
+        """End the iteration (the client is closing)."""
+        self._queue.put_nowait(_END)
+
     async def _receive(self, message: dict[str, Any]) -> None:
         self._client._cache.invalidate(message)
         if message.get("method") == Method.SUBSCRIPTIONS_ACKNOWLEDGED and not self._acked.is_set():
@@ -170,79 +179,3 @@ class Subscription:
             self._queue.put_nowait(_END if isinstance(exc, TransportError) else exc)
         else:
             self._queue.put_nowait(_END)
-
-    # -- legacy emulation ------------------------------------------------------------------
-
-    async def _start_legacy(self) -> None:
-        client = self._client
-        caps = client.server_capabilities or {}
-        ack: dict[str, Any] = {}
-        for flag, (kind, _) in _FLAGS.items():
-            if self.requested.get(flag) and (caps.get(kind) or {}).get("listChanged"):
-                ack[flag] = True
-        uris = self.requested.get("resourceSubscriptions") or []
-        if uris and (caps.get("resources") or {}).get("subscribe"):
-            self._legacy_uris = await client._legacy.add(self, uris)
-            if self._legacy_uris:
-                ack["resourceSubscriptions"] = list(self._legacy_uris)
-        else:
-            await client._legacy.add(self, [])
-        self.acknowledged = ack
-        self._acked.set()
-
-    def _offer_legacy(self, message: dict[str, Any]) -> None:
-        """A legacy session's unsolicited notification, if this subscription asked for it."""
-        method = message.get("method")
-        ack = self.acknowledged or {}
-        for flag, (_, note) in _FLAGS.items():
-            if method == note and ack.get(flag):
-                self._queue.put_nowait(message)
-                return
-        if method == Method.RESOURCE_UPDATED:
-            params = message.get("params")
-            uri = params.get("uri") if type(params) is dict else None
-            if type(uri) is str and any(
-                uri == u or uri.startswith(u.rstrip("/") + "/") for u in self._legacy_uris
-            ):
-                self._queue.put_nowait(message)
-
-
-class LegacyListeners:
-    """The subscriptions of a legacy session, and the `resources/subscribe`s they share."""
-
-    def __init__(
-        self, request: Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
-    ) -> None:
-        self._request = request
-        self._subscriptions: list[Subscription] = []
-        self._uris: dict[str, int] = {}
-
-    async def add(self, sub: Subscription, uris: Sequence[str]) -> list[str]:
-        self._subscriptions.append(sub)
-        for uri in uris:
-            if self._uris.get(uri, 0) == 0:
-                await self._request(Method.SUBSCRIBE, {"uri": uri})
-            self._uris[uri] = self._uris.get(uri, 0) + 1
-        return list(uris)
-
-    async def remove(self, sub: Subscription, uris: Sequence[str]) -> None:
-        if sub in self._subscriptions:
-            self._subscriptions.remove(sub)
-        for uri in uris:
-            count = self._uris.get(uri, 0) - 1
-            if count > 0:
-                self._uris[uri] = count
-                continue
-            self._uris.pop(uri, None)
-            with contextlib.suppress(RPCError, TransportError):
-                await self._request(Method.UNSUBSCRIBE, {"uri": uri})
-
-    def offer(self, message: dict[str, Any]) -> None:
-        for sub in list(self._subscriptions):
-            sub._offer_legacy(message)
-
-    def clear(self) -> None:
-        for sub in self._subscriptions:
-            sub._queue.put_nowait(_END)
-        self._subscriptions.clear()
-        self._uris.clear()

@@ -8,19 +8,26 @@ which a legacy server may not expect before initialize), and a server that answe
 as a modern one but with another version is asked again with that version. A remembered era
 (`EraCache`) skips the probe for a known legacy server, and is forgotten when it proves wrong.
 
+The era settled, the opener picks the connection's `EraAdapter` (`ADAPTERS`, one per era) and
+hands it over in `Opened`: the client's adapter of the same era when it already has one (a
+legacy session reconnected after a 404 keeps its subscriptions), a new one otherwise. The
+legacy adapter answers the server's requests from the start of the handshake.
+
 `exchange` and `result_of` are the one request path, shared with `Client`.
 
-May import `mcpkit.types`, `mcpkit.errors`, `mcpkit.protocol`.
+The one module of the client, with `inputs.py`, that imports `mcpkit.client.legacy`. May import
+`mcpkit.types`, `mcpkit.errors`, `mcpkit.protocol`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
+from mcpkit.client.adapter import ClientCore, EraAdapter
 from mcpkit.client.era import (
     MODERN_CLIENT_VERSIONS,
     PROCESS_ERAS,
@@ -30,23 +37,24 @@ from mcpkit.client.era import (
     Remembered,
     read_probe,
 )
+from mcpkit.client.legacy.adapter import LegacyAdapter
+from mcpkit.client.modern import ModernAdapter, modern_meta
 from mcpkit.client.options import ClientOptions, RequestTimeoutError
-from mcpkit.client.transport import ClientTransport, Connector, NotificationHandler, RequestHandler
+from mcpkit.client.transport import ClientTransport, Connector, NotificationHandler, http_status
 from mcpkit.errors import ProtocolViolation, RPCError, TransportError
 from mcpkit.protocol.codec import notification_message
-from mcpkit.types.constants import (
-    CLIENT_CAPABILITIES_KEY,
-    CLIENT_INFO_KEY,
-    LEGACY_VERSIONS,
-    LOG_LEVEL_KEY,
-    PROTOCOL_VERSION_KEY,
-    SERVER_INFO_KEY,
-    Method,
-)
+from mcpkit.types.constants import LEGACY_VERSIONS, SERVER_INFO_KEY, Method
+from mcpkit.types.era import LEGACY, MODERN
 
-__all__ = ["Opened", "Opener", "exchange", "http_status", "result_of"]
+__all__ = ["ADAPTERS", "Opened", "Opener", "exchange", "result_of"]
 
 log = logging.getLogger("mcpkit.client")
+
+ADAPTERS: Final[Mapping[Era, Callable[[ClientCore], EraAdapter]]] = {
+    MODERN: ModernAdapter,
+    LEGACY: LegacyAdapter,
+}
+"""Era -> the adapter a client's connection of that era goes through."""
 
 
 @dataclass(slots=True)
@@ -56,6 +64,8 @@ class Opened:
     transport: ClientTransport
     era: Era
     version: str
+    adapter: EraAdapter
+    """What the era means for this connection; the client holds it until the next one."""
     server_info: dict[str, Any] | None = None
     capabilities: dict[str, Any] | None = None
     instructions: str | None = None
@@ -110,12 +120,6 @@ def set_notification_handler(transport: ClientTransport, handler: NotificationHa
         setter(handler)
 
 
-def http_status(exc: BaseException) -> int | None:
-    """The HTTP status a transport error carries (`status_code`), if any."""
-    status = getattr(exc, "status_code", None)
-    return status if isinstance(status, int) else None
-
-
 def _consume(task: asyncio.Future[Any]) -> None:
     if not task.cancelled():
         task.exception()
@@ -132,8 +136,8 @@ class Opener:
         capabilities: dict[str, Any],
         client_info: dict[str, Any],
         next_id: Callable[[], int],
-        on_request: RequestHandler,
         on_notification: NotificationHandler,
+        core: ClientCore,
     ) -> None:
         self.connector = connector
         self.given = given
@@ -141,29 +145,25 @@ class Opener:
         self.capabilities = capabilities
         self.client_info = client_info
         self.next_id = next_id
-        self.on_request = on_request
         self.on_notification = on_notification
+        self.core = core
         self.eras = EraCache(options.era_cache) if options.era_cache is not None else None
 
     def meta_for(self, version: str) -> dict[str, Any]:
         """The `_meta` every modern request of this client carries at `version`."""
-        meta: dict[str, Any] = {
-            PROTOCOL_VERSION_KEY: version,
-            CLIENT_CAPABILITIES_KEY: self.capabilities,
-        }
-        if self.options.send_client_info:
-            meta[CLIENT_INFO_KEY] = self.client_info
-        if self.options.log_level is not None:
-            meta[LOG_LEVEL_KEY] = self.options.log_level
-        return meta
+        return modern_meta(version, self.capabilities, self.client_info, self.options)
+
+    def _adapter_for(self, era: Era) -> EraAdapter:
+        current = self.core._adapter
+        return current if current.era == era else ADAPTERS[era](self.core)
 
     async def open(self) -> Opened:
         transport = await self._new_transport()
         try:
             mode = self.options.era
-            if mode == "legacy":
+            if mode == LEGACY:
                 return await self._initialize(transport)
-            if mode == "modern":
+            if mode == MODERN:
                 return self._modern(transport, self.options.protocol_version or _preferred())
             return await self._probe(transport)
         except BaseException:
@@ -212,7 +212,7 @@ class Opener:
     async def _probe(self, transport: ClientTransport) -> Opened:
         """The dual-era probe (VER-9, VER-12)."""
         remembered = self._remembered()
-        if remembered is not None and remembered.era == "legacy":
+        if remembered is not None and remembered.era == LEGACY:
             try:
                 return await self._initialize(transport)
             except (RPCError, TransportError, ProtocolViolation) as exc:
@@ -225,10 +225,10 @@ class Opener:
         if died:
             transport = await self._restart(transport, "the server closed on server/discover")
             opened = await self._initialize(transport)
-            self._remember("legacy", None)
+            self._remember(LEGACY, None)
             return opened
         outcome = read_probe(response, sent)
-        if outcome.era == "modern":
+        if outcome.era == MODERN:
             assert outcome.version is not None
             discover = outcome.discover
             if outcome.retry:
@@ -238,7 +238,7 @@ class Opener:
                         f"server/discover with version {outcome.version} got no answer"
                     )
                 discover = result_of(response, Method.DISCOVER)
-            self._remember("modern", outcome.version)
+            self._remember(MODERN, outcome.version)
             return self._modern(transport, outcome.version, discover)
         try:
             opened = await self._initialize(transport)
@@ -247,7 +247,7 @@ class Opener:
             # or one that closed: a fresh connection takes the handshake.
             transport = await self._restart(transport, f"initialize after the probe failed ({exc})")
             opened = await self._initialize(transport)
-        self._remember("legacy", None)
+        self._remember(LEGACY, None)
         return opened
 
     async def _send_probe(
@@ -279,14 +279,15 @@ class Opener:
         self, transport: ClientTransport, version: str, discover: dict[str, Any] | None = None
     ) -> Opened:
         set_notification_handler(transport, self.on_notification)
-        opened = Opened(transport, "modern", version)
+        opened = Opened(transport, MODERN, version, self._adapter_for(MODERN))
         if type(discover) is dict:
             opened.learn(discover)
         return opened
 
     async def _initialize(self, transport: ClientTransport) -> Opened:
         """The 2025-11-25 handshake (LEG-1)."""
-        transport.set_request_handler(self.on_request)
+        adapter = self._adapter_for(LEGACY)
+        transport.set_request_handler(adapter.answer)
         set_notification_handler(transport, self.on_notification)
         params = {
             "protocolVersion": self.options.legacy_version,
@@ -308,7 +309,7 @@ class Opener:
         info = result.get("serverInfo")
         instructions = result.get("instructions")
         return Opened(
-            transport, "legacy", version,
+            transport, LEGACY, version, adapter,
             server_info=info if type(info) is dict else None,
             capabilities=caps if type(caps) is dict else {},
             instructions=instructions if type(instructions) is str else None,

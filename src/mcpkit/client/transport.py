@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
-__all__ = ["ClientTransport", "Connector", "NotificationHandler", "RequestHandler"]
+__all__ = ["ClientTransport", "Connector", "NotificationHandler", "RequestHandler", "http_status"]
 
 NotificationHandler = Callable[[dict[str, Any]], Awaitable[None]]
 RequestHandler = Callable[[str, dict[str, Any] | None], Awaitable[dict[str, Any]]]
@@ -53,3 +53,9 @@ class Connector(Protocol):
 
     async def connect(self) -> ClientTransport:
         """Open a new transport to the server (for stdio: start a new process)."""
+
+
+def http_status(exc: BaseException) -> int | None:
+    """The HTTP status a transport error carries (`status_code`), if any."""
+    status = getattr(exc, "status_code", None)
+    return status if isinstance(status, int) else None

@@ -1,13 +1,10 @@
-"""Legacy (2025-11-25) URL elicitation outside a request: the -32042 error and
-`notifications/elicitation/complete`.
+"""Which URLs may be offered to the user, in either era: `check_url` and `real_host`.
 
-A legacy server may refuse a request with -32042 (URLElicitationRequired), listing URL-mode
-elicitations the user must complete first, and may later report each one done with
-`notifications/elicitation/complete {elicitationId}`. Everything in both comes from the
-server, so `required_error` checks the list before anything is shown: a bounded number of
-entries, bounded lengths, an `elicitationId` each, and only absolute http(s) URLs without user
-info (`https://bank.example@evil.example/` disguises its real host). `check_url` is the same
-rule for the `url` of any URL-mode elicitation.
+A URL-mode elicitation (a modern input request, a legacy server's `elicitation/create`, a legacy
+-32042 error: `mcpkit.client.legacy.url_required`) names a page the user is asked to open.
+Everything in it comes from the server, so a URL is offered only when it is an absolute http(s)
+URL without user info (`https://bank.example@evil.example/` disguises its real host), of bounded
+length, without spaces or control characters.
 
 The user must see the host the browser will really reach (`real_host`), so a URL is refused
 when a browser would read its host otherwise than it looks: a backslash or a percent sign in
@@ -17,60 +14,25 @@ standard library spell differently in ASCII (ß, ς, characters newer than IDNA 
 international name is shown in the ASCII form the browser resolves: a Cyrillic look-alike of
 paypal.com is `xn--l-7sba6dbr.com`, and a full-width google.com is google.com.
 
-`Completions` tracks the ids the client is waiting for. A notification for an id it does not
-know, or one already completed, is ignored (the spec's rule); one that arrives a moment before
-its id is registered (the -32042 response and the notification may travel on different HTTP
-streams) is remembered briefly so nobody waits for something that already happened.
-
 May import `mcpkit.types` and `mcpkit.errors`.
 """
 
 from __future__ import annotations
 
-import asyncio
-import inspect
 import ipaddress
-import logging
 import re
 import unicodedata
-from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any, Final
 from urllib.parse import urlsplit
 
-from mcpkit.errors import ProtocolViolation, RPCError, URLElicitationRequiredError
+__all__ = ["MAX_URL_LENGTH", "check_url", "real_host"]
 
-__all__ = [
-    "Completions",
-    "ElicitationCompleteHandler",
-    "check_url",
-    "describe",
-    "hosts_of",
-    "raise_if_required",
-    "real_host",
-    "required_error",
-    "reword",
-    "wait_all",
-]
-
-MAX_ELICITATIONS: Final = 16
-"""Most URL elicitations one -32042 error may list."""
 MAX_URL_LENGTH: Final = 8192
-MAX_MESSAGE_LENGTH: Final = 4096
-MAX_ID_LENGTH: Final = 256
-_MAX_TRACKED: Final = 256
-_MAX_EARLY: Final = 64
-_CODE: Final = URLElicitationRequiredError.code
 _HOST_NAME: Final = re.compile(r"[a-z0-9_-]+(?:\.[a-z0-9_-]+)*\.?")
 _NUMBER_LABEL: Final = re.compile(r"[0-9]+|0x[0-9a-f]*")
 """A last label a browser reads as (part of) an IPv4 address."""
 _SPELLED_TWO_WAYS: Final = frozenset("ßς")
 """IDNA 2003 (the standard library) maps them to "ss" and a plain sigma; browsers keep them."""
-
-log = logging.getLogger("mcpkit.client")
-
-ElicitationCompleteHandler = Callable[[str], Awaitable[None] | None]
-"""`on_elicitation_complete(elicitation_id)`: a legacy server reported a URL elicitation done."""
 
 
 def check_url(url: Any) -> str | None:
@@ -144,177 +106,3 @@ def _ascii_host(host: str, bracketed: bool) -> str:
                 "write it as four decimal numbers (a.b.c.d)"
             )
     return name
-
-
-def _text(entry: Mapping[str, Any], key: str, limit: int, where: str) -> str:
-    value = entry.get(key)
-    if type(value) is not str:
-        raise ProtocolViolation(f"{where}: {key} must be a string")
-    if len(value) > limit:
-        raise ProtocolViolation(f"{where}: {key} is longer than {limit} characters")
-    return value
-
-
-def _entry(entry: Any, where: str) -> dict[str, str]:
-    if type(entry) is not dict:
-        raise ProtocolViolation(f"{where} is not an object")
-    if entry.get("mode") != "url":
-        raise ProtocolViolation(f"{where}: mode must be \"url\" (got {entry.get('mode')!r})")
-    elicitation_id = _text(entry, "elicitationId", MAX_ID_LENGTH, where)
-    if not elicitation_id or not elicitation_id.isprintable():
-        raise ProtocolViolation(f"{where}: elicitationId must be a non-empty printable string")
-    message = _text(entry, "message", MAX_MESSAGE_LENGTH, where)
-    problem = check_url(entry.get("url"))
-    if problem is not None:
-        raise ProtocolViolation(f"{where}: {problem}")
-    return {"mode": "url", "elicitationId": elicitation_id, "url": entry["url"],
-            "message": message}
-
-
-def hosts_of(elicitations: Iterable[Mapping[str, str]]) -> list[str]:
-    """The distinct real hosts of checked elicitations, in order."""
-    hosts: list[str] = []
-    for entry in elicitations:
-        try:
-            host = real_host(entry["url"])
-        except ValueError:  # not checked after all: name no host rather than a wrong one
-            host = "?"
-        if host not in hosts:
-            hosts.append(host)
-    return hosts
-
-
-_FIX: Final = (
-    "give the Client an elicit_url handler so the user is asked to open it and the request is "
-    "retried, or show error.elicitations to the user and call again once they are done"
-)
-
-
-def describe(what: str, elicitations: Iterable[Mapping[str, str]], why: str = _FIX) -> str:
-    """The message of a -32042 error for `what`: the hosts, then `why` (default: the fix)."""
-    hosts = ", ".join(hosts_of(elicitations))
-    return f"{what}: the server needs the user to complete a page on {hosts} first (-32042); {why}"
-
-
-def reword(
-    error: URLElicitationRequiredError, what: str, why: str = _FIX
-) -> URLElicitationRequiredError:
-    """The same error, its message naming `what` and `why`."""
-    return URLElicitationRequiredError(
-        error.elicitations, describe(what, error.elicitations, why), error.server_message
-    )
-
-
-def required_error(exc: RPCError, what: str) -> URLElicitationRequiredError:
-    """A legacy -32042 as a checked `URLElicitationRequiredError`; ProtocolViolation when the
-    server's list is malformed or offers a page that must not be opened."""
-    data = exc.data
-    listed = data.get("elicitations") if type(data) is dict else None
-    if type(listed) is not list or not listed:
-        raise ProtocolViolation(
-            f"{what}: the server answered -32042 (URL elicitation required) without a list of "
-            "elicitations in data.elicitations"
-        ) from exc
-    if len(listed) > MAX_ELICITATIONS:
-        raise ProtocolViolation(
-            f"{what}: the server's -32042 error lists {len(listed)} URL elicitations; this "
-            f"client accepts at most {MAX_ELICITATIONS}"
-        ) from exc
-    entries = [_entry(e, f"{what}: -32042 data.elicitations[{i}]") for i, e in enumerate(listed)]
-    ids = [e["elicitationId"] for e in entries]
-    if len(set(ids)) != len(ids):
-        raise ProtocolViolation(f"{what}: the server's -32042 error repeats an elicitationId")
-    message = exc.message[:MAX_MESSAGE_LENGTH] if exc.message else None
-    return URLElicitationRequiredError(entries, describe(what, entries), message)
-
-
-def raise_if_required(response: Mapping[str, Any], what: str) -> None:
-    """Raise the checked `URLElicitationRequiredError` when a legacy response is -32042."""
-    error = response.get("error")
-    if type(error) is dict and error.get("code") == _CODE:
-        exc = RPCError.from_wire(error)
-        if type(error.get("message")) is not str:
-            exc.message = ""  # not the generic text a message-less error gets
-        raise required_error(exc, what)
-
-
-class Completions:
-    """The legacy URL elicitations this client waits on, and the server's reports of them."""
-
-    def __init__(self, on_complete: ElicitationCompleteHandler | None = None) -> None:
-        self.on_complete = on_complete
-        """Called once for each known elicitation the server reports complete."""
-        self._known: OrderedDict[str, asyncio.Event] = OrderedDict()
-        self._early: OrderedDict[str, None] = OrderedDict()
-        self._tasks: set[asyncio.Task[None]] = set()
-
-    def expect(self, elicitation_id: str) -> asyncio.Event:
-        """Wait for `elicitation_id`; its event is set when the server reports it complete."""
-        event = self._known.get(elicitation_id)
-        if event is not None:
-            return event
-        event = self._known[elicitation_id] = asyncio.Event()
-        while len(self._known) > _MAX_TRACKED:
-            self._known.popitem(last=False)
-        if self._early.pop(elicitation_id, False) is None:
-            # Reported a moment before the client learnt of it.
-            event.set()
-            if self.on_complete is not None:
-                task = asyncio.ensure_future(self._report(elicitation_id))
-                self._tasks.add(task)
-                task.add_done_callback(self._tasks.discard)
-        return event
-
-    def forget(self, elicitation_id: str) -> None:
-        """Stop waiting (the user declined); a later report of it is ignored as unknown."""
-        event = self._known.get(elicitation_id)
-        if event is not None and not event.is_set():
-            del self._known[elicitation_id]
-
-    @property
-    def pending(self) -> list[str]:
-        """The ids still waited for, oldest first."""
-        return [key for key, event in self._known.items() if not event.is_set()]
-
-    async def receive(self, message: Mapping[str, Any]) -> None:
-        """One `notifications/elicitation/complete`; unknown and completed ids are ignored."""
-        params = message.get("params")
-        elicitation_id = params.get("elicitationId") if type(params) is dict else None
-        if type(elicitation_id) is not str or len(elicitation_id) > MAX_ID_LENGTH:
-            return
-        event = self._known.get(elicitation_id)
-        if event is None:
-            self._early[elicitation_id] = None
-            while len(self._early) > _MAX_EARLY:
-                self._early.popitem(last=False)
-            return
-        if event.is_set():
-            return
-        event.set()
-        await self._report(elicitation_id)
-
-    async def _report(self, elicitation_id: str) -> None:
-        if self.on_complete is None:
-            return
-        try:
-            reply = self.on_complete(elicitation_id)
-            if inspect.isawaitable(reply):
-                await reply
-        except Exception:
-            log.exception("on_elicitation_complete failed for %r", elicitation_id)
-
-
-async def wait_all(events: Iterable[asyncio.Event], timeout: float) -> bool:
-    """Whether every event was set within `timeout` seconds."""
-    waiting = [e for e in events if not e.is_set()]
-    if not waiting:
-        return True
-    if timeout <= 0:
-        return False
-    try:
-        async with asyncio.timeout(timeout):
-            for event in waiting:
-                await event.wait()
-    except TimeoutError:
-        return False
-    return True

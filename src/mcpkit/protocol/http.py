@@ -35,6 +35,7 @@ from mcpkit.protocol.http_mirror import (
     screen_tools,
 )
 from mcpkit.types.constants import LEGACY_VERSIONS, PROTOCOL_VERSION_KEY, Header, Method
+from mcpkit.types.era import LEGACY, MODERN
 
 __all__ = [
     "LEGACY",
@@ -81,9 +82,8 @@ def http_status(code: int) -> int:
 
 # -- which era a POST belongs to ----------------------------------------------------------------
 
-MODERN: Final = "modern"
-LEGACY: Final = "legacy"
 SESSION: Final = "session"
+"""With `MODERN` and `LEGACY` (the `Era` values of `mcpkit.types.era`): where a POST goes."""
 
 
 def classify_era(session_id: bytes | None, version: bytes | None, message: Message) -> str:

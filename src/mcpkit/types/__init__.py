@@ -7,5 +7,6 @@ defined once, in this package, and referred to by name everywhere else.
 
 from mcpkit.types.constants import *  # noqa: F403
 from mcpkit.types.constants import __all__ as _constants_all
+from mcpkit.types.era import ERAS, LEGACY, MODERN, Era
 
-__all__ = list(_constants_all)
+__all__ = [*_constants_all, "ERAS", "LEGACY", "MODERN", "Era"]
