@@ -10,6 +10,7 @@ import asyncio
 from typing import Any
 
 import httpx
+import orjson
 import pytest
 from resume_peer import Gates, LegacyClient, add_relay, collect, results, serving
 
@@ -301,13 +302,20 @@ async def test_a_stream_whose_store_fails_at_the_end_is_not_kept_by_its_session(
     assert legacy is not None
     gates.open("go")
     gates.open("finish")
-    async with serving(application) as (url, _):
+    async with serving(application) as (url, recorder):
         peer = LegacyClient(url, http)
         await peer.initialize()
-        with pytest.raises(httpx.RemoteProtocolError):  # the response could not be kept
-            async with peer.stream(peer.call("relay", "r")) as (_, stream):
-                await collect(stream)
+        call = peer.call("relay", "r")
+        async with peer.stream(call) as (_, stream):
+            events = await collect(stream)
+        # The response could not be kept: the stream ends with the request's error instead.
+        assert orjson.loads(events[-1].data) == {"jsonrpc": "2.0", "id": call["id"], "error": {
+            "code": -32603, "message": "Internal error while serving tools/call"}}
         assert legacy._live == {}  # no stream, no exchange left behind for the session
+        # That last event went out without an id (the store kept none); nothing else was wrong.
+        assert [f.split(": Event(")[0] for f in recorder.failures] == [
+            "POST a 2025-11-25 message went out without an event id"], recorder.failures
+        recorder.failures.clear()
 
 
 async def test_a_configured_session_store_is_used_even_while_it_is_empty(
