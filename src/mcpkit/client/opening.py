@@ -15,8 +15,8 @@ legacy adapter answers the server's requests from the start of the handshake.
 
 `exchange` and `result_of` are the one request path, shared with `Client`.
 
-The one module of the client, with `inputs.py`, that imports `mcpkit.client.legacy`. May import
-`mcpkit.types`, `mcpkit.errors`, `mcpkit.protocol`.
+The one module of the client that imports the legacy adapter (`mcpkit.client.legacy`). May
+import `mcpkit.types`, `mcpkit.errors`, `mcpkit.protocol`.
 """
 
 from __future__ import annotations

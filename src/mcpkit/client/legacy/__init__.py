@@ -8,8 +8,9 @@ outside a request: the -32042 error and its one retry (`url_required.py`), the s
 that a page is done (`completions.py`).
 
 Inside `mcpkit.client` on purpose: the top-level `mcpkit.legacy` is the server's adapter and
-sits above `client/`. This package may import the client's era-neutral modules; of the client,
-only the opener (which picks the adapter), `inputs.py` (whose public `InputHandlers` carries the
-`Completions`) and the package's public names import it. Nothing is imported here, so a module
-of it can be imported alone.
+sits above `client/`. This package may import the client's era-neutral modules. Of the client,
+only the opener imports the adapter; `client.py`, `inputs.py` and the package's public names
+import `completions.py` alone (the public `InputHandlers` carries the `Completions`, and
+`Client(on_elicitation_complete=...)` is its handler). Nothing is imported here, so a module of
+it can be imported alone (`inputs.py` is imported by modules of it).
 """
