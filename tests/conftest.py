@@ -1,18 +1,14 @@
 """Shared fixtures: a server driven over a real stream connection, with every outgoing
-message checked against the official schema of its revision."""
+message checked against the official schema of its revision; and the helper folders handed on
+to the processes tests start."""
 
 from __future__ import annotations
 
-import asyncio
-import sys
+import os
 from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
-import orjson
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 # With the schema checks' hooks (the pytest_* names): under CI a run without the schemas stops
 # at start; elsewhere the header warns and the summary counts the checks made (0: they were off).
@@ -28,60 +24,40 @@ from wire import (  # noqa: F401
     pytest_testnodedown,
 )
 
+from mcpkit.testing import ServerWire
 
-class Wire:
-    """A client's view of one stream connection to a server, messages checked as they go."""
+CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Give the processes tests start the folders pytest's `pythonpath` gives the tests.
+
+    A fake server run as a script (`python tests/client/raw_server.py`), the relay in front of
+    one, and `mcpkit call` with the server it runs import helper modules by name (fake_wire,
+    wire) as the tests do. Each inherits this process's environment, so PYTHONPATH is set here,
+    once, for all of them.
+    """
+    folders = [str(path) for path in session.config.getini("pythonpath")]
+    inherited = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = os.pathsep.join([*folders, *([inherited] if inherited else [])])
+
+
+class Wire(ServerWire):
+    """A client's view of one stream connection to a server (mcpkit.testing's ServerWire), every
+    message the server sends checked against the schema of the connection's revision: modern,
+    or legacy once an `initialize` has been sent."""
 
     def __init__(self, server: Any) -> None:
-        self.server = server
-        self.inbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
-        from mcpkit.transports.stream import StreamConnection
-
-        self.conn = StreamConnection(server, self._write)
-        self.methods: dict[Any, str] = {}
+        super().__init__(server, tap=self._check, client_info=meta()[CLIENT_INFO])
         self.revision = MODERN
-        self._ids = 0
 
-    def _write(self, data: bytes) -> None:
-        assert data.endswith(b"\n") and data.count(b"\n") == 1, "one message per line"
-        message = orjson.loads(data)
+    def _check(self, direction: str, message: dict[str, Any]) -> None:
+        if direction == "send":
+            if "id" in message and message.get("method") == "initialize":
+                self.revision = LEGACY
+            return
         request_method = self.methods.get(message.get("id")) if "method" not in message else None
         check_server_message(self.revision, message, request_method)
-        self.inbox.put_nowait(message)
-
-    def send(self, message: dict[str, Any]) -> None:
-        if "id" in message and "method" in message:
-            self.methods[message["id"]] = message["method"]
-            if message["method"] == "initialize":
-                self.revision = LEGACY
-        self.conn.receive(orjson.dumps(message))
-
-    def send_raw(self, data: bytes) -> None:
-        self.conn.receive(data)
-
-    async def next(self, timeout: float = 5.0) -> dict[str, Any]:
-        return await asyncio.wait_for(self.inbox.get(), timeout)
-
-    async def request(
-        self, method: str, params: dict[str, Any] | None = None, *, with_meta: bool = True,
-        **meta_extra: Any,
-    ) -> dict[str, Any]:
-        """Send a request and return its response (notifications before it are kept)."""
-        self._ids += 1
-        request_id = self._ids
-        if with_meta:
-            params = dict(params or {})
-            params["_meta"] = {**meta(**meta_extra), **params.get("_meta", {})}
-        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
-        if params is not None:
-            message["params"] = params
-        self.send(message)
-        self.notifications: list[dict[str, Any]] = []
-        while True:
-            reply = await self.next()
-            if reply.get("id") == request_id and "method" not in reply:
-                return reply
-            self.notifications.append(reply)
 
 
 @pytest.fixture
@@ -95,4 +71,4 @@ async def wire_factory() -> AsyncIterator[Any]:
 
     yield make
     for w in wires:
-        w.conn.cancel_all()
+        w.close()

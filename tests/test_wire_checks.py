@@ -37,7 +37,6 @@ def run_pytest(
     """pytest in a subprocess with MCPKIT_SPEC_DIR set and CI set or unset as asked."""
     env = {k: v for k, v in os.environ.items() if k not in ("CI", "PYTEST_ADDOPTS")}
     env["MCPKIT_SPEC_DIR"] = str(spec_dir)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(TESTS), env.get("PYTHONPATH")]))
     if ci:
         env["CI"] = "true"
     return subprocess.run(

@@ -9,13 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from benchkit import report, servers, suite
 
 BENCH = Path(__file__).resolve().parents[2] / "bench"
-if str(BENCH) not in sys.path:
-    sys.path.insert(0, str(BENCH))
-
-from benchkit import report, servers, suite  # noqa: E402
-
 TS_TARGET = "stdio server CPU per request vs TypeScript SDK"
 
 

@@ -17,11 +17,7 @@ import os
 import subprocess
 import sys
 import threading
-from pathlib import Path
 from typing import IO, Any
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from fake_wire import EXIT_OFF_SCHEMA, FakeWire
 from wire import LEGACY, MODERN, check_client_message

@@ -8,9 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
 from schema_tap import RAW_SERVER, SchemaTap
 
 from mcpkit.client import Client, ClientOptions

@@ -16,10 +16,7 @@ import json
 import os
 import sys
 import threading
-from pathlib import Path
 from typing import Any
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from wire import LEGACY, NOTIFICATION_TYPES, check, check_server_message, spec_available
 

@@ -8,11 +8,8 @@ raised inside the transport's reader, and `assert_clean()` reports them at the e
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from wire import LEGACY, MODERN, check_client_message, check_server_message
 

@@ -27,7 +27,6 @@ CHECKED_FORM_SERVER = shlex.join([sys.executable, str(HERE / "checked_relay.py")
                                   sys.executable, "-m", "mcpkit", "run", FORM_SERVER])
 URL_SERVER = str(HERE / "url_elicit_server.py")
 BROWSER = f"{sys.executable} {HERE / 'visit_page.py'} %s"
-sys.path.insert(0, str(HERE.parent / "transports"))  # resume_peer, for the form over HTTP
 
 
 def mcpkit(tmp_path: Path, *args: str, stdin: str = "",

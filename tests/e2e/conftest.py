@@ -3,22 +3,15 @@ in memory), each client connection's messages checked against the official schem
 
 from __future__ import annotations
 
-import sys
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "client"))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "transports"))
-
-from schema_tap import ROOT, SchemaTap, TappedConnector
+from schema_tap import SchemaTap, TappedConnector
 
 from mcpkit.client import Client, ClientOptions
 from mcpkit.transports.stdio_client import python_server
-
-EXAMPLES = ROOT / "examples"
 
 
 @pytest.fixture(autouse=True)

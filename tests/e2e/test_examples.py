@@ -10,11 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import EXAMPLES
 from http_peer import ServerProcess
+from schema_tap import ROOT
 
 from mcpkit.client import Client, InputRequest
 
+EXAMPLES = ROOT / "examples"
 CALENDAR = EXAMPLES / "calendar" / "server.py"
 QUICKSTART = EXAMPLES / "quickstart" / "server.py"
 WHEN = "2031-03-04T09:30:00+00:00"

@@ -5,7 +5,6 @@ Over stdio and over HTTP, every server message checked against the official sche
 from __future__ import annotations
 
 import asyncio
-import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -13,9 +12,6 @@ from typing import Any
 
 import httpx
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "transports"))
-
 from http_peer import ACCEPT, Peer, ServerProcess
 from stdio_peer import StdioPeer, meta
 

@@ -16,9 +16,6 @@ from typing import Any
 
 import httpx
 import orjson
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
 from resume_peer import SSEReader
 from wire import LEGACY, MODERN, check_client_message, check_server_message
 

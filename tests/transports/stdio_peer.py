@@ -9,9 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
 from wire import LEGACY, MODERN, check_server_message
 
 ROOT = Path(__file__).resolve().parents[2]
