@@ -9,7 +9,8 @@ from collections.abc import AsyncIterator, Iterator
 import httpx
 import pytest
 from http_peer import FEATURES, ServerProcess
-from resume_peer import GATE_TIMEOUT, Gates
+from resume_peer import TIMEOUT
+from resume_server import Gates
 
 
 @pytest.fixture(scope="module")
@@ -26,5 +27,5 @@ def gates() -> Gates:
 
 @pytest.fixture
 async def http() -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient(timeout=GATE_TIMEOUT) as client:
+    async with httpx.AsyncClient(timeout=TIMEOUT) as client:
         yield client

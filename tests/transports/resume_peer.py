@@ -1,29 +1,25 @@
 """Test helpers for legacy stream resumption: a recorder wrapped around the ASGI app that checks
 every message the server sends against the schema of its era (and that modern streams carry no
-event ids), a raw SSE reader that keeps ids and `retry`, and a raw legacy client on httpx."""
+event ids), a raw SSE reader that keeps ids and `retry`, a raw legacy client on httpx, and
+uvicorn on a free port. The server the resume tests call is in resume_server.py."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import socket
-import sys
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import httpx
 import orjson
 import uvicorn
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
 from wire import LEGACY, MODERN, check_client_message, check_server_message
 
-from mcpkit import Context, Server
-
 ACCEPT = "application/json, text/event-stream"
+TIMEOUT = 10.0
+"""How long a resume test waits for any one thing (an event, a gate, a response)."""
 
 
 @dataclass
@@ -185,24 +181,56 @@ class Recorder:
         check_server_message(revision, message, method)
 
 
+async def request_body(receive: Any) -> bytes:
+    """The whole body of an ASGI HTTP request, however many messages it comes in."""
+    body = b""
+    while True:
+        message = await receive()
+        body += message.get("body", b"")
+        if not message.get("more_body"):
+            return body
+
+
 @contextlib.asynccontextmanager
-async def serving(app: Any) -> AsyncIterator[tuple[str, Recorder]]:
-    """`app` (wrapped in a `Recorder`) under uvicorn on 127.0.0.1, on a free port."""
-    recorder = Recorder(app)
-    server = uvicorn.Server(uvicorn.Config(recorder, log_level="error", lifespan="off"))
+async def on_free_port(app: Any) -> AsyncIterator[str]:
+    """`app` as it is under uvicorn on a free 127.0.0.1 port; yields the endpoint URL.
+
+    The socket listens before uvicorn starts, so connections wait in its backlog until uvicorn
+    accepts them.
+    """
+    server = uvicorn.Server(uvicorn.Config(app, log_level="error", lifespan="off"))
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     sock.listen()
     task = asyncio.create_task(server.serve(sockets=[sock]))
     try:
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}/mcp", recorder
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"
     finally:
-        if hasattr(app, "close"):
-            app.close()
         server.should_exit = True
         await asyncio.wait_for(task, 10)
         sock.close()
+
+
+@contextlib.asynccontextmanager
+async def serving(app: Any) -> AsyncIterator[tuple[str, Recorder]]:
+    """`app` (wrapped in a `Recorder`) under uvicorn on 127.0.0.1, on a free port."""
+    recorder = Recorder(app)
+    closing = contextlib.AsyncExitStack()
+    if hasattr(app, "close"):
+        closing.callback(app.close)
+    async with on_free_port(recorder) as url, closing:
+        yield url, recorder
     assert not recorder.failures, recorder.failures
+
+
+@contextlib.asynccontextmanager
+async def legacy_session(app: Any, http: httpx.AsyncClient
+                         ) -> AsyncIterator[tuple[LegacyClient, Recorder]]:
+    """`app` served (`serving`) and a `LegacyClient` on it whose 2025-11-25 session is open."""
+    async with serving(app) as (url, recorder):
+        peer = LegacyClient(url, http)
+        await peer.initialize()
+        yield peer, recorder
 
 
 class LegacyClient:
@@ -261,14 +289,19 @@ class LegacyClient:
                                       headers=self.headers()) as response:
             yield response, events(response)
 
+    def get_headers(self, last_event_id: str | bytes | None = None) -> dict[str, str | bytes]:
+        """The headers of a GET for the session stream (resuming `last_event_id`, any bytes)."""
+        headers: dict[str, str | bytes] = {**self.headers("text/event-stream")}
+        del headers["Content-Type"]
+        if last_event_id is not None:
+            headers["Last-Event-ID"] = last_event_id
+        return headers
+
     @contextlib.asynccontextmanager
     async def get(self, last_event_id: str | None = None
                   ) -> AsyncIterator[tuple[httpx.Response, AsyncIterator[Event]]]:
         """GET the session stream, or resume one with `Last-Event-ID`."""
-        headers = self.headers("text/event-stream")
-        del headers["Content-Type"]
-        if last_event_id is not None:
-            headers["Last-Event-ID"] = last_event_id
+        headers = self.get_headers(last_event_id)
         async with self.client.stream("GET", self.url, headers=headers) as response:
             yield response, events(response)
 
@@ -288,30 +321,6 @@ async def collect(stream: AsyncIterator[Event], timeout: float = 10.0) -> list[E
     return await asyncio.wait_for(run(), timeout)
 
 
-# -- shared by the resume tests -------------------------------------------------------------------
-
-GATE_TIMEOUT = 10.0
-
-
-class Gates:
-    """Named events a test and the tools it calls use to take turns."""
-
-    def __init__(self) -> None:
-        self._events: dict[str, asyncio.Event] = {}
-
-    def _get(self, name: str) -> asyncio.Event:
-        return self._events.setdefault(name, asyncio.Event())
-
-    def open(self, name: str) -> None:
-        self._get(name).set()
-
-    def is_open(self, name: str) -> bool:
-        return self._get(name).is_set()
-
-    async def wait(self, name: str, timeout: float = GATE_TIMEOUT) -> None:
-        await asyncio.wait_for(self._get(name).wait(), timeout)
-
-
 def results(events: list[Event]) -> list[Any]:
     """The messages of a stream, reduced to what a test compares: a progress value, the text
     of a result, or a method name."""
@@ -327,22 +336,3 @@ def results(events: list[Event]) -> list[Any]:
         else:
             out.append(message.get("method"))
     return out
-
-
-def add_relay(server: Server, gates: Gates) -> None:
-    """The `relay` tool: progress 1, wait for "go", progress 2 and 3, open "sent", wait for
-    "finish", answer "relayed"; opens "cancelled" if it is cancelled on the way."""
-
-    @server.tool()
-    async def relay(ctx: Context) -> str:
-        try:
-            await ctx.report_progress(1, 3)
-            await gates.wait("go")
-            await ctx.report_progress(2, 3)
-            await ctx.report_progress(3, 3)
-            gates.open("sent")
-            await gates.wait("finish")
-        except asyncio.CancelledError:
-            gates.open("cancelled")
-            raise
-        return "relayed"

@@ -10,8 +10,8 @@ from typing import Any
 
 import orjson
 import pytest
-import uvicorn
 from http_peer import ServerProcess, checked_transport, meta
+from resume_peer import on_free_port, request_body
 from wire import LEGACY, MODERN, check_client_message, check_server_message
 
 from mcpkit.errors import TransportError
@@ -294,12 +294,7 @@ class Scripted:
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             return
-        body = b""
-        while True:
-            message = await receive()
-            body += message.get("body", b"")
-            if not message.get("more_body"):
-                break
+        body = await request_body(receive)
         request = orjson.loads(body)
         check_client_message(MODERN, request)
         self.ids.append(request["id"])
@@ -319,16 +314,8 @@ class Scripted:
 @pytest.fixture
 async def scripted() -> AsyncIterator[tuple[str, Scripted]]:
     app = Scripted()
-    server = uvicorn.Server(uvicorn.Config(app, log_level="error", lifespan="off"))
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    sock.listen()  # connections wait in the backlog until uvicorn accepts them
-    port = sock.getsockname()[1]
-    task = asyncio.create_task(server.serve(sockets=[sock]))
-    yield f"http://127.0.0.1:{port}/mcp", app
-    server.should_exit = True
-    await asyncio.wait_for(task, 10)
-    sock.close()
+    async with on_free_port(app) as url:
+        yield url, app
 
 
 async def test_a_broken_stream_is_retried_with_a_new_id_only_when_allowed(

@@ -13,66 +13,22 @@ from typing import Any
 import httpx
 import orjson
 import pytest
-from resume_peer import Gates, LegacyClient, Recorded, add_relay, collect, results, serving
+from resume_peer import (
+    TIMEOUT,
+    LegacyClient,
+    Recorded,
+    collect,
+    legacy_session,
+    results,
+    serving,
+)
+from resume_server import RETRY_MS, Gates, app
 from wire import LEGACY, MODERN, check_client_message, meta
 
-from mcpkit import Client, ClientOptions, Context, HTTPConnector, Server
+from mcpkit import Client, ClientOptions, HTTPConnector
 from mcpkit.transports.http_events import MemoryEventStore
 from mcpkit.transports.http_resume import close_sse_stream
-from mcpkit.transports.http_server import HTTPApp, HTTPOptions
-
-RETRY_MS = 30
-TIMEOUT = 10.0
-
-
-def build(gates: Gates) -> Server:
-    server = Server("resume-tests", "1.0.0")
-
-    add_relay(server, gates)
-
-    @server.tool()
-    async def steps(n: int, ctx: Context) -> str:
-        """Report progress n times, then answer."""
-        for i in range(n):
-            await ctx.report_progress(i + 1, n)
-        gates.open("stepped")
-        await gates.wait("finish")
-        return f"{n} steps"
-
-    @server.tool()
-    async def echo(text: str) -> str:
-        """Answer at once."""
-        return text
-
-    @server.tool()
-    async def poll_me(ctx: Context) -> str:
-        """Progress 1, close the connection early, progress 2, then answer."""
-        await ctx.report_progress(1, 2)
-        closed = await close_sse_stream(retry_ms=RETRY_MS)
-        gates.open("closed")
-        await ctx.report_progress(2, 2)
-        return f"closed={closed}"
-
-    @server.tool()
-    async def slow(ctx: Context) -> str:
-        """Progress 1, wait for "go", progress 2, then answer."""
-        await ctx.report_progress(1, 2)
-        await gates.wait("go")
-        await ctx.report_progress(2, 2)
-        return "slow done"
-
-    @server.tool()
-    async def confirm(action: str, ctx: Context) -> str:
-        """Close the connection, then ask the user (the question goes out while it is closed)."""
-        await close_sse_stream(retry_ms=RETRY_MS)
-        answer = await ctx.elicit("confirm", f"Really {action}?", {"sure": bool})
-        return f"{action}: {'yes' if answer.accepted and answer['sure'] else 'no'}"
-
-    return server
-
-
-def app(gates: Gates, **options: Any) -> HTTPApp:
-    return HTTPApp(build(gates), HTTPOptions(**options))
+from mcpkit.transports.http_server import HTTPOptions
 
 
 def checked_client(url: str, **handlers: Any) -> Client:
@@ -93,9 +49,7 @@ async def test_a_legacy_post_stream_starts_with_a_priming_event_and_every_event_
     gates: Gates, http: httpx.AsyncClient
 ) -> None:
     gates.open("finish")
-    async with serving(app(gates)) as (url, _):
-        peer = LegacyClient(url, http)
-        await peer.initialize()
+    async with legacy_session(app(gates), http) as (peer, _):
         streams = []
         for n in (2, 3):
             async with peer.stream(peer.call("steps", "t", n=n)) as (response, stream):
@@ -120,9 +74,7 @@ async def test_the_session_get_stream_is_primed_and_its_notifications_have_ids(
     gates: Gates, http: httpx.AsyncClient
 ) -> None:
     application = app(gates)
-    async with serving(application) as (url, _):
-        peer = LegacyClient(url, http)
-        await peer.initialize()
+    async with legacy_session(application, http) as (peer, _):
         async with peer.get() as (response, stream):
             assert response.status_code == 200
             priming = await asyncio.wait_for(anext(stream), TIMEOUT)
@@ -151,9 +103,7 @@ async def test_sessions_older_than_2025_11_25_get_ids_but_no_priming_and_no_earl
 async def test_a_client_that_drops_a_post_stream_mid_call_gets_exactly_the_missed_messages_on_resume(
     gates: Gates, http: httpx.AsyncClient
 ) -> None:
-    async with serving(app(gates)) as (url, recorder):
-        peer = LegacyClient(url, http)
-        await peer.initialize()
+    async with legacy_session(app(gates), http) as (peer, recorder):
         async with peer.stream(peer.call("relay", "r")) as (_, stream):
             priming = await asyncio.wait_for(anext(stream), TIMEOUT)
             seen = await asyncio.wait_for(anext(stream), TIMEOUT)
@@ -192,9 +142,7 @@ async def test_resuming_after_the_request_finished_replays_the_rest_and_the_resp
     gates: Gates, http: httpx.AsyncClient
 ) -> None:
     store = WatchedStore()
-    async with serving(app(gates, event_store=store)) as (url, _):
-        peer = LegacyClient(url, http)
-        await peer.initialize()
+    async with legacy_session(app(gates, event_store=store), http) as (peer, _):
         message = peer.call("steps", "s", n=4)
         async with peer.stream(message) as (_, stream):
             priming = await asyncio.wait_for(anext(stream), TIMEOUT)
@@ -212,29 +160,25 @@ async def test_resuming_after_the_request_finished_replays_the_rest_and_the_resp
 async def test_a_resume_does_not_conflict_with_the_open_session_stream(
     gates: Gates, http: httpx.AsyncClient
 ) -> None:
-    async with serving(app(gates)) as (url, _):
-        peer = LegacyClient(url, http)
-        await peer.initialize()
-        async with peer.get() as (response, _session_stream):
-            assert response.status_code == 200
-            async with peer.stream(peer.call("relay", "r")) as (_, stream):
-                priming = await asyncio.wait_for(anext(stream), TIMEOUT)
-            gates.open("go")
-            gates.open("finish")
-            async with peer.get(priming.id) as (resumed, stream):
-                assert resumed.status_code == 200
-                assert results(await collect(stream)) == [1, 2, 3, "relayed"]
-            async with peer.get() as (second, _):
-                assert second.status_code == 409
+    async with legacy_session(app(gates), http) as (peer, _), \
+            peer.get() as (response, _session_stream):
+        assert response.status_code == 200
+        async with peer.stream(peer.call("relay", "r")) as (_, stream):
+            priming = await asyncio.wait_for(anext(stream), TIMEOUT)
+        gates.open("go")
+        gates.open("finish")
+        async with peer.get(priming.id) as (resumed, stream):
+            assert resumed.status_code == 200
+            assert results(await collect(stream)) == [1, 2, 3, "relayed"]
+        async with peer.get() as (second, _):
+            assert second.status_code == 409
 
 
 async def test_a_dropped_session_stream_is_resumed_from_its_last_event_id(
     gates: Gates, http: httpx.AsyncClient
 ) -> None:
     application = app(gates)
-    async with serving(application) as (url, _):
-        peer = LegacyClient(url, http)
-        await peer.initialize()
+    async with legacy_session(application, http) as (peer, _):
         changed = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
         async with peer.get() as (_, stream):
             priming = await asyncio.wait_for(anext(stream), TIMEOUT)
@@ -254,9 +198,7 @@ async def test_a_dropped_session_stream_is_resumed_from_its_last_event_id(
 async def test_a_second_resume_takes_the_stream_over_and_the_first_get_ends(
     gates: Gates, http: httpx.AsyncClient
 ) -> None:
-    async with serving(app(gates)) as (url, _):
-        peer = LegacyClient(url, http)
-        await peer.initialize()
+    async with legacy_session(app(gates), http) as (peer, _):
         async with peer.stream(peer.call("relay", "r")) as (_, stream):
             priming = await asyncio.wait_for(anext(stream), TIMEOUT)
         async with peer.get(priming.id) as (_, first):
@@ -272,9 +214,7 @@ async def test_a_second_resume_takes_the_stream_over_and_the_first_get_ends(
 async def test_a_request_cancelled_while_its_stream_is_away_resumes_to_an_ended_stream(
     gates: Gates, http: httpx.AsyncClient
 ) -> None:
-    async with serving(app(gates)) as (url, _):
-        peer = LegacyClient(url, http)
-        await peer.initialize()
+    async with legacy_session(app(gates), http) as (peer, _):
         message = peer.call("relay", "r")
         async with peer.stream(message) as (_, stream):
             priming = await asyncio.wait_for(anext(stream), TIMEOUT)
@@ -291,9 +231,7 @@ async def test_a_request_cancelled_while_its_stream_is_away_resumes_to_an_ended_
 async def test_close_sse_stream_does_nothing_for_a_client_that_accepts_only_json(
     gates: Gates, http: httpx.AsyncClient
 ) -> None:
-    async with serving(app(gates)) as (url, _):
-        peer = LegacyClient(url, http)
-        await peer.initialize()
+    async with legacy_session(app(gates), http) as (peer, _):
         reply = await peer.post(peer.call("poll_me"), accept="application/json")
     assert reply.headers["content-type"] == "application/json"
     assert reply.json()["result"]["content"][0]["text"] == "closed=False"
@@ -305,9 +243,7 @@ async def test_close_sse_stream_does_nothing_for_a_client_that_accepts_only_json
 async def test_close_sse_stream_ends_the_post_after_an_id_and_retry_and_the_get_carries_the_rest(
     gates: Gates, http: httpx.AsyncClient
 ) -> None:
-    async with serving(app(gates)) as (url, _):
-        peer = LegacyClient(url, http)
-        await peer.initialize()
+    async with legacy_session(app(gates), http) as (peer, _):
         async with peer.stream(peer.call("poll_me", "p")) as (_, stream):
             posted = await collect(stream)
         assert results(posted) == [1]
@@ -461,9 +397,7 @@ async def test_a_bounded_store_evicts_the_oldest_events_and_a_resume_from_before
 ) -> None:
     store = MemoryEventStore(max_events=3)
     gates.open("finish")
-    async with serving(app(gates, event_store=store)) as (url, _):
-        peer = LegacyClient(url, http)
-        await peer.initialize()
+    async with legacy_session(app(gates, event_store=store), http) as (peer, _):
         with caplog.at_level(logging.WARNING, logger="mcpkit.transport"):
             async with peer.stream(peer.call("steps", "b", n=5)) as (_, stream):
                 events = await collect(stream)
@@ -480,13 +414,11 @@ async def test_a_bounded_store_evicts_the_oldest_events_and_a_resume_from_before
 async def test_delete_forgets_the_sessions_events(gates: Gates, http: httpx.AsyncClient) -> None:
     store = MemoryEventStore()
     gates.open("finish")
-    async with serving(app(gates, event_store=store)) as (url, _):
-        peer = LegacyClient(url, http)
-        await peer.initialize()
+    async with legacy_session(app(gates, event_store=store), http) as (peer, _):
         async with peer.stream(peer.call("steps", "d", n=2)) as (_, stream):
             await collect(stream)
         assert store.total_bytes > 0
-        assert (await http.delete(url, headers=peer.headers())).status_code == 200
+        assert (await http.delete(peer.url, headers=peer.headers())).status_code == 200
         assert store.total_bytes == 0
 
 

@@ -12,55 +12,16 @@ from typing import Any
 import httpx
 import orjson
 import pytest
-from resume_peer import Gates, LegacyClient, add_relay, collect, results, serving
+from resume_peer import TIMEOUT, LegacyClient, collect, legacy_session, results, serving
+from resume_server import Gates, app
 
-from mcpkit import Context, Server
 from mcpkit.transports.http_events import MemoryEventStore
-from mcpkit.transports.http_server import HTTPApp, HTTPOptions
 from mcpkit.transports.http_sessions import MemorySessionStore
-
-TIMEOUT = 10.0
-
-
-def build(gates: Gates) -> Server:
-    server = Server("resume-limits", "1.0.0")
-
-    add_relay(server, gates)
-
-    @server.tool()
-    async def late(ctx: Context) -> str:
-        """Wait for "go" before saying anything, then progress 1, then answer."""
-        try:
-            gates.open("started")
-            await gates.wait("go")
-            await ctx.report_progress(1, 1)
-        except asyncio.CancelledError:
-            gates.open("cancelled")
-            raise
-        return "late"
-
-    @server.tool()
-    async def burst(n: int, ctx: Context) -> str:
-        """Progress 1, wait for "go", then progress 2..n without pausing, then answer."""
-        await ctx.report_progress(1, n)
-        await gates.wait("go")
-        for i in range(2, n + 1):
-            await ctx.report_progress(i, n)
-        return f"{n} sent"
-
-    return server
-
-
-def app(gates: Gates, **options: Any) -> HTTPApp:
-    return HTTPApp(build(gates), HTTPOptions(**options))
 
 
 async def refusal(peer: LegacyClient, last_event_id: str | bytes) -> tuple[int, str]:
     """A GET with this `Last-Event-ID` (any bytes), answered with a JSON-RPC error."""
-    headers: dict[str, str | bytes] = {**peer.headers("text/event-stream"),
-                                       "Last-Event-ID": last_event_id}
-    del headers["Content-Type"]
-    response = await peer.client.get(peer.url, headers=headers)
+    response = await peer.client.get(peer.url, headers=peer.get_headers(last_event_id))
     assert response.headers["content-type"] == "application/json"
     return response.status_code, response.json()["error"]["message"]
 
@@ -89,12 +50,10 @@ async def test_delete_cancels_the_sessions_running_requests_and_keeps_nothing_of
     gates: Gates, http: httpx.AsyncClient
 ) -> None:
     store = MemoryEventStore()
-    async with serving(app(gates, event_store=store)) as (url, _):
-        peer = LegacyClient(url, http)
-        await peer.initialize()
+    async with legacy_session(app(gates, event_store=store), http) as (peer, _):
         posting = asyncio.create_task(peer.post(peer.call("late", "l")))
         await gates.wait("started")
-        assert (await http.delete(url, headers=peer.headers())).status_code == 200
+        assert (await http.delete(peer.url, headers=peer.headers())).status_code == 200
         await gates.wait("cancelled", 3.0)
         gates.open("go")
         reply = await asyncio.wait_for(posting, TIMEOUT)
@@ -108,15 +67,13 @@ async def test_delete_ends_a_get_carrying_a_resumed_stream_and_its_request(
     gates: Gates, http: httpx.AsyncClient
 ) -> None:
     store = MemoryEventStore()
-    async with serving(app(gates, event_store=store)) as (url, recorder):
-        peer = LegacyClient(url, http)
-        await peer.initialize()
+    async with legacy_session(app(gates, event_store=store), http) as (peer, recorder):
         async with peer.stream(peer.call("relay", "r")) as (_, stream):
             priming = await asyncio.wait_for(anext(stream), TIMEOUT)
         assert priming.id is not None
         async with peer.get(priming.id) as (_, stream):
             assert results([await asyncio.wait_for(anext(stream), TIMEOUT)]) == [1]
-            assert (await http.delete(url, headers=peer.headers())).status_code == 200
+            assert (await http.delete(peer.url, headers=peer.headers())).status_code == 200
             assert await collect(stream) == []  # ended, with no response and no empty event
         await gates.wait("cancelled", 3.0)
         assert recorder.gets()[-1].complete
@@ -129,9 +86,7 @@ async def test_the_get_stream_of_a_session_that_expired_ends_instead_of_carrying
     now = [0.0]
     sessions = MemorySessionStore(idle_s=60.0, clock=lambda: now[0])
     application = app(gates, session_store=sessions)
-    async with serving(application) as (url, _):
-        peer = LegacyClient(url, http)
-        await peer.initialize()
+    async with legacy_session(application, http) as (peer, _):
         async with peer.get() as (_, stream):
             assert (await asyncio.wait_for(anext(stream), TIMEOUT)).data == ""
             now[0] += 61.0  # a minute without a request: the session expires
@@ -146,9 +101,7 @@ async def test_the_get_stream_of_a_session_that_expired_ends_instead_of_carrying
 async def test_forged_and_odd_last_event_ids_are_refused_with_400_naming_the_header(
     gates: Gates, http: httpx.AsyncClient
 ) -> None:
-    async with serving(app(gates)) as (url, _):
-        peer = LegacyClient(url, http)
-        await peer.initialize()
+    async with legacy_session(app(gates), http) as (peer, _):
         async with peer.stream(peer.call("relay", "r")) as (_, stream):
             priming = await asyncio.wait_for(anext(stream), TIMEOUT)
         real = priming.stream
@@ -171,9 +124,7 @@ async def test_forged_and_odd_last_event_ids_are_refused_with_400_naming_the_hea
 async def test_many_resumes_of_one_stream_at_once_leave_one_connection_carrying_it(
     gates: Gates, http: httpx.AsyncClient
 ) -> None:
-    async with serving(app(gates)) as (url, recorder):
-        peer = LegacyClient(url, http)
-        await peer.initialize()
+    async with legacy_session(app(gates), http) as (peer, recorder):
         async with peer.stream(peer.call("relay", "r")) as (_, stream):
             await asyncio.wait_for(anext(stream), TIMEOUT)
             seen = await asyncio.wait_for(anext(stream), TIMEOUT)
@@ -203,9 +154,7 @@ async def test_a_resume_taking_over_during_a_burst_of_writes_loses_and_repeats_n
     gates: Gates, http: httpx.AsyncClient
 ) -> None:
     n = 300
-    async with serving(app(gates)) as (url, _):
-        peer = LegacyClient(url, http)
-        await peer.initialize()
+    async with legacy_session(app(gates), http) as (peer, _):
         async with peer.stream(peer.call("burst", "b", n=n)) as (_, posted):
             seen = [await asyncio.wait_for(anext(posted), TIMEOUT) for _ in range(2)]
             gates.open("go")  # the tool writes progress 2..n as fast as it can
@@ -226,9 +175,7 @@ async def test_a_resume_racing_the_response_gets_every_message_once_whichever_co
     for _ in range(8):
         gates = Gates()
         gates.open("go")
-        async with serving(app(gates)) as (url, _):
-            peer = LegacyClient(url, http)
-            await peer.initialize()
+        async with legacy_session(app(gates), http) as (peer, _):
             async with peer.stream(peer.call("relay", "r")) as (_, stream):
                 seen = [await asyncio.wait_for(anext(stream), TIMEOUT) for _ in range(2)]
             await gates.wait("sent")
@@ -244,9 +191,7 @@ async def test_a_resume_racing_the_response_gets_every_message_once_whichever_co
 async def test_cancelling_a_request_while_a_get_carries_its_stream_ends_that_get(
     gates: Gates, http: httpx.AsyncClient
 ) -> None:
-    async with serving(app(gates)) as (url, recorder):
-        peer = LegacyClient(url, http)
-        await peer.initialize()
+    async with legacy_session(app(gates), http) as (peer, recorder):
         message = peer.call("relay", "r")
         async with peer.stream(message) as (_, stream):
             priming = await asyncio.wait_for(anext(stream), TIMEOUT)
@@ -268,9 +213,7 @@ async def test_a_stream_resumed_on_a_get_still_gets_its_response_once_shutdown_b
     gates: Gates, http: httpx.AsyncClient
 ) -> None:
     application = app(gates)
-    async with serving(application) as (url, _):
-        peer = LegacyClient(url, http)
-        await peer.initialize()
+    async with legacy_session(application, http) as (peer, _):
         async with peer.stream(peer.call("relay", "r")) as (_, stream):
             priming = await asyncio.wait_for(anext(stream), TIMEOUT)
         assert priming.id is not None
@@ -302,9 +245,7 @@ async def test_a_stream_whose_store_fails_at_the_end_is_not_kept_by_its_session(
     assert legacy is not None
     gates.open("go")
     gates.open("finish")
-    async with serving(application) as (url, recorder):
-        peer = LegacyClient(url, http)
-        await peer.initialize()
+    async with legacy_session(application, http) as (peer, recorder):
         call = peer.call("relay", "r")
         async with peer.stream(call) as (_, stream):
             events = await collect(stream)
@@ -335,9 +276,7 @@ async def test_shutdown_closes_a_session_stream_with_an_id_and_a_retry_to_resume
     gates: Gates, http: httpx.AsyncClient
 ) -> None:
     application = app(gates, sse_retry_ms=250)
-    async with serving(application) as (url, _):
-        peer = LegacyClient(url, http)
-        await peer.initialize()
+    async with legacy_session(application, http) as (peer, _):
         async with peer.get() as (_, stream):
             priming = await asyncio.wait_for(anext(stream), TIMEOUT)
             application.close()

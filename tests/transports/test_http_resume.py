@@ -5,14 +5,14 @@ stream stays lost (a scripted server on a real uvicorn, every client message sch
 from __future__ import annotations
 
 import asyncio
-import socket
+import contextlib
 import time
 from collections.abc import AsyncIterator
 from typing import Any
 
 import orjson
 import pytest
-import uvicorn
+from resume_peer import on_free_port, request_body
 from wire import LEGACY, MODERN, check_client_message
 
 from mcpkit.errors import TransportError
@@ -48,12 +48,7 @@ class Resumable:
                             + b"\n\n", "more_body": True})
             await send({"type": "http.response.body", "body": b""})
             return
-        body = b""
-        while True:
-            message = await receive()
-            body += message.get("body", b"")
-            if not message.get("more_body"):
-                break
+        body = await request_body(receive)
         request = orjson.loads(body)
         check_client_message(self.revision, request)
         if "id" not in request:
@@ -79,21 +74,13 @@ class Resumable:
 
 @pytest.fixture
 async def serve() -> AsyncIterator[Any]:
-    servers: list[tuple[uvicorn.Server, asyncio.Task[None], socket.socket]] = []
+    """`await serve(app)`: the URL of `app` on a free port, served until the test ends."""
+    async with contextlib.AsyncExitStack() as running:
 
-    async def start(app: Any) -> str:
-        server = uvicorn.Server(uvicorn.Config(app, log_level="error", lifespan="off"))
-        sock = socket.socket()
-        sock.bind(("127.0.0.1", 0))
-        sock.listen()
-        servers.append((server, asyncio.create_task(server.serve(sockets=[sock])), sock))
-        return f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"
+        async def start(app: Any) -> str:
+            return await running.enter_async_context(on_free_port(app))
 
-    yield start
-    for server, task, sock in servers:
-        server.should_exit = True
-        await asyncio.wait_for(task, 10)
-        sock.close()
+        yield start
 
 
 def call(request_id: int, meta: dict[str, Any] | None = None) -> dict[str, Any]:

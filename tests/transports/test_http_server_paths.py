@@ -21,7 +21,8 @@ import httpx
 import orjson
 import pytest
 from http_peer import FEATURES, Peer, ServerProcess
-from resume_peer import Gates, serving
+from resume_peer import serving
+from resume_server import Gates
 from wire import LEGACY, MODERN, check_server_message, meta
 
 from mcpkit import Context, Server

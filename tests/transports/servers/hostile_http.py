@@ -13,18 +13,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import socket
-import sys
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import orjson
-import uvicorn
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-
+from resume_peer import on_free_port, request_body
 from wire import LEGACY, MODERN, check_server_message
 
 SESSION = "hostile-session-1"
@@ -155,12 +149,7 @@ class HostilePeer:
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             return
-        body = b""
-        while True:
-            part = await receive()
-            body += part.get("body", b"")
-            if not part.get("more_body"):
-                break
+        body = await request_body(receive)
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
         exchange = Exchange(scope["method"], headers, orjson.loads(body) if body else None)
         self.exchanges.append(exchange)
@@ -187,18 +176,7 @@ def result(request_id: Any, text: str, revision: str = MODERN) -> dict[str, Any]
     return {"jsonrpc": "2.0", "id": request_id, "result": content}
 
 
-@contextlib.asynccontextmanager
-async def serving(app: HostilePeer) -> AsyncIterator[str]:
+def serving(app: HostilePeer) -> contextlib.AbstractAsyncContextManager[str]:
     """`app` under uvicorn on a free 127.0.0.1 port; yields the endpoint URL."""
-    server = uvicorn.Server(uvicorn.Config(app, log_level="error", lifespan="off"))
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    sock.listen()
-    task = asyncio.create_task(server.serve(sockets=[sock]))
-    try:
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"
-    finally:
-        server.should_exit = True
-        await asyncio.wait_for(task, 10)
-        sock.close()
+    return on_free_port(app)
 
