@@ -19,7 +19,7 @@ ALLOWED: dict[str, set[str]] = {
     "store": {"types", "errors", "protocol"},
     "server": {"types", "errors", "protocol", "schema", "store", "_version"},
     "client": {"types", "errors", "protocol", "schema", "store", "_version"},
-    "legacy": {"types", "errors", "protocol", "schema", "server", "client"},
+    "legacy": {"types", "errors", "protocol", "schema", "server", "client", "store"},
     "auth": {"types", "errors", "protocol", "store"},
     "ext": {"types", "errors", "protocol", "server", "client", "store"},
     "transports": {"types", "errors", "protocol", "schema", "server", "client", "legacy", "store",

@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable
 
 import pytest
 
-from mcpkit.transports.http_events import EventReplayError, MemoryEventStore, parse_event_id
+from mcpkit.store.events import EventReplayError, MemoryEventStore, parse_event_id
 
 
 async def test_ids_name_their_stream_and_rise_across_the_streams_of_a_session() -> None:

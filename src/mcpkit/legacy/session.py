@@ -27,9 +27,15 @@ from mcpkit.errors import (
     RPCError,
     TransportError,
 )
-from mcpkit.legacy.shapes import legacy_capabilities, legacy_error, legacy_result
-from mcpkit.protocol.codec import Request, RequestId
+from mcpkit.legacy.shapes import (
+    change_notification,
+    legacy_capabilities,
+    legacy_error,
+    legacy_result,
+)
+from mcpkit.protocol.codec import Notification, Request, RequestId
 from mcpkit.protocol.envelope import RequestMeta
+from mcpkit.protocol.rejections import initialize_error
 from mcpkit.server.context import Notify
 from mcpkit.server.methods import call, serve
 from mcpkit.types.constants import (
@@ -38,7 +44,6 @@ from mcpkit.types.constants import (
     LOG_LEVELS,
     MODERN_VERSION,
     PROGRESS_TOKEN_KEY,
-    SUPPORTED_VERSIONS,
     Method,
 )
 
@@ -140,17 +145,12 @@ class LegacyState:
         return asdict(self)
 
 
-def initialize_error(reason: str) -> InvalidRequestError:
-    """Refusal of an initialize that names the versions served (VER-7)."""
-    return InvalidRequestError(
-        f"{reason}; this server supports protocol versions {', '.join(SUPPORTED_VERSIONS)} "
-        f"({MODERN_VERSION} needs no initialize)",
-        {"supported": list(SUPPORTED_VERSIONS)},
-    )
-
-
 class LegacySession:
-    """Serves the requests of one legacy client through the modern server."""
+    """Serves the requests of one legacy client through the modern server (a `ServerSession`:
+    transports hold it as they hold the modern one)."""
+
+    forwards_changes = True
+    """A legacy client hears of list changes, and of updates to what it subscribed to, unasked."""
 
     def __init__(self, server: Any, state: LegacyState, request_peer: RequestPeer | None = None):
         self.server = server
@@ -192,6 +192,14 @@ class LegacySession:
         if server.instructions:
             result["instructions"] = server.instructions
         return cls(server, state, request_peer), result
+
+    def notification(self, note: Notification) -> None:
+        """`notifications/initialized` completes the handshake; others need nothing."""
+        if note.method == Method.INITIALIZED:
+            self.state.initialized = True
+
+    def forward(self, change: Any, capabilities: dict[str, Any]) -> dict[str, Any] | None:
+        return change_notification(self.state.subscriptions, change, capabilities)
 
     def meta(self, params: dict[str, Any] | None, method: str = "request") -> RequestMeta:
         """The modern `_meta` this legacy request stands for.

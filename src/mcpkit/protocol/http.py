@@ -47,6 +47,7 @@ __all__ = [
     "HostPolicy",
     "RequestHeaders",
     "ScreenedTools",
+    "Status",
     "accepts",
     "check_request_headers",
     "classify_era",
@@ -77,7 +78,35 @@ own) travel with 200: the body says everything. Legacy sessions answer every han
 
 
 def http_status(code: int) -> int:
-    return STATUS_BY_CODE.get(code, 200)
+    return STATUS_BY_CODE.get(code, Status.OK)
+
+
+class Status:
+    """The statuses of the endpoint's own answers, named for what each says (the rows below
+    `STATUS_BY_CODE`: answers that carry no error code, or whose status is not the code's)."""
+
+    OK: Final = 200
+    """A response; and every error a legacy session's handler answers with."""
+    ACCEPTED: Final = 202
+    """A notification, a client's response, a request cancelled before anything was sent."""
+    BAD_REQUEST: Final = 400
+    """Refused by the transport: a malformed header, a message no session can take, a
+    `Last-Event-ID` this session never issued."""
+    FORBIDDEN: Final = 403
+    """`Host` or `Origin` not allowed."""
+    NOT_FOUND: Final = 404
+    """A path not served; a legacy session that ended or expired (the client initializes
+    anew, so never for anything else)."""
+    METHOD_NOT_ALLOWED: Final = 405
+    NOT_ACCEPTABLE: Final = 406
+    CONFLICT: Final = 409
+    """A second GET stream for one legacy session."""
+    GONE: Final = 410
+    """A `Last-Event-ID` whose events are no longer kept."""
+    PAYLOAD_TOO_LARGE: Final = 413
+    UNSUPPORTED_MEDIA_TYPE: Final = 415
+    INTERNAL_ERROR: Final = 500
+    """What escaped a GET or DELETE, which has no message to answer."""
 
 
 # -- which era a POST belongs to ----------------------------------------------------------------

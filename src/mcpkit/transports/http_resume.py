@@ -20,9 +20,9 @@ from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
 from typing import Any, Final
 
-from mcpkit.errors import InvalidRequestError
-from mcpkit.protocol.codec import encode, error_message
-from mcpkit.transports.http_events import EventReplayError, EventStore, Replay
+from mcpkit.legacy.http_session import resume_refusal
+from mcpkit.protocol.codec import encode
+from mcpkit.store.events import EventReplayError, EventStore, Replay
 from mcpkit.transports.http_exchange import Exchange, plain_response
 
 __all__ = [
@@ -277,13 +277,9 @@ async def replay_only(send: Send, replay: Replay, primes: bool, retry_ms: int | 
 
 
 async def refuse_resume(send: Send, exc: EventReplayError) -> None:
-    """A `Last-Event-ID` that cannot be resumed from: 400 when it was never this session's,
-    410 when it is no longer kept. Never 404: that would tell the client its session ended,
-    and make it initialize again."""
-    status = 400 if exc.kind == "invalid" else 410
-    reason = "Bad Request" if status == 400 else "Gone"
-    await plain_response(send, status, error_message(
-        None, InvalidRequestError(f"{reason}: {exc}").to_error()))
+    """Answer a `Last-Event-ID` that cannot be resumed from (`resume_refusal` says how)."""
+    refusal = resume_refusal(exc)
+    await plain_response(send, refusal.status, refusal.message)
 
 
 async def _no_receive() -> dict[str, Any]:

@@ -44,9 +44,10 @@ from mcpkit.protocol.http import (
     read_headers,
 )
 from mcpkit.protocol.mcp_headers import header_params
-from mcpkit.transports.http_events import EventStore
+from mcpkit.store.events import EventStore
+from mcpkit.store.sessions import MemorySessionStore, SessionStore
 from mcpkit.transports.http_exchange import Exchange, Watchlist, plain_response
-from mcpkit.transports.http_sessions import LegacyEndpoint, MemorySessionStore, SessionStore
+from mcpkit.transports.http_sessions import LegacyEndpoint
 from mcpkit.types.constants import (
     LEGACY_ONLY_METHODS,
     MODERN_VERSION,
@@ -149,7 +150,7 @@ class HTTPOptions:
     """Seconds of silence after which an open SSE stream gets a `:` comment; 0 disables."""
     legacy: bool = True
     """Serve 2025-11-25 clients (initialize, sessions, the GET stream) on the same URL."""
-    session_store: SessionStore | None = None
+    session_store: SessionStore[Any] | None = None
     """Where legacy sessions live; None: a `MemorySessionStore` in this process."""
     peer_timeout_s: float = 600.0
     """How long a legacy request waits for the client to answer a request sent to it."""

@@ -1,16 +1,18 @@
-"""Legacy (2025-11-25) Streamable HTTP: sessions, their GET stream, DELETE, and requests to the
-client carried on the SSE stream of the POST being served.
+"""Legacy (2025-11-25) Streamable HTTP, the I/O: sessions, their GET stream, DELETE, and
+requests to the client carried on the SSE stream of the POST being served.
 
 What a session must remember is a `LegacyState` (small, serialisable), kept behind the
 `SessionStore` interface so a shared store can hold it for several instances. What only lives
 while a connection is open stays here, per process: futures waiting for the client's answers,
 the requests in flight (for `notifications/cancelled`), the one GET stream, and the request
 streams a GET with `Last-Event-ID` may pick up. Their events, kept for that, sit behind the
-`EventStore` interface (see `http_resume` and `http_events`).
+`EventStore` interface (see `http_resume` and `mcpkit.store.events`).
 
-Legacy rules differ from the modern ones on purpose: handler errors travel with HTTP 200 (only
-the transport's own refusals carry a 4xx), a client disconnect does not cancel a request
-(LEG-10; `notifications/cancelled` does), and initialize mints an `Mcp-Session-Id`.
+The rules (which POSTs and GETs are refused and how, which sessions get priming events, which
+requests are saved after) are `mcpkit.legacy.http_session`; which changes reach a session's GET
+stream is the session's `forward`; our requests awaiting the client's answers are the shared
+`mcpkit.protocol.outstanding.Outstanding` table. Every status comes from
+`mcpkit.protocol.http.Status`.
 """
 
 from __future__ import annotations
@@ -20,15 +22,23 @@ import functools
 import itertools
 import logging
 import secrets
-import time
-from collections import OrderedDict
-from collections.abc import Awaitable, Callable
-from typing import Any, Final, Protocol
+from collections.abc import Awaitable, Callable, Iterator
+from typing import Any, Final
 
-from mcpkit.errors import InvalidRequestError, RPCError, TransportError
+from mcpkit.errors import RPCError, TransportError
 from mcpkit.legacy import LegacySession
+from mcpkit.legacy.http_session import (
+    STATEFUL,
+    Refusal,
+    get_refusal,
+    gets_priming,
+    id_in_use_refusal,
+    session_not_found,
+    sessionless_answer,
+    stream_open,
+    version_refusal,
+)
 from mcpkit.legacy.session import LegacyState
-from mcpkit.legacy.shapes import change_notification
 from mcpkit.protocol.codec import (
     Message,
     Notification,
@@ -36,12 +46,13 @@ from mcpkit.protocol.codec import (
     RequestId,
     Response,
     encode,
-    error_message,
-    request_message,
     result_message,
 )
-from mcpkit.protocol.http import LEGACY, RequestHeaders, accepts
-from mcpkit.transports.http_events import EventReplayError, EventStore, MemoryEventStore
+from mcpkit.protocol.http import LEGACY, RequestHeaders, Status, accepts
+from mcpkit.protocol.outstanding import Outstanding, peer_id, unnamed_id
+from mcpkit.protocol.rejections import error_response
+from mcpkit.store.events import EventReplayError, EventStore, MemoryEventStore
+from mcpkit.store.sessions import MemorySessionStore, SessionStore
 from mcpkit.transports.http_exchange import Exchange, plain_response
 from mcpkit.transports.http_resume import (
     DEFAULT_RETRY_MS,
@@ -50,8 +61,7 @@ from mcpkit.transports.http_resume import (
     refuse_resume,
     replay_only,
 )
-from mcpkit.transports.stream import peer_id
-from mcpkit.types.constants import LEGACY_VERSION, LEGACY_VERSIONS, Header, Method
+from mcpkit.types.constants import Header, Method
 
 __all__ = ["LegacyEndpoint", "MemorySessionStore", "SessionStore"]
 
@@ -62,70 +72,7 @@ Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 _SESSION_HEADER: Final = Header.SESSION_ID.encode()
 _LAST_EVENT_ID: Final = Header.LAST_EVENT_ID.encode()
-_PRIMING_VERSIONS: Final = frozenset(v for v in LEGACY_VERSIONS if v >= LEGACY_VERSION)
-"""Versions whose clients expect priming events (an id and empty data): older clients may
-choke on an empty message, so their streams get ids on messages only and are never polled."""
 _END: Final = {"type": "http.response.body", "body": b"", "more_body": False}
-_STATEFUL: Final = frozenset({Method.SET_LEVEL, Method.SUBSCRIBE, Method.UNSUBSCRIBE})
-"""Legacy requests that change what the session remembers (saved to the store after)."""
-
-
-class SessionStore(Protocol):
-    """Where legacy sessions' `LegacyState` lives between requests."""
-
-    async def create(self, session_id: str, state: LegacyState) -> None: ...
-
-    async def load(self, session_id: str) -> LegacyState | None:
-        """The session's state, or None when it never existed, ended or expired."""
-
-    async def save(self, session_id: str, state: LegacyState) -> None: ...
-
-    async def delete(self, session_id: str) -> bool:
-        """End the session; False when there was none."""
-
-
-class MemorySessionStore:
-    """Sessions in this process: bounded in number (least recently used go first) and ended
-    after `idle_s` without a request, so abandoned sessions cannot pile up."""
-
-    def __init__(self, max_sessions: int = 10_000, idle_s: float = 3600.0,
-                 clock: Callable[[], float] = time.monotonic) -> None:
-        self.max_sessions = max_sessions
-        self.idle_s = idle_s
-        self._clock = clock
-        self._sessions: OrderedDict[str, tuple[LegacyState, float]] = OrderedDict()
-
-    async def create(self, session_id: str, state: LegacyState) -> None:
-        sessions = self._sessions
-        now = self._clock()
-        while sessions:
-            oldest, (_, seen) = next(iter(sessions.items()))
-            if len(sessions) < self.max_sessions and now - seen < self.idle_s:
-                break
-            del sessions[oldest]
-        sessions[session_id] = (state, now)
-
-    async def load(self, session_id: str) -> LegacyState | None:
-        entry = self._sessions.get(session_id)
-        if entry is None:
-            return None
-        now = self._clock()
-        if now - entry[1] >= self.idle_s:
-            del self._sessions[session_id]
-            return None
-        self._sessions[session_id] = (entry[0], now)
-        self._sessions.move_to_end(session_id)
-        return entry[0]
-
-    async def save(self, session_id: str, state: LegacyState) -> None:
-        if session_id in self._sessions:
-            self._sessions[session_id] = (state, self._clock())
-
-    async def delete(self, session_id: str) -> bool:
-        return self._sessions.pop(session_id, None) is not None
-
-    def __len__(self) -> int:
-        return len(self._sessions)
 
 
 class _Live:
@@ -133,8 +80,9 @@ class _Live:
 
     __slots__ = ("inflight", "pending", "stream", "streams")
 
-    def __init__(self) -> None:
-        self.pending: dict[RequestId, asyncio.Future[dict[str, Any]]] = {}
+    def __init__(self, ids: Iterator[int]) -> None:
+        self.pending: Outstanding[asyncio.Future[dict[str, Any]]] = Outstanding("mcpkit-", ids)
+        """Our requests to the client awaiting its answers (ids unique across sessions)."""
         self.inflight: dict[RequestId, Exchange] = {}
         self.stream: Exchange | None = None
         """The connection carrying the session's GET stream."""
@@ -146,14 +94,20 @@ class _Live:
                 and not self.streams)
 
 
-def _bad_request(request_id: RequestId | None, message: str) -> dict[str, Any]:
-    return error_message(request_id, InvalidRequestError(message).to_error())
+def _log_unnamed(value: Any) -> None:
+    reason = unnamed_id(value)
+    if reason is not None:
+        log.warning("%s", reason)
+
+
+async def _refuse(send: Send, refusal: Refusal) -> None:
+    await plain_response(send, refusal.status, refusal.message)
 
 
 class LegacyEndpoint:
     """The 2025-11-25 half of the endpoint: `initialize`, session traffic, GET and DELETE."""
 
-    def __init__(self, server: Any, store: SessionStore, options: Any) -> None:
+    def __init__(self, server: Any, store: SessionStore[LegacyState], options: Any) -> None:
         self.server = server
         self.store = store
         self.options = options
@@ -166,7 +120,7 @@ class LegacyEndpoint:
     def _live_for(self, session_id: str) -> _Live:
         live = self._live.get(session_id)
         if live is None:
-            live = self._live[session_id] = _Live()
+            live = self._live[session_id] = _Live(self._ids)
         return live
 
     def _release(self, session_id: str) -> None:
@@ -180,7 +134,7 @@ class LegacyEndpoint:
         POST or on the GET that resumed it, until its request ends: the ASGI server lets
         running requests finish, and their answers must still reach someone."""
         for live in self._live.values():
-            for future in live.pending.values():
+            for future in live.pending.waiters():
                 if not future.done():
                     future.set_exception(TransportError("the server is shutting down"))
 
@@ -190,19 +144,12 @@ class LegacyEndpoint:
         assert headers.session_id is not None
         session_id = headers.session_id.decode("latin-1").strip()
         state = await self.store.load(session_id)
-        if state is None:
-            await plain_response(send, 404, _bad_request(
-                request_id, f"Session not found: {session_id!r} ended or expired; send "
-                "initialize (without Mcp-Session-Id) to start a new one"))
+        refusal = (session_not_found(request_id, session_id) if state is None
+                   else version_refusal(request_id, headers.version, state.protocol_version))
+        if refusal is not None:
+            await _refuse(send, refusal)
             return None
-        version = headers.version
-        if version is not None:
-            text = version.decode("latin-1").strip()
-            if text not in LEGACY_VERSIONS:
-                await plain_response(send, 400, _bad_request(
-                    request_id, f"Bad Request: MCP-Protocol-Version {text!r} is not a version "
-                    f"of a 2025-11-25 session (this session speaks {state.protocol_version})"))
-                return None
+        assert state is not None
         return session_id, state
 
     # -- POST -----------------------------------------------------------------------------------
@@ -211,20 +158,12 @@ class LegacyEndpoint:
                    receive: Receive, send: Send) -> None:
         request_id = message.id if isinstance(message, Request | Response) else None
         if era == LEGACY:
-            if type(message) is Request and message.method == Method.INITIALIZE:
+            answer = sessionless_answer(message)
+            if answer is None:
+                assert type(message) is Request
                 await self._initialize(message, send)
-            elif type(message) is Request:
-                await plain_response(send, 400, _bad_request(
-                    message.id, f"Bad Request: {message.method} needs the Mcp-Session-Id of an "
-                    "initialized 2025-11-25 session (send initialize first), or, for "
-                    "2026-07-28, params._meta with io.modelcontextprotocol/protocolVersion and "
-                    "the MCP-Protocol-Version header"))
-            elif type(message) is Notification:
-                await plain_response(send, 202)
             else:
-                await plain_response(send, 400, _bad_request(
-                    None, "Bad Request: a response needs the Mcp-Session-Id of the session "
-                    "whose request it answers"))
+                await _refuse(send, answer)
             return
         found = await self._session(headers, send, request_id)
         if found is None:
@@ -234,34 +173,32 @@ class LegacyEndpoint:
             await self._request(session_id, state, headers, message, receive, send)
         elif type(message) is Notification:
             await self._notification(session_id, state, message)
-            await plain_response(send, 202)
+            await plain_response(send, Status.ACCEPTED)
         else:
             assert type(message) is Response
             self._answer(session_id, message)
-            await plain_response(send, 202)
+            await plain_response(send, Status.ACCEPTED)
 
     async def _initialize(self, request: Request, send: Send) -> None:
         try:
             session, result = LegacySession.open(self.server, request.params)
         except RPCError as exc:
-            await plain_response(send, 200, error_message(request.id, exc.to_error()))
+            await plain_response(send, Status.OK, error_response(request.id, exc))
             return
         session_id = secrets.token_urlsafe(24)
         await self.store.create(session_id, session.state)
-        await plain_response(send, 200, result_message(request.id, result),
+        await plain_response(send, Status.OK, result_message(request.id, result),
                              [(_SESSION_HEADER, session_id.encode())])
 
     async def _request(self, session_id: str, state: LegacyState, headers: RequestHeaders,
                        request: Request, receive: Receive, send: Send) -> None:
         live = self._live_for(session_id)
         if request.id in live.inflight:
-            await plain_response(send, 400, _bad_request(
-                request.id, f"Invalid request: id {request.id!r} is already in use by a request "
-                "in flight in this session"))
+            await _refuse(send, id_in_use_refusal(request.id))
             return
         _, sse_ok = accepts(headers.accept)
         options = self.options
-        primes = state.protocol_version in _PRIMING_VERSIONS
+        primes = gets_priming(state.protocol_version)
         exchange = ResumableExchange(
             send, receive, options.keepalive_s,
             lambda owner: self._open_channel(session_id, owner, primes),
@@ -294,12 +231,12 @@ class LegacyEndpoint:
                 exchange.unbind(token)
             del live.inflight[request.id]
             self._release(session_id)
-        if request.method in _STATEFUL:
+        if request.method in STATEFUL:
             await self.store.save(session_id, state)
         if response is None:
             await exchange.abandon()
             return
-        await exchange.finish(response, 200)
+        await exchange.finish(response, Status.OK)
 
     def _open_channel(self, session_id: str, owner: ResumableExchange, primes: bool) -> Channel:
         """The stream a legacy request's response became, registered so a GET can resume it."""
@@ -324,11 +261,10 @@ class LegacyEndpoint:
                    params: dict[str, Any] | None) -> dict[str, Any]:
         """Send a request to the client on this POST's stream and wait for its answer."""
         live = self._live_for(session_id)
-        request_id = f"mcpkit-{next(self._ids)}"
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        live.pending[request_id] = future
+        request_id, message = live.pending.send_request(method, params, future)
         try:
-            await exchange.notify(request_message(request_id, method, params))
+            await exchange.notify(message)
             async with asyncio.timeout(self.options.peer_timeout_s):
                 return await future
         except TimeoutError:
@@ -338,11 +274,12 @@ class LegacyEndpoint:
         except TransportError as exc:  # failed by close() or delete(), which know no method
             raise TransportError(f"no answer to {method} from the client: {exc}") from None
         finally:
-            live.pending.pop(request_id, None)
+            live.pending.pop(request_id)
             self._release(session_id)
 
     def _answer(self, session_id: str, response: Response) -> None:
         live = self._live.get(session_id)
+        _log_unnamed(response.id)
         request_id = peer_id(response.id)
         future = live.pending.get(request_id) if live and request_id is not None else None
         if future is None or future.done():
@@ -360,7 +297,9 @@ class LegacyEndpoint:
         elif note.method == Method.CANCELLED:
             # Type-checked before the lookup: a list or an object would raise (a 500), and 1.0
             # or true would cancel request 1.
-            request_id = peer_id((note.params or {}).get("requestId"))
+            raw = (note.params or {}).get("requestId")
+            _log_unnamed(raw)
+            request_id = peer_id(raw)
             live = self._live.get(session_id)
             exchange = live.inflight.get(request_id) if live and request_id is not None else None
             if exchange is not None:
@@ -375,25 +314,19 @@ class LegacyEndpoint:
         if found is None:
             return
         session_id, state = found
-        if not accepts(headers.accept)[1]:
-            await plain_response(send, 406, _bad_request(
-                None, "Not Acceptable: the session stream is text/event-stream; add it to Accept"))
-            return
         last_ids = [value for name, value in raw_headers or () if name == _LAST_EVENT_ID]
-        if len(last_ids) > 1:
-            await plain_response(send, 400, _bad_request(
-                None, "Bad Request: Last-Event-ID was sent twice; resume one stream per GET"))
+        refusal = get_refusal(accepts(headers.accept)[1], last_ids)
+        if refusal is not None:
+            await _refuse(send, refusal)
             return
-        primes = state.protocol_version in _PRIMING_VERSIONS
+        primes = gets_priming(state.protocol_version)
         live = self._live_for(session_id)
         if last_ids:
             await self._resume(session_id, live, primes, last_ids[0].decode("latin-1").strip(),
                                receive, send)
             return
         if live.stream is not None:
-            await plain_response(send, 409, _bad_request(
-                None, f"Conflict: session {session_id!r} already has its GET stream open (to "
-                "pick up a stream that broke, send Last-Event-ID)"))
+            await _refuse(send, stream_open(session_id))
             return
         channel = Channel(self.events, session_id, "g" + secrets.token_hex(8), None, primes)
         await self._session_stream(session_id, live, channel, None, receive, send)
@@ -438,8 +371,7 @@ class LegacyEndpoint:
                 state = await self.store.load(session_id)
                 if state is None:
                     return {}
-                message = change_notification(state.subscriptions, change,
-                                              self.server.capabilities())
+                message = LegacySession(server, state).forward(change, server.capabilities())
                 if message is not None:
                     await channel.emit(encode(message))
         # The server is stopping: the connection closes, the stream does not end, so the client
@@ -492,9 +424,9 @@ class LegacyEndpoint:
                 exchange.cancel()
             if live.stream is not None:
                 live.stream.cancel()
-            for future in live.pending.values():
+            for future in live.pending.waiters():
                 if not future.done():
                     future.set_exception(TransportError(f"session {session_id!r} was ended"))
         await self.store.delete(session_id)
         await self.events.forget(session_id)
-        await plain_response(send, 200)
+        await plain_response(send, Status.OK)

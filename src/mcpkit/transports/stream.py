@@ -1,29 +1,26 @@
 """`StreamConnection`: serving a server over any ordered byte stream (stdio, a pipe, memory).
 
-It owns what a long-lived stream adds to request/response: requests run concurrently, each in
-its own task; `notifications/cancelled` cancels the matching task and nothing more is sent for
-it; the opening exchange pins the connection's era (an `initialize` makes it a legacy session,
-a modern request makes a later `initialize` an error); responses from a legacy client to our
-own requests are matched to the waiting caller. Bytes go out through one `write` callable, one
-whole message per call, so messages never interleave.
+The rules of the connection (ids in flight, cancellation, the era, matching the client's
+answers to our requests) are the sans-IO `mcpkit.protocol.connection.Connection`; this is the
+I/O around it: each request runs in its own task, a cancelled one's task is cancelled and
+nothing more is sent for it, futures wait for the client's answers, and bytes go out through
+one `write` callable, one whole message per call, so messages never interleave. Requests go to
+the one `ServerSession` the connection holds (`ModernSession` until an `initialize` opens a
+`LegacySession`), so nothing here asks which era a connection speaks.
 
-Whatever a peer sends, the connection goes on: every field read from a message is checked for
-its type where it is read (an id used as a key must be a string or an integer, never a list, a
-float or a bool that would collide with an integer id), and a message that still raises is
-logged and answered, never allowed to end the stream with the requests it carries.
+Whatever a peer sends, the connection goes on: a message that raises is logged and answered,
+never allowed to end the stream with the requests it carries.
 """
 
 from __future__ import annotations
 
 import asyncio
-import itertools
 import logging
 from collections.abc import Callable
 from typing import Any
 
 from mcpkit.errors import InternalError, InvalidRequestError, RPCError, TransportError
-from mcpkit.legacy import LegacySession, initialize_error
-from mcpkit.legacy.shapes import change_notification
+from mcpkit.legacy import LegacySession
 from mcpkit.protocol.codec import (
     Notification,
     Request,
@@ -31,33 +28,29 @@ from mcpkit.protocol.codec import (
     Response,
     decode,
     encode,
-    error_message,
-    request_message,
     result_message,
 )
+from mcpkit.protocol.connection import (
+    CancelRequested,
+    Connection,
+    Ignored,
+    InitializeReceived,
+    NotificationReceived,
+    Rejected,
+    RequestReceived,
+    ResponseReceived,
+)
 from mcpkit.protocol.framing import Oversized
-from mcpkit.types.constants import MODERN_VERSION, PROTOCOL_VERSION_KEY, Method
+from mcpkit.protocol.rejections import error_response
+from mcpkit.server.session import ModernSession, ServerSession
+from mcpkit.types.era import LEGACY
 
-__all__ = ["StreamConnection", "peer_id"]
+__all__ = ["StreamConnection"]
 
 log = logging.getLogger("mcpkit.transport")
 
 Write = Callable[[bytes], None]
-
-
-def peer_id(value: Any) -> RequestId | None:
-    """`value` if it can name a request (a string or an integer), else None.
-
-    A peer's `requestId` is looked up in dicts keyed by request id: a list or an object is
-    unhashable (a TypeError), and 1.0 or true hash like 1, so they would cancel request 1.
-    Anything but a string or a non-bool integer names no request.
-    """
-    kind = type(value)
-    if kind is str or kind is int:
-        return value  # type: ignore[no-any-return]
-    if value is not None:
-        log.warning("a request id of type %s names no request; ignored", kind.__name__)
-    return None
+Waiter = asyncio.Future[dict[str, Any]]
 
 
 class StreamConnection:
@@ -67,13 +60,10 @@ class StreamConnection:
         self.server = server
         self._write = write
         self.principal = principal
-        self.era: str | None = None
-        self.legacy: LegacySession | None = None
+        self.state: Connection[Waiter] = Connection("s-")
+        self.session: ServerSession = ModernSession(server)
         self._tasks: dict[RequestId, asyncio.Task[None]] = {}
-        self._listens: set[RequestId] = set()
         self._changes: asyncio.Task[None] | None = None
-        self._pending: dict[RequestId, asyncio.Future[dict[str, Any]]] = {}
-        self._ids = itertools.count(1)
 
     # -- input -----------------------------------------------------------------------------
 
@@ -81,9 +71,9 @@ class StreamConnection:
         """Feed one framed message; work it causes runs in tasks."""
         if isinstance(line, Oversized):
             log.warning("dropped a message of %d bytes (over the size limit)", line.size)
-            self.send(error_message(None, InvalidRequestError(
+            self.send(error_response(None, InvalidRequestError(
                 f"Invalid request: message of {line.size} bytes exceeds the limit of "
-                f"{self.server.options.max_message_bytes} bytes").to_error()))
+                f"{self.server.options.max_message_bytes} bytes")))
             return
         try:
             message = decode(line)
@@ -91,7 +81,7 @@ class StreamConnection:
             request_id = getattr(exc, "request_id", None)
             if request_id is None:
                 log.warning("unreadable message: %s", exc.message)
-            self.send(error_message(request_id, exc.to_error()))
+            self.send(error_response(request_id, exc))
             return
         self.receive_message(message)
 
@@ -102,36 +92,36 @@ class StreamConnection:
         connection, dropping every request in flight, because of one message.
         """
         try:
-            if isinstance(message, Request):
-                self._start(message)
-            elif isinstance(message, Notification):
-                self._notification(message)
-            else:
-                self._response(message)
+            for event in self.state.receive(message):
+                self._event(event)
         except Exception:
             log.exception("internal error while receiving %r", message)
             if isinstance(message, Request) and message.id not in self._tasks:
-                self.send(error_message(message.id, InternalError(
-                    f"Internal error while receiving {message.method}").to_error()))
+                self.state.finished(message.id)
+                self.send(error_response(message.id, InternalError(
+                    f"Internal error while receiving {message.method}")))
+
+    def _event(self, event: Any) -> None:
+        if isinstance(event, RequestReceived):
+            self._start(event.request)
+        elif isinstance(event, CancelRequested):
+            task = self._tasks.pop(event.request_id, None)
+            if task is not None:
+                task.cancel()
+        elif isinstance(event, NotificationReceived):
+            self.session.notification(event.notification)
+        elif isinstance(event, ResponseReceived):
+            self._answered(event.waiter, event.response)
+        elif isinstance(event, Rejected):
+            self.send(event.message)
+        elif isinstance(event, InitializeReceived):
+            self._initialize(event.request)
+        elif isinstance(event, Ignored):
+            log.warning("%s", event.reason)
 
     def _start(self, request: Request) -> None:
-        if request.id in self._tasks:
-            self.send(error_message(request.id, InvalidRequestError(
-                f"Invalid request: id {request.id!r} is already in use by a request in flight"
-            ).to_error()))
-            return
-        if request.method == Method.INITIALIZE:
-            self._initialize(request)
-            return
-        if self.era is None:
-            params = request.params
-            meta = params.get("_meta") if params else None
-            if type(meta) is dict and PROTOCOL_VERSION_KEY in meta:
-                self.era = "modern"
         task = asyncio.get_running_loop().create_task(self._run(request))
         self._tasks[request.id] = task
-        if request.method == Method.SUBSCRIPTIONS_LISTEN:
-            self._listens.add(request.id)
 
     async def _run(self, request: Request) -> None:
         request_id = request.id
@@ -141,63 +131,38 @@ class StreamConnection:
                 self.send(message)
 
         try:
-            if self.legacy is not None:
-                response = await self.legacy.handle(request, notify, self.principal)
-            else:
-                response = await self.server.handle(request, notify=notify, principal=self.principal)
+            response = await self.session.handle(request, notify, self.principal)
         except asyncio.CancelledError:
             return
         finally:
             self._tasks.pop(request_id, None)
-            self._listens.discard(request_id)
+            self.state.finished(request_id)
         self.send(response)
 
     def _initialize(self, request: Request) -> None:
-        if self.era == "modern":
-            self.send(error_message(request.id, initialize_error(
-                f"initialize: this connection already speaks {MODERN_VERSION}").to_error()))
-            return
-        if self.legacy is not None:
-            self.send(error_message(request.id, InvalidRequestError(
-                "initialize: this connection is already initialized").to_error()))
-            return
         try:
             session, result = LegacySession.open(self.server, request.params, self.request_peer)
         except RPCError as exc:
-            self.send(error_message(request.id, exc.to_error()))
+            self.send(error_response(request.id, exc))
             return
-        self.era = "legacy"
-        self.legacy = session
+        self.state.pin(LEGACY)
+        self.session = session
         self.send(result_message(request.id, result))
         self._changes = asyncio.get_running_loop().create_task(self._forward_changes(session))
 
-    async def _forward_changes(self, session: LegacySession) -> None:
-        """A legacy client hears of list changes and updates of the URIs it subscribed to."""
+    async def _forward_changes(self, session: ServerSession) -> None:
+        """What the session says the client hears of each change of the server's lists."""
         async with self.server.broker.subscribe() as changes:
             async for change in changes:
-                message = change_notification(
-                    session.state.subscriptions, change, self.server.capabilities()
-                )
+                message = session.forward(change, self.server.capabilities())
                 if message is not None:
                     self.send(message)
 
-    def _notification(self, note: Notification) -> None:
-        if note.method == Method.CANCELLED:
-            request_id = peer_id((note.params or {}).get("requestId"))
-            task = self._tasks.pop(request_id, None) if request_id is not None else None
-            if task is not None:
-                task.cancel()
-        elif note.method == Method.INITIALIZED and self.legacy is not None:
-            self.legacy.state.initialized = True
-        # Other notifications (roots/list_changed, unknown ones) need no answer.
-
-    def _response(self, response: Response) -> None:
-        request_id = peer_id(response.id)
-        future = self._pending.pop(request_id, None) if request_id is not None else None
-        if future is None or future.done():
+    @staticmethod
+    def _answered(future: Waiter, response: Response) -> None:
+        if future.done():
             log.warning("response to an unknown request id %r ignored", response.id)
-            return
-        if response.error is not None:
+        elif response.error is not None:
             future.set_exception(RPCError.from_wire(response.error))
         else:
             future.set_result(response.result or {})
@@ -208,15 +173,14 @@ class StreamConnection:
         self._write(encode(message) + b"\n")
 
     async def request_peer(self, method: str, params: dict[str, Any] | None) -> dict[str, Any]:
-        """Send a request to a legacy client and wait for its answer."""
-        request_id = f"s-{next(self._ids)}"
-        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self._pending[request_id] = future
+        """Send a request to the client and wait for its answer."""
+        future: Waiter = asyncio.get_running_loop().create_future()
+        request_id, message = self.state.send_request(method, params, future)
         try:
-            self.send(request_message(request_id, method, params))
+            self.send(message)
             return await future
         finally:
-            self._pending.pop(request_id, None)
+            self.state.outstanding.pop(request_id)
 
     async def close(self) -> None:
         """End of input: listen streams end, what waits on the peer fails, the rest finishes.
@@ -226,11 +190,11 @@ class StreamConnection:
         """
         if self._changes is not None:
             self._changes.cancel()
-        for request_id in list(self._listens):
+        for request_id in self.state.listens():
             task = self._tasks.pop(request_id, None)
             if task is not None:
                 task.cancel()
-        for future in self._pending.values():
+        for future in self.state.outstanding.waiters():
             if not future.done():
                 future.set_exception(TransportError("the client closed the connection"))
         if self._tasks:

@@ -1,0 +1,132 @@
+"""The rules of a 2025-11-25 session on Streamable HTTP, without I/O.
+
+What the ASGI glue (`mcpkit.transports.http_sessions`) asks before it sends a byte: how a
+legacy POST that names no session is answered, when a request naming a session is refused
+(the session is gone, its version header is not of its era, its id is in use), when a GET is
+refused (no event stream in Accept, `Last-Event-ID` twice, a GET stream already open, an event
+id that cannot be resumed from), which sessions get priming events, and which requests change
+what a session remembers. Each refusal is a `Refusal`: the HTTP status, from the one status
+table (`mcpkit.protocol.http.Status`), and the error response to send.
+
+Legacy rules differ from the modern ones on purpose: handler errors travel with HTTP 200 (only
+the transport's own refusals carry a 4xx), a client disconnect does not cancel a request
+(LEG-10; `notifications/cancelled` does), and initialize mints an `Mcp-Session-Id`. Imports
+`mcpkit.protocol`, `mcpkit.errors`, `mcpkit.types` and the store's error only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Final
+
+from mcpkit.errors import InvalidRequestError
+from mcpkit.protocol.codec import Message, Notification, Request, RequestId
+from mcpkit.protocol.http import Status
+from mcpkit.protocol.rejections import error_response, id_in_use
+from mcpkit.store.events import EventReplayError
+from mcpkit.types.constants import LEGACY_VERSION, LEGACY_VERSIONS, Method
+
+__all__ = [
+    "PRIMING_VERSIONS",
+    "STATEFUL",
+    "Refusal",
+    "get_refusal",
+    "gets_priming",
+    "id_in_use_refusal",
+    "resume_refusal",
+    "session_not_found",
+    "sessionless_answer",
+    "stream_open",
+    "version_refusal",
+]
+
+PRIMING_VERSIONS: Final = frozenset(v for v in LEGACY_VERSIONS if v >= LEGACY_VERSION)
+"""Versions whose clients expect priming events (an id and empty data): older clients may
+choke on an empty message, so their streams get ids on messages only and are never polled."""
+
+STATEFUL: Final = frozenset({Method.SET_LEVEL, Method.SUBSCRIBE, Method.UNSUBSCRIBE})
+"""Legacy requests that change what the session remembers (saved to the store after)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """An answer given instead of serving: the HTTP status and the message (None: no body)."""
+
+    status: int
+    message: dict[str, Any] | None = None
+
+
+def _bad_request(request_id: RequestId | None, message: str) -> dict[str, Any]:
+    return error_response(request_id, InvalidRequestError(message))
+
+
+def gets_priming(protocol_version: str) -> bool:
+    return protocol_version in PRIMING_VERSIONS
+
+
+def sessionless_answer(message: Message) -> Refusal | None:
+    """The answer to a legacy POST without `Mcp-Session-Id`; None for an `initialize`, which
+    opens a session."""
+    if type(message) is Request:
+        if message.method == Method.INITIALIZE:
+            return None
+        return Refusal(Status.BAD_REQUEST, _bad_request(
+            message.id, f"Bad Request: {message.method} needs the Mcp-Session-Id of an "
+            "initialized 2025-11-25 session (send initialize first), or, for "
+            "2026-07-28, params._meta with io.modelcontextprotocol/protocolVersion and "
+            "the MCP-Protocol-Version header"))
+    if type(message) is Notification:
+        return Refusal(Status.ACCEPTED)
+    return Refusal(Status.BAD_REQUEST, _bad_request(
+        None, "Bad Request: a response needs the Mcp-Session-Id of the session "
+        "whose request it answers"))
+
+
+def session_not_found(request_id: RequestId | None, session_id: str) -> Refusal:
+    return Refusal(Status.NOT_FOUND, _bad_request(
+        request_id, f"Session not found: {session_id!r} ended or expired; send "
+        "initialize (without Mcp-Session-Id) to start a new one"))
+
+
+def version_refusal(request_id: RequestId | None, version: bytes | None,
+                    protocol_version: str) -> Refusal | None:
+    """A `MCP-Protocol-Version` header that is not of the initialize era is refused."""
+    if version is None:
+        return None
+    text = version.decode("latin-1").strip()
+    if text in LEGACY_VERSIONS:
+        return None
+    return Refusal(Status.BAD_REQUEST, _bad_request(
+        request_id, f"Bad Request: MCP-Protocol-Version {text!r} is not a version "
+        f"of a 2025-11-25 session (this session speaks {protocol_version})"))
+
+
+def id_in_use_refusal(request_id: RequestId) -> Refusal:
+    return Refusal(Status.BAD_REQUEST, error_response(
+        request_id, id_in_use(request_id, " in this session")))
+
+
+def get_refusal(sse_ok: bool, last_event_ids: list[bytes]) -> Refusal | None:
+    """A session GET is an event stream, resuming at most one stream."""
+    if not sse_ok:
+        return Refusal(Status.NOT_ACCEPTABLE, _bad_request(
+            None, "Not Acceptable: the session stream is text/event-stream; add it to Accept"))
+    if len(last_event_ids) > 1:
+        return Refusal(Status.BAD_REQUEST, _bad_request(
+            None, "Bad Request: Last-Event-ID was sent twice; resume one stream per GET"))
+    return None
+
+
+def stream_open(session_id: str) -> Refusal:
+    return Refusal(Status.CONFLICT, _bad_request(
+        None, f"Conflict: session {session_id!r} already has its GET stream open (to "
+        "pick up a stream that broke, send Last-Event-ID)"))
+
+
+def resume_refusal(exc: EventReplayError) -> Refusal:
+    """A `Last-Event-ID` that cannot be resumed from: 400 when it was never this session's,
+    410 when it is no longer kept. Never 404: that would tell the client its session ended,
+    and make it initialize again."""
+    if exc.kind == "invalid":
+        return Refusal(Status.BAD_REQUEST, _bad_request(None, f"Bad Request: {exc}"))
+    return Refusal(Status.GONE, _bad_request(None, f"Gone: {exc}"))
