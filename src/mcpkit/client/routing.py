@@ -25,6 +25,7 @@ from typing import Any
 from mcpkit.client.transport import NotificationHandler, RequestHandler
 from mcpkit.errors import InternalError, MethodNotFoundError, RPCError, TransportError
 from mcpkit.protocol.codec import error_message, notification_message, result_message
+from mcpkit.protocol.outstanding import Outstanding
 from mcpkit.types.constants import (
     LOG_LEVEL_KEY,
     PROGRESS_TOKEN_KEY,
@@ -63,7 +64,7 @@ class StreamRouter:
     def __init__(self, write: Write, drain: Callable[[], Awaitable[None]] | None = None) -> None:
         self._write = write
         self._drain = drain
-        self._pending: dict[Any, _Pending] = {}
+        self._pending: Outstanding[_Pending] = Outstanding()
         self._tokens: dict[Any, Any] = {}
         self._request_handler: RequestHandler | None = None
         self._notification_handler: NotificationHandler | None = None
@@ -94,7 +95,7 @@ class StreamRouter:
             token = meta.get(PROGRESS_TOKEN_KEY)
             logs = LOG_LEVEL_KEY in meta
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self._pending[request_id] = _Pending(future, method, on_notification, token, bool(logs))
+        self._pending.add(request_id, _Pending(future, method, on_notification, token, bool(logs)))
         if token is not None:
             self._tokens[token] = request_id
         try:
@@ -110,7 +111,7 @@ class StreamRouter:
                 self._cancel_on_wire(request_id)
             raise
         finally:
-            self._pending.pop(request_id, None)
+            self._pending.pop(request_id)
             if token is not None:
                 self._tokens.pop(token, None)
 
@@ -160,7 +161,7 @@ class StreamRouter:
             if entry is not None:
                 targets.append(entry)
         elif method == Method.MESSAGE:
-            targets = [p for p in self._pending.values() if p.logs]
+            targets = [p for p in self._pending.waiters() if p.logs]
         elif method == Method.CANCELLED:
             entry = self._pending.get(params.get("requestId"))
             if entry is not None:
@@ -233,7 +234,7 @@ class StreamRouter:
         """The stream ended: every request in flight fails with `reason`."""
         if self._closed is None:
             self._closed = TransportError(reason)
-        for entry in list(self._pending.values()):
+        for entry in self._pending.waiters():
             if not entry.future.done():
                 entry.future.set_exception(TransportError(reason))
         for task in list(self._tasks):

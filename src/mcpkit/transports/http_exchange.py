@@ -22,6 +22,7 @@ from typing import Any, Final
 
 from mcpkit.protocol.codec import encode
 from mcpkit.protocol.framing import sse_event
+from mcpkit.protocol.http import Status
 
 __all__ = ["WATCH_GRACE_S", "Exchange", "Watchlist", "json_headers", "plain_response"]
 
@@ -214,7 +215,8 @@ class Exchange:
         headers = list(_SSE_HEADERS)
         if self.extra:
             headers += self.extra
-        await self.send({"type": "http.response.start", "status": 200, "headers": headers})
+        await self.send({"type": "http.response.start", "status": Status.OK,
+                         "headers": headers})
         self.start_watch()
         if self.keepalive_s > 0:
             self._keepalive = asyncio.get_running_loop().call_later(
@@ -237,7 +239,7 @@ class Exchange:
             # The response may complete while this waits for the socket to drain.
             await self.send(_KEEPALIVE)
 
-    async def finish(self, message: dict[str, Any], status: int = 200) -> None:
+    async def finish(self, message: dict[str, Any], status: int = Status.OK) -> None:
         """The final message: the JSON body, or the stream's last event."""
         self.done = True
         if self.streaming:
@@ -259,4 +261,4 @@ class Exchange:
         if self.streaming:
             await self.send(_END)
         else:
-            await plain_response(self.send, 202)
+            await plain_response(self.send, Status.ACCEPTED)

@@ -22,6 +22,7 @@ from typing import Any, Final
 
 from mcpkit.legacy.http_session import resume_refusal
 from mcpkit.protocol.codec import encode
+from mcpkit.protocol.http import Status
 from mcpkit.store.events import EventReplayError, EventStore, Replay
 from mcpkit.transports.http_exchange import Exchange, plain_response
 
@@ -327,7 +328,7 @@ class ResumableExchange(Exchange):
         assert self.channel is not None
         await self.channel.emit(encode(message))
 
-    async def finish(self, message: dict[str, Any], status: int = 200) -> None:
+    async def finish(self, message: dict[str, Any], status: int = Status.OK) -> None:
         if not self.streaming:
             await super().finish(message, status)
             return
