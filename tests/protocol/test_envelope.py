@@ -86,3 +86,11 @@ def test_missing_capabilities_names_exactly_what_is_lacking(
     declared: dict[str, Any], required: dict[str, Any], missing: dict[str, Any]
 ) -> None:
     assert missing_capabilities(declared, required) == missing
+
+
+def test_every_missing_capability_is_named_not_only_the_first() -> None:
+    # A client told only part of what it lacks would fix one capability per round trip.
+    required = {"roots": {}, "elicitation": {"url": {}}, "sampling": {"tools": {}}}
+    assert missing_capabilities({"sampling": {}}, required) == required
+    assert missing_capabilities({"elicitation": {}}, {"roots": {}, "sampling": {}}) == {
+        "roots": {}, "sampling": {}}

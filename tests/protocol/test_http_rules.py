@@ -345,3 +345,12 @@ def test_screening_drops_only_tools_with_broken_declarations() -> None:
     assert screened.headers == {"valid_tool": {"Region": ("p",)}}
     assert [name for name, _ in screened.rejected] == [t["name"] for t in tools[2:]]
     assert all(reason for _, reason in screened.rejected)
+
+
+def test_an_allowed_ipv6_host_with_a_port_allows_that_port_only() -> None:
+    # The port follows the closing bracket; the colons inside the brackets are the address's.
+    policy = HostPolicy(("[2001:db8::1]:8443", "[2001:db8::2]"))
+    assert policy.check(b"[2001:db8::1]:8443", None) is None
+    assert policy.check(b"[2001:db8::1]:9999", None) is not None
+    assert policy.check(b"[2001:db8::1]", None) is not None
+    assert policy.check(b"[2001:db8::2]:9999", None) is None  # a bare name allows any port

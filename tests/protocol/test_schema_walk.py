@@ -354,3 +354,9 @@ def test_a_tool_whose_output_schema_hides_a_loop_from_the_walk_is_rejected(
     # Each of these once passed the vetting, then sent the validator into endless recursion.
     reason = vet_tool(tool({}, outputSchema=output))
     assert reason is not None and reason.startswith("outputSchema")
+
+
+def test_a_limit_of_no_nodes_refuses_the_root_itself_in_the_callers_words() -> None:
+    # Every later node is counted before it is queued; the root alone is counted as it is taken.
+    assert refusal({}, Limits(max_nodes=0, max_depth=9)) == "S: more than 0"
+    assert accepted({}, Limits(max_nodes=1, max_depth=9))
