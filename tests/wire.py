@@ -20,28 +20,18 @@ from typing import Any
 
 import pytest
 
+from mcpkit.types.methods import METHODS
+
 ROOT = Path(__file__).resolve().parent.parent
 SPEC_DIR = Path(os.environ.get("MCPKIT_SPEC_DIR", ROOT.parent / "shared" / "spec"))
 MODERN = "2026-07-28"
 LEGACY = "2025-11-25"
 
 RESULT_TYPES = {
-    "server/discover": "DiscoverResult",
-    "tools/list": "ListToolsResult",
-    "tools/call": "CallToolResult",
-    "resources/list": "ListResourcesResult",
-    "resources/templates/list": "ListResourceTemplatesResult",
-    "resources/read": "ReadResourceResult",
-    "prompts/list": "ListPromptsResult",
-    "prompts/get": "GetPromptResult",
-    "completion/complete": "CompleteResult",
-    "subscriptions/listen": "SubscriptionsListenResult",
-    "initialize": "InitializeResult",
-    "ping": "EmptyResult",
-    "logging/setLevel": "EmptyResult",
-    "resources/subscribe": "EmptyResult",
-    "resources/unsubscribe": "EmptyResult",
+    name: m.result_type for name, m in METHODS.items()
+    if m.result_type is not None and m.by_client
 }
+"""The result type of each request a client sends (both eras), from mcpkit's method registry."""
 ERROR_TYPES = {
     -32020: "HeaderMismatchError",
     -32021: "MissingRequiredClientCapabilityError",
@@ -58,11 +48,10 @@ NOTIFICATION_TYPES = {
     "notifications/subscriptions/acknowledged": "SubscriptionsAcknowledgedNotification",
 }
 REQUEST_TYPES = {
-    "elicitation/create": "ElicitRequest",
-    "sampling/createMessage": "CreateMessageRequest",
-    "roots/list": "ListRootsRequest",
-    "ping": "PingRequest",
+    name: m.message_type for name, m in METHODS.items()
+    if m.is_request and m.sender != "client"
 }
+"""The requests a server sends (as real requests in 2025-11-25, input requests in 2026-07-28)."""
 
 
 def meta(**extra: Any) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from mcpkit.protocol.http import Status
 from mcpkit.protocol.rejections import error_response, id_in_use
 from mcpkit.store.events import EventReplayError
 from mcpkit.types.constants import LEGACY_VERSION, LEGACY_VERSIONS, Method
+from mcpkit.types.methods import METHODS
 
 __all__ = [
     "PRIMING_VERSIONS",
@@ -44,7 +45,7 @@ PRIMING_VERSIONS: Final = frozenset(v for v in LEGACY_VERSIONS if v >= LEGACY_VE
 """Versions whose clients expect priming events (an id and empty data): older clients may
 choke on an empty message, so their streams get ids on messages only and are never polled."""
 
-STATEFUL: Final = frozenset({Method.SET_LEVEL, Method.SUBSCRIBE, Method.UNSUBSCRIBE})
+STATEFUL: Final = frozenset(name for name, m in METHODS.items() if m.stateful)
 """Legacy requests that change what the session remembers (saved to the store after)."""
 
 

@@ -12,7 +12,6 @@ to the client as a real request, and serves the request again with the answers a
 
 from __future__ import annotations
 
-import functools
 import logging
 import uuid
 from collections.abc import Awaitable, Callable
@@ -37,7 +36,7 @@ from mcpkit.protocol.codec import Notification, Request, RequestId
 from mcpkit.protocol.envelope import RequestMeta
 from mcpkit.protocol.rejections import initialize_error
 from mcpkit.server.context import Notify
-from mcpkit.server.methods import call, serve
+from mcpkit.server.dispatch import call, serve
 from mcpkit.types.constants import (
     LEGACY_VERSION,
     LEGACY_VERSIONS,
@@ -46,6 +45,7 @@ from mcpkit.types.constants import (
     PROGRESS_TOKEN_KEY,
     Method,
 )
+from mcpkit.types.methods import METHODS
 
 __all__ = ["LegacySession", "LegacyState", "RequestPeer", "initialize_error"]
 
@@ -60,17 +60,8 @@ SERVED_LEGACY_VERSIONS = LEGACY_VERSIONS[:3]
 """Initialize versions echoed back; older ones are answered with the newest legacy version."""
 
 _LEGACY_METHODS = frozenset(
-    {
-        Method.TOOLS_LIST,
-        Method.TOOLS_CALL,
-        Method.RESOURCES_LIST,
-        Method.RESOURCES_TEMPLATES_LIST,
-        Method.RESOURCES_READ,
-        Method.PROMPTS_LIST,
-        Method.PROMPTS_GET,
-        Method.COMPLETE,
-    }
-)
+    name for name, m in METHODS.items() if m.is_request and m.by_client and m.modern and m.legacy)
+"""What a legacy client sends that the modern core serves: the requests both eras have."""
 
 
 _JSON_KINDS = {bool: "a boolean", float: "a number", list: "an array", dict: "an object",
@@ -231,8 +222,10 @@ class LegacySession:
         """
         peer = request_peer or self.request_peer
         return await serve(
-            self.server, request, notify, principal,
-            calls=functools.partial(self._call, peer=peer), errors=legacy_error,
+            request,
+            self._call(self.server, request.method, request.params, request.id, notify,
+                       principal, peer=peer),
+            errors=legacy_error,
         )
 
     async def _call(

@@ -1,18 +1,19 @@
-"""The rules of Streamable HTTP that need no socket: which era a POST belongs to, reading the
-headers of a request once, which HTTP status a JSON-RPC error travels with, content
-negotiation, and which `Host` and `Origin` values may reach the server.
+"""The rules of Streamable HTTP that need no socket: which era a POST belongs to, which HTTP
+status a JSON-RPC error travels with, content negotiation, and which `Host` and `Origin` values
+may reach the server.
 
 Both sides use it: the ASGI endpoint (`mcpkit.transports.http_server`) to decide before it
-dispatches, the httpx client transport to build what a server will check. The mirrored headers
-(what a client sends, and whether they agree with the body) live in
-`mcpkit.protocol.http_mirror` and are importable from here too. Header names come from
+dispatches, the httpx client transport to build what a server will check. Reading a request's
+headers once (`RequestHeaders`) lives in `mcpkit.protocol.headers`, below this module and
+`mcpkit.protocol.http_mirror` (what a client mirrors, and whether the mirrored headers agree
+with the body); the public names of both are importable from here too. Header names come from
 `mcpkit.types.constants.Header`. Sans-IO: imports `mcpkit.types`, `mcpkit.errors` and
 `mcpkit.protocol` only; no async, no clock, no logging.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import Final
 
@@ -27,21 +28,20 @@ from mcpkit.errors import (
     UnsupportedProtocolVersionError,
 )
 from mcpkit.protocol.codec import Message
+from mcpkit.protocol.headers import RequestHeaders, read_headers
 from mcpkit.protocol.http_mirror import (
-    NAME_SOURCES,
     ScreenedTools,
     check_request_headers,
     client_headers,
     screen_tools,
 )
-from mcpkit.types.constants import LEGACY_VERSIONS, PROTOCOL_VERSION_KEY, Header, Method
+from mcpkit.types.constants import LEGACY_VERSIONS, PROTOCOL_VERSION_KEY, Method
 from mcpkit.types.era import LEGACY, MODERN
 
 __all__ = [
     "LEGACY",
     "LOOPBACK_HOSTS",
     "MODERN",
-    "NAME_SOURCES",
     "SESSION",
     "STATUS_BY_CODE",
     "HostPolicy",
@@ -135,110 +135,6 @@ def classify_era(session_id: bytes | None, version: bytes | None, message: Messa
     if version is not None and version.decode("latin-1").strip(" \t") not in LEGACY_VERSIONS:
         return MODERN
     return LEGACY
-
-
-# -- reading the headers of a request, once -----------------------------------------------------
-
-_HOST, _ORIGIN, _ACCEPT, _CTYPE, _CLEN, _VERSION, _METHOD, _NAME, _SESSION = range(9)
-_FIELDS: Final = {
-    b"host": _HOST,
-    b"origin": _ORIGIN,
-    b"accept": _ACCEPT,
-    b"content-type": _CTYPE,
-    b"content-length": _CLEN,
-    Header.PROTOCOL_VERSION.encode(): _VERSION,
-    Header.METHOD.encode(): _METHOD,
-    Header.NAME.encode(): _NAME,
-    Header.SESSION_ID.encode(): _SESSION,
-}
-_PARAM_PREFIX: Final = Header.PARAM_PREFIX.encode()
-_VERSION_NAME: Final = Header.PROTOCOL_VERSION.encode()
-_METHOD_NAME: Final = Header.METHOD.encode()
-_NAME_NAME: Final = Header.NAME.encode()
-_SESSION_NAME: Final = Header.SESSION_ID.encode()
-_DISPLAY: Final = {
-    _VERSION: "MCP-Protocol-Version",
-    _METHOD: "Mcp-Method",
-    _NAME: "Mcp-Name",
-    _SESSION: "Mcp-Session-Id",
-}
-
-
-class RequestHeaders:
-    """The headers mcpkit reads from one request, raw bytes as the ASGI server gave them.
-
-    `duplicate` names the first MCP header sent twice: two values for one header let a gateway
-    and the server read different things, so such a request is refused. `params()` maps the
-    lower-cased name after `Mcp-Param-` to its value; it is read only for tools that declare
-    mirrored arguments.
-    """
-
-    __slots__ = (
-        "_params",
-        "_raw",
-        "accept",
-        "content_length",
-        "content_type",
-        "duplicate",
-        "host",
-        "method",
-        "name",
-        "origin",
-        "session_id",
-        "version",
-    )
-
-    def __init__(self, values: Sequence[bytes | None], raw: Sequence[tuple[bytes, bytes]],
-                 duplicate: str | None, params: dict[str, bytes] | None = None) -> None:
-        (self.host, self.origin, self.accept, self.content_type, self.content_length,
-         self.version, self.method, self.name, self.session_id) = values
-        self.duplicate = duplicate
-        self._raw = raw
-        self._params = params
-
-    def params(self) -> dict[str, bytes]:
-        params = self._params
-        if params is None:
-            prefix, cut = _PARAM_PREFIX, len(_PARAM_PREFIX)
-            params = self._params = {
-                name[cut:].decode("latin-1"): value
-                for name, value in self._raw if name.startswith(prefix)
-            }
-        return params
-
-
-def read_headers(raw: Iterable[tuple[bytes, bytes]]) -> RequestHeaders:
-    """Read ASGI headers (names arrive lower-cased, as ASGI requires). The usual request, with
-    no header repeated, costs one dict build; repeats take a slower pass that names them."""
-    pairs = raw if isinstance(raw, list) else list(raw)
-    found = dict(pairs)
-    if len(found) != len(pairs):
-        return _read_repeated(pairs)
-    get = found.get
-    return RequestHeaders(
-        (get(b"host"), get(b"origin"), get(b"accept"), get(b"content-type"),
-         get(b"content-length"), get(_VERSION_NAME), get(_METHOD_NAME), get(_NAME_NAME),
-         get(_SESSION_NAME)),
-        pairs, None)
-
-
-def _read_repeated(pairs: list[tuple[bytes, bytes]]) -> RequestHeaders:
-    values: list[bytes | None] = [None] * 9
-    params: dict[str, bytes] = {}
-    duplicate: str | None = None
-    fields = _FIELDS
-    for name, value in pairs:
-        slot = fields.get(name)
-        if slot is not None:
-            if slot >= _VERSION and values[slot] is not None and duplicate is None:
-                duplicate = _DISPLAY[slot]
-            values[slot] = value
-        elif name.startswith(_PARAM_PREFIX):
-            key = name[len(_PARAM_PREFIX):].decode("latin-1")
-            if key in params and duplicate is None:
-                duplicate = "Mcp-Param-" + key
-            params[key] = value
-    return RequestHeaders(values, pairs, duplicate, params)
 
 
 # -- content negotiation ------------------------------------------------------------------------

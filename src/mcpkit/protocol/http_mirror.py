@@ -2,8 +2,10 @@
 (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`), which tools it may call
 with them, and, on the server, whether they agree with the body before either is trusted.
 
-Kept apart from `mcpkit.protocol.http` (reading the headers of a request, the era of a POST,
-statuses, Host/Origin), which re-exports every public name here. Value encoding (the
+Kept apart from `mcpkit.protocol.http` (the era of a POST, statuses, Host/Origin), which
+re-exports every public name here; both read a request's headers through
+`mcpkit.protocol.headers`, below them. Which body field `Mcp-Name` mirrors is a fact of the
+method, read from `mcpkit.types.methods.METHODS`. Value encoding (the
 `=?base64?...?=` sentinel) and the `x-mcp-header` rules come from
 `mcpkit.protocol.mcp_headers`. Sans-IO: imports `mcpkit.types`, `mcpkit.errors` and
 `mcpkit.protocol` only; no async, no clock, no logging.
@@ -12,10 +14,11 @@ statuses, Host/Origin), which re-exports every public name here. Value encoding 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Final, NamedTuple
+from typing import Any, NamedTuple
 
 from mcpkit.errors import HeaderMismatchError
 from mcpkit.protocol.codec import Request
+from mcpkit.protocol.headers import RequestHeaders
 from mcpkit.protocol.mcp_headers import (
     InvalidHeaderDeclaration,
     decode_header_value,
@@ -25,25 +28,14 @@ from mcpkit.protocol.mcp_headers import (
     mirrored_headers,
 )
 from mcpkit.types.constants import PROTOCOL_VERSION_KEY, Header, Method
-
-if TYPE_CHECKING:
-    from mcpkit.protocol.http import RequestHeaders
+from mcpkit.types.methods import METHODS
 
 __all__ = [
-    "NAME_SOURCES",
     "ScreenedTools",
     "check_request_headers",
     "client_headers",
     "screen_tools",
 ]
-
-NAME_SOURCES: Final[dict[str, str]] = {
-    Method.TOOLS_CALL: "name",
-    Method.PROMPTS_GET: "name",
-    Method.RESOURCES_READ: "uri",
-}
-"""Methods whose `Mcp-Name` header mirrors a body field, and which field. Extensions that
-define more (the Tasks extension's `taskId`) add their methods here."""
 
 # -- header <-> body agreement (server side) ----------------------------------------------------
 
@@ -107,7 +99,8 @@ def check_request_headers(
     if sent != method:
         raise _mismatch(f"Mcp-Method header value {sent!r} does not match body method {method!r}")
     params = request.params or {}
-    field = NAME_SOURCES.get(method)
+    info = METHODS.get(method)
+    field = info.mcp_name if info is not None else None
     if field is not None:
         body_name = params.get(field)
         if type(body_name) is str:
@@ -190,7 +183,8 @@ def client_headers(
         return out
     if isinstance(method, str):
         out[Header.METHOD] = method
-        field = NAME_SOURCES.get(method)
+        info = METHODS.get(method)
+        field = info.mcp_name if info is not None else None
         if field is not None and isinstance(params.get(field), str):
             out[Header.NAME] = encode_header_value(params[field])
     if params_of_tool and method == Method.TOOLS_CALL:

@@ -33,10 +33,17 @@ from mcpkit.types.constants import LOG_LEVELS, PROGRESS_TOKEN_KEY, Method
 if TYPE_CHECKING:
     from mcpkit.server.mrtr import Round
 
-__all__ = ["Context", "Notify"]
+__all__ = ["Context", "Notify", "inject"]
 
 Notify = Callable[[dict[str, Any]], Awaitable[None]]
 _RANK = {name: i for i, name in enumerate(LOG_LEVELS)}
+
+
+def inject(injected: Mapping[str, type], kwargs: dict[str, Any], ctx: Context) -> None:
+    """Hand `ctx` to every parameter of a handler annotated with `Context` (by type, never by
+    name): `injected` is the signature's table of them."""
+    for name in injected:
+        kwargs[name] = ctx
 
 
 class Context:

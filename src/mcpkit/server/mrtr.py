@@ -25,7 +25,7 @@ from __future__ import annotations
 import base64
 import logging
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 import orjson
@@ -44,29 +44,24 @@ from mcpkit.protocol.request_state import (
 )
 from mcpkit.schema import json_type
 from mcpkit.server.asking import Question
-from mcpkit.types.constants import Method
+from mcpkit.types.methods import METHODS
 
 if TYPE_CHECKING:
     from mcpkit.server.server import ServerOptions
     from mcpkit.store import Store
 
 __all__ = [
-    "ASKING_METHODS",
     "STATE_KEYS_ENV",
     "InputRequired",
     "Round",
     "Sealer",
     "begin_round",
+    "in_rounds",
     "new_state_key",
     "principal_key",
 ]
 
 log = logging.getLogger("mcpkit.server")
-
-ASKING_METHODS: Final = {
-    Method.TOOLS_CALL: "tool", Method.PROMPTS_GET: "prompt", Method.RESOURCES_READ: "resource"
-}
-"""The only methods that may answer `input_required` (MRTR-4), and what their target is."""
 
 STATE_KEYS_ENV: Final = "MCPKIT_STATE_KEYS"
 """Environment variable read when `ServerOptions.state_keys` is empty: keys separated by
@@ -157,10 +152,13 @@ class Sealer:
     def open_state(
         self, token: str, principal: Any, method: str, target: str, arguments: Any, where: str,
     ) -> Opened:
+        # Only the methods that may answer `input_required` (MRTR-4) name their target's kind.
+        info = METHODS.get(method)
+        noun = info.asks if info is not None and info.asks is not None else "request"
         return open_token(
             self.ring, REQUEST_STATE, token, now=self.clock(), principal=principal_key(principal),
             target=target_digest(method, target), arguments=arguments_digest(arguments),
-            where=where, target_noun=ASKING_METHODS.get(method, "request"),
+            where=where, target_noun=noun,
         )
 
     async def redeem(self, opened: Opened, where: str, what: str = "requestState") -> None:
@@ -190,6 +188,21 @@ def begin_round(ctx: Any, target: str, arguments: Any, params: dict[str, Any]) -
     rnd = Round(ctx.server.sealer, ctx.method, target, arguments, params, ctx.principal)
     ctx._round = rnd
     return rnd
+
+
+async def in_rounds(
+    ctx: Any, target: str, arguments: Any, params: dict[str, Any],
+    work: Callable[[], Awaitable[dict[str, Any]]],
+) -> dict[str, Any]:
+    """Serve one `tools/call`, `prompts/get` or `resources/read` as a round: begin it (a bad
+    presented state is refused before the handler runs), then run `work` for the method's
+    result; when the handler still needs input, the result is the round's
+    `InputRequiredResult` instead (never a cacheable one, MRTR-20)."""
+    rnd = begin_round(ctx, target, arguments, params)
+    try:
+        return await work()
+    except InputRequired:
+        return rnd.input_required()
 
 
 class _Ledger:

@@ -1,18 +1,24 @@
-"""Registered prompts: definitions, argument checks and message conversion for `prompts/get`."""
+"""Registered prompts: definitions, argument checks and message conversion, `prompts/list` and
+`prompts/get`."""
 
 from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from mcpkit.errors import InvalidParamsError
 from mcpkit.schema import Signature, derive_signature
 from mcpkit.server.content import ContentBlock, is_content_block, text_block
-from mcpkit.server.context import Context
+from mcpkit.server.context import Context, inject
+from mcpkit.server.listing import page, require
+from mcpkit.server.mrtr import in_rounds
+from mcpkit.server.threads import invoke
+from mcpkit.types.constants import Method
 
-__all__ = ["Message", "Prompt", "build_prompt", "prompt_messages"]
+__all__ = ["Message", "Prompt", "build_prompt", "get_prompt", "list_prompts", "prompt_messages"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,3 +123,34 @@ def prompt_messages(value: Any) -> list[dict[str, Any]]:
                 out.append(Message("user", item).to_wire())
         return out
     raise TypeError(f"a prompt must return text, messages or content, not {type(value).__name__}")
+
+
+async def list_prompts(params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+    server = ctx.server
+    require(server, "prompts", Method.PROMPTS_LIST)
+    return page(server, "prompts", "prompts", params,
+                lambda: [p.definition for p in server.prompts.values()])
+
+
+async def get_prompt(params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+    """`prompts/get`: the named prompt's messages for its checked arguments."""
+    require(ctx.server, "prompts", Method.PROMPTS_GET)
+    name = params.get("name")
+    if type(name) is not str:
+        raise InvalidParamsError("prompts/get: params.name must be the prompt's name")
+    prompt = ctx.server.prompts.get(name)
+    if prompt is None:
+        raise InvalidParamsError(f"Unknown prompt: {name!r}", {"name": name})
+    kwargs = check_arguments(prompt, params.get("arguments"))
+    if prompt.signature.injected:
+        inject(prompt.signature.injected, kwargs, ctx)
+    return await in_rounds(ctx, name, params.get("arguments"), params,
+                           partial(_get, prompt, kwargs))
+
+
+async def _get(prompt: Prompt, kwargs: dict[str, Any]) -> dict[str, Any]:
+    value = await invoke(prompt.fn, prompt.is_async, kwargs)
+    result: dict[str, Any] = {"resultType": "complete", "messages": prompt_messages(value)}
+    if prompt.definition.get("description"):
+        result["description"] = prompt.definition["description"]
+    return result

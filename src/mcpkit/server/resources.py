@@ -1,7 +1,8 @@
 """Registered resources and resource templates: definitions, `resources/*` and URI matching.
 
 A static resource is found by an exact dict lookup; templates (RFC 6570 `{var}` and `{+var}`)
-are compiled to regular expressions at registration and tried in registration order.
+are compiled to regular expressions at registration and tried in registration order. The
+methods (`resources/list`, `resources/templates/list`, `resources/read`) are at the end.
 """
 
 from __future__ import annotations
@@ -10,14 +11,32 @@ import inspect
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from functools import partial
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
+from mcpkit.errors import InvalidParamsError, MethodNotFoundError, ResourceNotFoundError
 from mcpkit.schema import Signature, derive_signature, output_to_json
 from mcpkit.server.content import Blob, blob_block, json_text
-from mcpkit.server.context import Context
+from mcpkit.server.context import Context, inject
+from mcpkit.server.listing import page
+from mcpkit.server.mrtr import in_rounds
+from mcpkit.server.threads import invoke
+from mcpkit.types.constants import Method
 
-__all__ = ["CacheHint", "Resource", "ResourceTemplate", "UriTemplate", "read_contents"]
+if TYPE_CHECKING:
+    from mcpkit.server.server import Server
+
+__all__ = [
+    "CacheHint",
+    "Resource",
+    "ResourceTemplate",
+    "UriTemplate",
+    "list_resources",
+    "list_templates",
+    "read_contents",
+    "read_resource",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,3 +203,58 @@ def read_contents(uri: str, mime_type: str | None, value: Any) -> list[dict[str,
         return [v.contents() for v in value]
     text = json_text(output_to_json(value))
     return [{"uri": uri, "mimeType": mime_type or "application/json", "text": text}]
+
+
+def _require(server: Server, method: str) -> None:
+    if not server.resources and not server.templates:
+        raise MethodNotFoundError(
+            f"Method not found: {method} (this server offers no resources)", {"method": method}
+        )
+
+
+async def list_resources(params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+    server = ctx.server
+    _require(server, Method.RESOURCES_LIST)
+    return page(server, "resources", "resources", params,
+                lambda: [r.definition for r in server.resources.values()])
+
+
+async def list_templates(params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+    server = ctx.server
+    _require(server, Method.RESOURCES_TEMPLATES_LIST)
+    return page(server, "templates", "resourceTemplates", params,
+                lambda: [t.definition for t in server.templates])
+
+
+async def read_resource(params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+    """`resources/read`: the resource of that URI, or the first template matching it."""
+    server = ctx.server
+    _require(server, Method.RESOURCES_READ)
+    uri = params.get("uri")
+    if type(uri) is not str:
+        raise InvalidParamsError("resources/read: params.uri must be a string")
+    kwargs: dict[str, Any]
+    entry: Any = server.resources.get(uri)
+    if entry is not None:
+        kwargs = {}
+    else:
+        for template in server.templates:
+            found = template.template.match(uri)
+            if found is not None:
+                entry, kwargs = template, found
+                break
+        else:
+            raise ResourceNotFoundError(uri)
+    if entry.signature.injected:
+        inject(entry.signature.injected, kwargs, ctx)
+    return await in_rounds(ctx, uri, None, params, partial(_read, server, entry, uri, kwargs))
+
+
+async def _read(server: Server, entry: Readable, uri: str, kwargs: dict[str, Any]
+                ) -> dict[str, Any]:
+    value = await invoke(entry.fn, entry.is_async, kwargs)
+    if value is None:
+        raise ResourceNotFoundError(uri)
+    result = {"resultType": "complete", "contents": read_contents(uri, entry.mime_type, value)}
+    cache: CacheHint = entry.cache or server.options.read_cache
+    return cache.apply(result)

@@ -2,8 +2,8 @@
 
 Registration (`add_tool`, `add_resource`, `add_resource_template`, `add_prompt`,
 `set_completion`, with decorators as sugar) builds every wire definition once. `handle` serves
-one modern request and returns its response message; `call` is the same without the JSON-RPC
-wrapping, for the legacy adapter. The methods themselves live in `mcpkit.server.methods`.
+one modern request and returns its response message. The routing and the exception boundary
+live in `mcpkit.server.dispatch`, each method beside what it serves (`tools.py`, ...).
 """
 
 from __future__ import annotations
@@ -16,7 +16,9 @@ from typing import TYPE_CHECKING, Any, TypeVar, Unpack
 
 from mcpkit.protocol.framing import DEFAULT_MAX_MESSAGE_BYTES
 from mcpkit.server.context import Notify
-from mcpkit.server.methods import serve as _serve
+from mcpkit.server.dispatch import call as _call
+from mcpkit.server.dispatch import routes
+from mcpkit.server.dispatch import serve as _serve
 from mcpkit.server.mrtr import Sealer
 from mcpkit.server.prompts import Prompt, build_prompt
 from mcpkit.server.resources import (
@@ -105,9 +107,8 @@ class Server:
         self.generation = 0
         """Bumped on every registration change; list caches and cursors are keyed by it."""
         self._cache: dict[Any, dict[str, Any]] = {}
-        from mcpkit.server.methods import method_table
-
-        self._methods = method_table(self)
+        self._routes = routes()
+        """Method name -> the function serving it, built once from the method registry."""
 
     # -- registration -------------------------------------------------------------------
 
@@ -318,7 +319,8 @@ class Server:
         """Serve one modern request: await it for the JSON-RPC response message (it never
         raises). A plain method handing back the core's coroutine, so a request pays for no
         extra frame or import here (measured: 2 µs of 35 per HTTP request)."""
-        return _serve(self, request, notify, principal)
+        return _serve(request, _call(self, request.method, request.params, request.id, notify,
+                                     principal))
 
     def asgi(self, options: Any = None, **settings: Any) -> Any:
         """This server as a plain ASGI application speaking Streamable HTTP (both eras).

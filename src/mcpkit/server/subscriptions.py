@@ -1,4 +1,4 @@
-"""Change events and their fan-out to `subscriptions/listen` streams.
+"""Change events, their fan-out, and the `subscriptions/listen` method that streams them.
 
 Application code announces changes (`Server.notify_tools_changed()` and friends); a `Broker`
 carries each `Change` to every open listen stream, which forwards only what its filter asked
@@ -12,13 +12,16 @@ import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from mcpkit.errors import InvalidParamsError
+from mcpkit.errors import InternalError, InvalidParamsError
 from mcpkit.protocol.codec import RequestId, notification_message
 from mcpkit.types.constants import SUBSCRIPTION_ID_KEY, Method
 
-__all__ = ["Broker", "Change", "ListenFilter", "LocalBroker"]
+if TYPE_CHECKING:
+    from mcpkit.server.context import Context
+
+__all__ = ["Broker", "Change", "ListenFilter", "LocalBroker", "listen"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,3 +150,31 @@ class ListenFilter:
             method = next(m for k, m in _LIST_FLAGS.values() if k == change.kind)
             return notification_message(method, {"_meta": meta})
         return None
+
+
+async def listen(params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+    """`subscriptions/listen`: acknowledge, then stream the changes the filter asked for until
+    the broker closes (server shutdown); the result ends the stream."""
+    server = ctx.server
+    filt = ListenFilter.parse(params, server.capabilities())
+    notify = ctx._notify
+    if notify is None:
+        raise InternalError("subscriptions/listen needs a transport that can stream")
+    sub_id = ctx.request_id
+    assert sub_id is not None
+    async with server.broker.subscribe() as changes:
+        await notify(
+            {
+                "jsonrpc": "2.0",
+                "method": Method.SUBSCRIPTIONS_ACKNOWLEDGED,
+                "params": {
+                    "_meta": {SUBSCRIPTION_ID_KEY: sub_id},
+                    "notifications": filt.acknowledged(),
+                },
+            }
+        )
+        async for change in changes:
+            message = filt.message_for(change, sub_id)
+            if message is not None:
+                await notify(message)
+    return {"resultType": "complete", "_meta": {SUBSCRIPTION_ID_KEY: sub_id}}

@@ -17,7 +17,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["WorkerPool", "run_in_worker"]
+__all__ = ["WorkerPool", "invoke", "run_in_worker"]
 
 _Item = tuple[asyncio.AbstractEventLoop, "asyncio.Future[Any]", Callable[[], Any]]
 
@@ -90,3 +90,10 @@ async def run_in_worker(fn: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
     """Call `fn(**kwargs)` in a worker thread with the caller's context variables."""
     ctx = contextvars.copy_context()
     return await _pool.submit(lambda: ctx.run(fn, **kwargs))
+
+
+async def invoke(fn: Callable[..., Any], is_async: bool, kwargs: dict[str, Any]) -> Any:
+    """Call a handler: async ones on the loop, plain ones in a worker thread."""
+    if is_async:
+        return await fn(**kwargs)
+    return await run_in_worker(fn, kwargs)

@@ -1,8 +1,9 @@
 """Registered tools: their definitions, `tools/list` and `tools/call`.
 
-A tool's wire definition, its argument validator and its output conversion are all built once,
-when it is registered; `tools/call` then costs a dict lookup, the compiled validation and the
-call itself, however many tools there are.
+A tool's wire definition, its argument validator, its output conversion and the table of its
+`x-mcp-header` parameters (which Streamable HTTP checks against the mirrored headers) are all
+built once, when it is registered; `tools/call` then costs a dict lookup, the compiled
+validation and the call itself, however many tools there are.
 """
 
 from __future__ import annotations
@@ -11,8 +12,9 @@ import inspect
 import logging
 import re
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, TypedDict, Unpack
 
 from mcpkit.errors import InternalError, InvalidParamsError, ToolError
@@ -26,9 +28,14 @@ from mcpkit.schema import (
     output_to_json,
 )
 from mcpkit.server.content import ContentBlock, ToolResult, json_text, text_block, to_content
-from mcpkit.server.context import Context
+from mcpkit.server.context import Context, inject
+from mcpkit.server.handles import HandleError
+from mcpkit.server.listing import page, require
+from mcpkit.server.mrtr import in_rounds
+from mcpkit.server.threads import invoke
+from mcpkit.types.constants import SERVER_INFO_KEY, Method
 
-__all__ = ["Tool", "ToolOptions", "build_tool", "call_result"]
+__all__ = ["Tool", "ToolOptions", "build_tool", "call_result", "call_tool", "list_tools"]
 
 log = logging.getLogger("mcpkit.server")
 
@@ -43,6 +50,8 @@ class Tool:
     definition: dict[str, Any]
     is_async: bool
     check_output: Callable[[Any], None] | None
+    header_params: dict[str, tuple[str, ...]]
+    """Its `x-mcp-header` table: header name -> property path (empty when it declares none)."""
 
 
 class ToolOptions(TypedDict, total=False):
@@ -91,7 +100,7 @@ def build_tool(
     if schema.get("type") != "object":
         raise ValueError(f"tool {tool_name!r}: inputSchema must have \"type\": \"object\" at its root")
     try:
-        header_params(schema)
+        headers = header_params(schema)
     except ValueError as exc:
         raise ValueError(f"tool {tool_name!r}: {exc}") from None
     definition: dict[str, Any] = {"name": tool_name}
@@ -121,6 +130,7 @@ def build_tool(
         definition,
         inspect.iscoroutinefunction(fn),
         check_output,
+        headers,
     )
 
 
@@ -238,3 +248,41 @@ def arguments_of(tool: Tool, params: Mapping[str, Any]) -> dict[str, Any] | dict
         return tool.signature.validate(args)
     except ArgumentsError as exc:
         raise ToolError(f"Invalid arguments for tool {tool.name!r}: {exc}") from None
+
+
+async def list_tools(params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+    server = ctx.server
+    require(server, "tools", Method.TOOLS_LIST)
+    return page(server, "tools", "tools", params,
+                lambda: [t.definition for t in server.tools.values()])
+
+
+def call_tool(params: dict[str, Any], ctx: Context) -> Awaitable[dict[str, Any]]:
+    """`tools/call`: the named tool on its checked arguments, as a CallToolResult.
+
+    A plain function handing back the coroutine that runs the tool, so the call every tool
+    takes costs one coroutine, not two; an unknown tool is refused before any is made.
+    """
+    require(ctx.server, "tools", Method.TOOLS_CALL)
+    tool = lookup(ctx.server.tools, params)
+    if tool.signature.injected:
+        # Only a tool that takes the Context can ask, so only then is there a round to keep.
+        return in_rounds(ctx, tool.name, params.get("arguments"), params,
+                         partial(_run, tool, params, ctx))
+    return _run(tool, params, ctx)
+
+
+async def _run(tool: Tool, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+    try:
+        kwargs = arguments_of(tool, params)
+        injected = tool.signature.injected
+        if injected:
+            inject(injected, kwargs, ctx)
+        value = await invoke(tool.fn, tool.is_async, kwargs)
+    except (ToolError, HandleError) as exc:
+        return error_result(str(exc) or f"tool {tool.name!r} failed")
+    result = call_result(tool, value)
+    meta = result.get("_meta")
+    if meta is not None and SERVER_INFO_KEY not in meta:
+        result["_meta"] = {**meta, **ctx.server.result_meta}
+    return result

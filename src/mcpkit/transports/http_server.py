@@ -43,17 +43,12 @@ from mcpkit.protocol.http import (
     is_json_content,
     read_headers,
 )
-from mcpkit.protocol.mcp_headers import header_params
 from mcpkit.store.events import EventStore
 from mcpkit.store.sessions import MemorySessionStore, SessionStore
 from mcpkit.transports.http_exchange import Exchange, Watchlist, plain_response
 from mcpkit.transports.http_sessions import LegacyEndpoint
-from mcpkit.types.constants import (
-    LEGACY_ONLY_METHODS,
-    MODERN_VERSION,
-    SUPPORTED_VERSIONS,
-    Method,
-)
+from mcpkit.types.constants import MODERN_VERSION, SUPPORTED_VERSIONS, Method
+from mcpkit.types.methods import METHODS
 
 __all__ = ["HTTPApp", "HTTPOptions", "parse_address", "run_http"]
 
@@ -67,6 +62,9 @@ _JSON_TYPE: Final = (b"content-type", b"application/json")
 _ALLOW_MODERN: Final = [(b"allow", b"POST")]
 _ALLOW_LEGACY: Final = [(b"allow", b"GET, POST, DELETE")]
 _END: Final = {"type": "http.response.body", "body": b"", "more_body": False}
+_LEGACY_ONLY: Final = frozenset(
+    name for name, m in METHODS.items() if m.is_request and m.by_client and not m.modern)
+"""Requests the modern era removed: unknown (-32601) on a modern request."""
 
 
 class _Sent:
@@ -199,8 +197,6 @@ class HTTPApp:
             if options.legacy else None
         )
         self._watchlist = Watchlist()
-        self._params_gen = -1
-        self._params: dict[str, dict[str, tuple[str, ...]]] = {}
 
     # -- ASGI ---------------------------------------------------------------------------------
 
@@ -361,7 +357,7 @@ class HTTPApp:
             return 406, InvalidRequestError(
                 f"Not Acceptable: {method} answers application/json or text/event-stream; "
                 "send Accept: application/json, text/event-stream")
-        if method in LEGACY_ONLY_METHODS:
+        if method in _LEGACY_ONLY:
             return 404, MethodNotFoundError(
                 f"Method not found: {method} belongs to the initialize era; this request "
                 f"declared {MODERN_VERSION} (supported: {', '.join(SUPPORTED_VERSIONS)}; a "
@@ -377,24 +373,15 @@ class HTTPApp:
         return None
 
     def _tool_params(self, request: Request) -> dict[str, tuple[str, ...]] | None:
-        """The `x-mcp-header` table of the tool a `tools/call` names, built once per tool."""
+        """The `x-mcp-header` table of the tool a `tools/call` names, as the tool was
+        registered with it (`Tool.header_params`)."""
         if request.method != Method.TOOLS_CALL or request.params is None:
             return None
         name = request.params.get("name")
         if type(name) is not str:
             return None
-        server = self.server
-        if server.generation != self._params_gen:
-            self._params.clear()
-            self._params_gen = server.generation
-        table = self._params.get(name)
-        if table is None:
-            tool = server.tools.get(name)
-            if tool is None:
-                return None  # unknown tools are the method's to report
-            table = header_params(tool.definition["inputSchema"])
-            self._params[name] = table
-        return table
+        tool = self.server.tools.get(name)
+        return None if tool is None else tool.header_params  # unknown: the method reports it
 
 
 async def _too_large(send: Send, size: int, limit: int) -> None:

@@ -1,11 +1,13 @@
-"""Method names, `_meta` keys, header names and protocol versions, each defined once."""
+"""Method names, `_meta` keys, header names and protocol versions, each defined once.
+
+What is known about each method (its types, eras, whether it may ask) is `mcpkit.types.methods`.
+"""
 
 from typing import Final
 
 __all__ = [
     "CLIENT_CAPABILITIES_KEY",
     "CLIENT_INFO_KEY",
-    "LEGACY_ONLY_METHODS",
     "LEGACY_VERSIONS",
     "LOG_LEVELS",
     "LOG_LEVEL_KEY",
@@ -79,12 +81,6 @@ class Method:
     UNSUBSCRIBE: Final = "resources/unsubscribe"
     ROOTS_LIST_CHANGED: Final = "notifications/roots/list_changed"
     ELICITATION_COMPLETE: Final = "notifications/elicitation/complete"
-
-
-LEGACY_ONLY_METHODS: Final = frozenset(
-    {Method.INITIALIZE, Method.PING, Method.SET_LEVEL, Method.SUBSCRIBE, Method.UNSUBSCRIBE}
-)
-"""Methods the modern era removed: unknown (-32601) on a modern request."""
 
 
 class Header:

@@ -1,0 +1,70 @@
+"""`completion/complete`: the application's completion handler, its request and its answer.
+
+The request's `ref` and `argument` are checked here before the handler sees them, and what the
+handler returns (a list of values, or a dict with `total`/`hasMore`) becomes the result's
+`completion`, cut at the 100 values a result may carry.
+
+Imports `mcpkit.errors` and `mcpkit.types`; the `Context` only for its type.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from mcpkit.errors import InvalidParamsError, MethodNotFoundError
+from mcpkit.types.constants import Method
+
+if TYPE_CHECKING:
+    from mcpkit.server.context import Context
+
+__all__ = ["complete", "completion_of"]
+
+
+async def complete(params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+    server = ctx.server
+    handler = server.completion
+    if handler is None:
+        raise MethodNotFoundError(
+            "Method not found: completion/complete (this server offers no completions)",
+            {"method": Method.COMPLETE},
+        )
+    ref, argument = params.get("ref"), params.get("argument")
+    if type(ref) is not dict or ref.get("type") not in ("ref/prompt", "ref/resource"):
+        raise InvalidParamsError(
+            'completion/complete: params.ref must be {"type": "ref/prompt", "name": ...} '
+            'or {"type": "ref/resource", "uri": ...}'
+        )
+    if ref["type"] == "ref/prompt" and ref.get("name") not in server.prompts:
+        raise InvalidParamsError(f"completion/complete: unknown prompt {ref.get('name')!r}")
+    if (
+        type(argument) is not dict
+        or type(argument.get("name")) is not str
+        or type(argument.get("value")) is not str
+    ):
+        raise InvalidParamsError(
+            'completion/complete: params.argument must be {"name": str, "value": str}'
+        )
+    context = params.get("context") or {}
+    outcome = handler(ref, argument, context)
+    if asyncio.iscoroutine(outcome):
+        outcome = await outcome
+    return {"resultType": "complete", "completion": completion_of(outcome)}
+
+
+def completion_of(outcome: Any) -> dict[str, Any]:
+    """`completion` of a CompleteResult: from a list of values or a dict with total/hasMore."""
+    if outcome is None:
+        return {"values": []}
+    if isinstance(outcome, dict):
+        values = list(outcome.get("values", []))
+        extra = {k: outcome[k] for k in ("total", "hasMore") if k in outcome}
+    else:
+        values, extra = list(outcome), {}
+    if not all(isinstance(v, str) for v in values):
+        raise TypeError("completion values must be strings")
+    if len(values) > 100:
+        extra.setdefault("total", len(values))
+        extra["hasMore"] = True
+        values = values[:100]
+    return {"values": values, **extra}

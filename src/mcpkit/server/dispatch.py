@@ -1,0 +1,119 @@
+"""Routing a modern request to the function that serves it, and the ONE exception boundary.
+
+`serve` is where every exception becomes a JSON-RPC error: `RPCError`s as themselves (or as
+the caller's `errors` mapping makes them: the legacy adapter's codes), anything unexpected as
+-32603 with the traceback logged to stderr and never sent. It is handed the work to do (an
+awaitable), so it knows nothing of who does it: `Server.handle` passes `call` on the modern
+request, the legacy adapter its own exchange.
+
+`call` checks the envelope (`_meta`), finds the method in the server's routes, builds the
+`Context` and returns the method's result, adding `serverInfo` where the method did not. The
+routes are built once per server by `routes`: every modern request a client sends, as
+`mcpkit.types.methods.METHODS` lists them, with the function serving it, which lives beside what
+it serves (`tools.py`, `resources.py`, `prompts.py`, `discover.py`, `completion.py`,
+`subscriptions.py`).
+
+Imports `mcpkit.protocol`, `mcpkit.errors`, `mcpkit.types` and the server's own modules; the
+`Server` only for its type.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Final
+
+from mcpkit.errors import InternalError, MethodNotFoundError, RPCError
+from mcpkit.protocol.codec import Request, RequestId, error_message, result_message
+from mcpkit.protocol.envelope import read_meta
+from mcpkit.server.completion import complete
+from mcpkit.server.context import Context, Notify
+from mcpkit.server.discover import discover
+from mcpkit.server.prompts import get_prompt, list_prompts
+from mcpkit.server.resources import list_resources, list_templates, read_resource
+from mcpkit.server.subscriptions import listen
+from mcpkit.server.tools import call_tool, list_tools
+from mcpkit.types.constants import Method
+from mcpkit.types.methods import METHODS
+
+if TYPE_CHECKING:
+    from mcpkit.server.server import Server
+
+__all__ = ["SERVED_BY", "Handler", "Work", "call", "routes", "serve"]
+
+log = logging.getLogger("mcpkit.server")
+
+Handler = Callable[[dict[str, Any], Context], Awaitable[dict[str, Any]]]
+"""A method: the request's params and its `Context` -> the result; raises RPCError."""
+
+Work = Awaitable[dict[str, Any]]
+"""What `serve` awaits for one request: the result, or an exception to turn into an error."""
+
+SERVED_BY: Final[Mapping[str, Handler]] = MappingProxyType({
+    Method.DISCOVER: discover,
+    Method.TOOLS_LIST: list_tools,
+    Method.TOOLS_CALL: call_tool,
+    Method.RESOURCES_LIST: list_resources,
+    Method.RESOURCES_TEMPLATES_LIST: list_templates,
+    Method.RESOURCES_READ: read_resource,
+    Method.PROMPTS_LIST: list_prompts,
+    Method.PROMPTS_GET: get_prompt,
+    Method.COMPLETE: complete,
+    Method.SUBSCRIPTIONS_LISTEN: listen,
+})
+"""The function serving each modern request a client may send."""
+
+
+def routes() -> dict[str, Handler]:
+    """Method name -> handler, for one server: the modern requests a client sends."""
+    return {
+        name: SERVED_BY[name]
+        for name, info in METHODS.items()
+        if info.is_request and info.by_client and info.modern
+    }
+
+
+def error_of(exc: RPCError) -> dict[str, Any]:
+    return exc.to_error()
+
+
+async def serve(
+    request: Request,
+    work: Work,
+    *,
+    errors: Callable[[RPCError], dict[str, Any]] = error_of,
+) -> dict[str, Any]:
+    """Await `work` for `request` and return its response message; never raises (but for
+    cancel). An awaitable rather than a function to call, so a request pays for no extra
+    object on its way in (`Server.handle` is on every request's path)."""
+    try:
+        result = await work
+    except RPCError as exc:
+        return error_message(request.id, errors(exc))
+    except Exception:
+        log.exception("internal error while serving %s (id %r)", request.method, request.id)
+        return error_message(
+            request.id, InternalError(f"Internal error while serving {request.method}").to_error()
+        )
+    return result_message(request.id, result)
+
+
+async def call(
+    server: Server,
+    method: str,
+    params: dict[str, Any] | None,
+    request_id: RequestId | None,
+    notify: Notify | None,
+    principal: Any = None,
+) -> dict[str, Any]:
+    """Check the envelope, route, and return the modern result; raises RPCError."""
+    meta = read_meta(method, params)
+    handler = server._routes.get(method)
+    if handler is None:
+        raise MethodNotFoundError(f"Method not found: {method}", {"method": method})
+    ctx = Context(server, method, request_id, meta, notify, principal)
+    result = await handler(params, ctx)  # type: ignore[arg-type]
+    if "_meta" not in result:
+        result["_meta"] = server.result_meta
+    return result
