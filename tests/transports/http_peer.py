@@ -3,6 +3,7 @@ that checks every message the server sends against the official schema of its re
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import re
@@ -405,3 +406,33 @@ class Peer:
         assert (await self.post(note, mirror=False)).status == 202
         result: dict[str, Any] = reply.message["result"]
         return result
+
+
+# -- raw HTTP/1.1, for what an HTTP client library will not send ---------------------------------
+
+def head(port: int, *lines: str) -> bytes:
+    """A POST's request head: the given header lines after the usual ones."""
+    return ("\r\n".join(["POST /mcp HTTP/1.1", f"Host: 127.0.0.1:{port}",
+                         "Content-Type: application/json", "MCP-Protocol-Version: 2026-07-28",
+                         *lines]) + "\r\n\r\n").encode("latin-1")
+
+
+def chunk(data: bytes) -> bytes:
+    return b"%x\r\n%s\r\n" % (len(data), data)
+
+
+async def read_response(
+    reader: asyncio.StreamReader, timeout: float = 10.0
+) -> tuple[int, dict[str, str], bytes]:
+    """One HTTP/1.1 response with a Content-Length body: (status, headers, body)."""
+    async def read() -> tuple[int, dict[str, str], bytes]:
+        status_line = await reader.readline()
+        assert status_line.startswith(b"HTTP/1.1 "), status_line
+        headers: dict[str, str] = {}
+        while (line := await reader.readline()) not in (b"\r\n", b""):
+            name, _, value = line.decode("latin-1").partition(":")
+            headers[name.strip().lower()] = value.strip()
+        body = await reader.readexactly(int(headers.get("content-length", "0")))
+        return int(status_line.split()[1]), headers, body
+
+    return await asyncio.wait_for(read(), timeout)

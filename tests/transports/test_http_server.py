@@ -6,11 +6,22 @@ import asyncio
 import signal
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 import orjson
 import pytest
-from http_peer import FEATURES, Peer, Reply, ServerProcess, mirrored, raw_post
+from http_peer import (
+    FEATURES,
+    Peer,
+    Reply,
+    ServerProcess,
+    chunk,
+    head,
+    mirrored,
+    raw_post,
+    read_response,
+)
 from wire import MODERN, check_server_message
 
 from mcpkit.protocol.http import STATUS_BY_CODE
@@ -350,16 +361,25 @@ async def test_an_oversized_body_is_refused_before_it_is_read(features: ServerPr
 
 
 async def test_a_chunked_body_over_the_limit_is_refused(peer: Peer) -> None:
-    async def chunks() -> AsyncIterator[bytes]:
-        yield b'{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "x": "'
-        for _ in range(5):
-            yield b"a" * (1024 * 1024)
-        yield b'"}'
-
-    response = await peer.client.post(peer.url, content=chunks(), headers={
-        "Content-Type": "application/json", "MCP-Protocol-Version": "2026-07-28"})
-    assert response.status_code == 413
-    assert "limit is 4194304 bytes" in response.json()["error"]["message"]
+    """The real server's default limit, over a raw socket: the body goes just past 4 MiB and is
+    never ended, so the 413 is the server's doing and no upload races the answer."""
+    port = urlsplit(peer.url).port
+    assert port is not None
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    try:
+        writer.write(head(port, "Transfer-Encoding: chunked")
+                     + chunk(b'{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "x": "'))
+        for _ in range(4):
+            writer.write(chunk(b"a" * (1024 * 1024)))
+            await writer.drain()
+        status, headers, body = await read_response(reader)
+    finally:
+        writer.close()
+    assert status == 413 and headers["connection"] == "close"
+    message = orjson.loads(body)
+    check_server_message(MODERN, message, None)
+    assert "limit is 4194304 bytes" in message["error"]["message"]
+    assert (await call(peer, "count", {"steps": 1})).status == 200  # still serving
 
 
 # -- JSON or SSE --------------------------------------------------------------------------------

@@ -20,7 +20,7 @@ from typing import Any
 import httpx
 import orjson
 import pytest
-from http_peer import FEATURES, Peer, ServerProcess
+from http_peer import FEATURES, Peer, ServerProcess, chunk, head, read_response
 from resume_peer import serving
 from resume_server import Gates
 from wire import LEGACY, MODERN, check_server_message, meta
@@ -151,32 +151,6 @@ async def still_serving(url: str) -> None:
 
 
 # -- bare sockets ---------------------------------------------------------------------------------
-
-def head(port: int, *lines: str) -> bytes:
-    """A POST's request head: the given header lines after the usual ones."""
-    return ("\r\n".join(["POST /mcp HTTP/1.1", f"Host: 127.0.0.1:{port}",
-                         "Content-Type: application/json", "MCP-Protocol-Version: 2026-07-28",
-                         *lines]) + "\r\n\r\n").encode("latin-1")
-
-
-def chunk(data: bytes) -> bytes:
-    return b"%x\r\n%s\r\n" % (len(data), data)
-
-
-async def read_response(reader: asyncio.StreamReader) -> tuple[int, dict[str, str], bytes]:
-    """One HTTP/1.1 response with a Content-Length body: (status, headers, body)."""
-    async def read() -> tuple[int, dict[str, str], bytes]:
-        status_line = await reader.readline()
-        assert status_line.startswith(b"HTTP/1.1 "), status_line
-        headers: dict[str, str] = {}
-        while (line := await reader.readline()) not in (b"\r\n", b""):
-            name, _, value = line.decode("latin-1").partition(":")
-            headers[name.strip().lower()] = value.strip()
-        body = await reader.readexactly(int(headers.get("content-length", "0")))
-        return int(status_line.split()[1]), headers, body
-
-    return await asyncio.wait_for(read(), TIMEOUT)
-
 
 def refusal(body: bytes) -> dict[str, Any]:
     """The JSON-RPC error of a refusal: no id (the request was never read), code -32600."""
