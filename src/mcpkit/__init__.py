@@ -23,19 +23,21 @@ if TYPE_CHECKING:
         SamplingHandler,
     )
     from mcpkit.errors import (
+        HandleError,
         InvalidParamsError,
         MCPError,
         MethodNotFoundError,
+        ProtocolViolation,
         ResourceNotFoundError,
         RPCError,
         ToolError,
+        TransportError,
         URLElicitationRequiredError,
     )
     from mcpkit.schema import Param
     from mcpkit.server.asking import Elicit, Elicited, ElicitURL, ListRoots, Sample, Sampled
     from mcpkit.server.content import Audio, Blob, Image, ResourceLink, Text, ToolResult
     from mcpkit.server.context import Context
-    from mcpkit.server.handles import HandleError
     from mcpkit.server.prompts import Message
     from mcpkit.server.resources import CacheHint
     from mcpkit.server.server import Server, ServerOptions
@@ -67,6 +69,7 @@ __all__ = [
     "MethodNotFoundError",
     "Param",
     "ProgressHandler",
+    "ProtocolViolation",
     "RPCError",
     "ResourceLink",
     "ResourceNotFoundError",
@@ -80,6 +83,7 @@ __all__ = [
     "Text",
     "ToolError",
     "ToolResult",
+    "TransportError",
     "URLElicitationRequiredError",
     "__version__",
 ]
@@ -94,7 +98,6 @@ _LAZY = {
     "ListRoots": "mcpkit.server.asking",
     "Sample": "mcpkit.server.asking",
     "Sampled": "mcpkit.server.asking",
-    "HandleError": "mcpkit.server.handles",
     "CacheHint": "mcpkit.server.resources",
     "Message": "mcpkit.server.prompts",
     "Param": "mcpkit.schema",
@@ -111,6 +114,9 @@ _LAZY = {
     "MethodNotFoundError": "mcpkit.errors",
     "ResourceNotFoundError": "mcpkit.errors",
     "URLElicitationRequiredError": "mcpkit.errors",
+    "TransportError": "mcpkit.errors",
+    "ProtocolViolation": "mcpkit.errors",
+    "HandleError": "mcpkit.errors",
     "Client": "mcpkit.client",
     "ClientOptions": "mcpkit.client",
     "InputRequest": "mcpkit.client",

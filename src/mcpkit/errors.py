@@ -7,7 +7,9 @@ MCPError                                   anything mcpkit raises on purpose
 │   ├── InvalidRequestError         -32600 JSON, but not a JSON-RPC request
 │   ├── MethodNotFoundError         -32601 unknown, removed or unadvertised method
 │   ├── InvalidParamsError          -32602 params (or `_meta`) do not fit the method
-│   │   └── ResourceNotFoundError   -32602 (legacy wire: -32002) with data.uri
+│   │   ├── ResourceNotFoundError   -32602 (legacy wire: -32002) with data.uri
+│   │   └── StateRejected           -32602 a sealed requestState or handle failed a check
+│   │       └── HandleError                a handle failed one (`isError` in tools/call)
 │   ├── InternalError               -32603 a bug or an unexpected failure; details stay in logs
 │   ├── HeaderMismatchError         -32020 an HTTP header disagrees with the body
 │   ├── MissingRequiredClientCapabilityError -32021 data.requiredCapabilities
@@ -15,13 +17,23 @@ MCPError                                   anything mcpkit raises on purpose
 │   └── URLElicitationRequiredError          -32042 (2025-11-25 only) data.elicitations
 ├── ToolError                              a tool failed: becomes `isError: true`, never a JSON-RPC error
 ├── TransportError                         the connection itself failed (closed, timed out, refused)
+│   └── RequestTimeoutError                no response in time (also a TimeoutError)
 ├── ProtocolViolation                      the peer broke the protocol (raised locally, never sent)
+│   └── FormSchemaError                    a server's requestedSchema is not a renderable form
+├── NoCommonVersionError                   the server speaks no version this client speaks
+├── InputRoundsExceededError               a call kept asking for input past the client's limit
+├── ElicitationAnswerError                 a host's answer does not fit the question; not sent
+│                                          (also a ValueError)
 └── AuthError                              authorization failed
 ```
 
 Errors that a peer sent us are built with `RPCError.from_wire`, so a caller catches the same
 class whichever side raised it; errors that only exist on this side (`TransportError`,
 `ProtocolViolation`) carry no code and cannot be mistaken for something the peer said.
+
+Every subclass of `MCPError` is defined here, whichever layer raises it, so the tree above is
+the whole of it (`tests/test_layering.py` checks); the modules that raise one also
+export it under their own name (`mcpkit.server.handles.HandleError`, ...).
 
 This module imports only the standard library and `mcpkit.types`.
 """
@@ -33,17 +45,24 @@ from typing import Any, ClassVar
 
 __all__ = [
     "AuthError",
+    "ElicitationAnswerError",
+    "FormSchemaError",
+    "HandleError",
     "HeaderMismatchError",
+    "InputRoundsExceededError",
     "InternalError",
     "InvalidParamsError",
     "InvalidRequestError",
     "MCPError",
     "MethodNotFoundError",
     "MissingRequiredClientCapabilityError",
+    "NoCommonVersionError",
     "ParseError",
     "ProtocolViolation",
     "RPCError",
+    "RequestTimeoutError",
     "ResourceNotFoundError",
+    "StateRejected",
     "ToolError",
     "TransportError",
     "URLElicitationRequiredError",
@@ -128,6 +147,22 @@ class ResourceNotFoundError(InvalidParamsError):
         self.uri = uri
 
 
+class StateRejected(InvalidParamsError):
+    """A sealed token failed a check; nothing of it may be used.
+
+    `reason` is one of: malformed, version, key, integrity, expired, principal, target,
+    arguments, replayed.
+    """
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message, {"reason": reason})
+        self.reason = reason
+
+
+class HandleError(StateRejected):
+    """A handle failed a check (malformed, key, integrity, expired, principal, target)."""
+
+
 class InternalError(RPCError):
     code = -32603
     default_message = "Internal error"
@@ -200,8 +235,33 @@ class TransportError(MCPError):
     """The connection failed: closed, refused, timed out or broken mid-stream."""
 
 
+class RequestTimeoutError(TransportError, TimeoutError):
+    """No response within the timeout; the request was cancelled on the wire."""
+
+
 class ProtocolViolation(MCPError):
     """The peer sent something the protocol forbids; raised on this side only."""
+
+
+class FormSchemaError(ProtocolViolation):
+    """A server's `requestedSchema` is not a form a client can render (ELIC-5)."""
+
+
+class NoCommonVersionError(MCPError):
+    """The server speaks no protocol version this client speaks (raised locally)."""
+
+
+class InputRoundsExceededError(MCPError):
+    """A call kept answering `input_required` past `ClientOptions.max_rounds`."""
+
+
+class ElicitationAnswerError(MCPError, ValueError):
+    """An elicitation answer that does not match the request; nothing was sent."""
+
+    def __init__(self, message: str, problems: Mapping[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.problems: dict[str, str] = dict(problems or {})
+        """Field name -> what is wrong with its value ("" for the answer as a whole)."""
 
 
 class AuthError(MCPError):

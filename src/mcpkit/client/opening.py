@@ -32,9 +32,7 @@ from mcpkit.client.era import (
     MODERN_CLIENT_VERSIONS,
     PROCESS_ERAS,
     Era,
-    EraCache,
     NoCommonVersionError,
-    Remembered,
     read_probe,
 )
 from mcpkit.client.legacy.adapter import LegacyAdapter
@@ -43,6 +41,7 @@ from mcpkit.client.options import ClientOptions, RequestTimeoutError
 from mcpkit.client.transport import ClientTransport, Connector, NotificationHandler, http_status
 from mcpkit.errors import ProtocolViolation, RPCError, TransportError
 from mcpkit.protocol.codec import notification_message
+from mcpkit.store.era_cache import EraCache, Remembered
 from mcpkit.types.constants import LEGACY_VERSIONS, SERVER_INFO_KEY, Method
 from mcpkit.types.era import LEGACY, MODERN
 

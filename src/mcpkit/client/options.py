@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from mcpkit.errors import MCPError, TransportError
+from mcpkit.errors import InputRoundsExceededError, RequestTimeoutError
 from mcpkit.types.constants import LEGACY_VERSION, LOG_LEVELS, TRACE_KEYS, Method
 
 __all__ = [
@@ -92,14 +92,6 @@ class ClientOptions:
                 "ClientOptions.url_elicitation_wait must be a number of seconds from 0 to 1e6, "
                 f"not {wait!r}"
             )
-
-
-class InputRoundsExceededError(MCPError):
-    """A call kept answering `input_required` past `ClientOptions.max_rounds`."""
-
-
-class RequestTimeoutError(TransportError, TimeoutError):
-    """No response within the timeout; the request was cancelled on the wire."""
 
 
 _TRACEPARENT = re.compile(r"^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$")

@@ -37,7 +37,7 @@ from typing import Any, Final
 
 import orjson
 
-from mcpkit.errors import InvalidParamsError
+from mcpkit.errors import StateRejected
 
 __all__ = [
     "FORMAT_VERSION",
@@ -71,18 +71,6 @@ _HAS_PRINCIPAL: Final = 1
 _KEY_SIZES: Final = (16, 24, 32)
 _InvalidTag: type[Exception] = Exception
 """cryptography's InvalidTag, bound when the first cipher is built (never at import)."""
-
-
-class StateRejected(InvalidParamsError):
-    """A sealed token failed a check; nothing of it may be used.
-
-    `reason` is one of: malformed, version, key, integrity, expired, principal, target,
-    arguments, replayed.
-    """
-
-    def __init__(self, reason: str, message: str) -> None:
-        super().__init__(message, {"reason": reason})
-        self.reason = reason
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,7 @@ not a permission: presenting someone else's handle gets `HandleError`, whose mes
 which check failed. In `tools/call` a `HandleError` becomes an `isError` result, so the
 model can recover (start a new cart); elsewhere it is -32602.
 
-Imports: `mcpkit.protocol.request_state`, `mcpkit.server.mrtr`.
+Imports: `mcpkit.errors`, `mcpkit.protocol.request_state`, `mcpkit.server.mrtr`.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from typing import Any, Final
 
 import orjson
 
+from mcpkit.errors import HandleError
 from mcpkit.protocol.request_state import (
     HANDLE,
     StateRejected,
@@ -33,10 +34,6 @@ DEFAULT_HANDLE_TTL: Final = 3600.0
 MAX_HANDLE_TTL: Final = 100 * 365.25 * 86400.0
 """The longest life a handle may be given; its expiry must fit the token's claims."""
 _NO_ARGUMENTS: Final = bytes(16)
-
-
-class HandleError(StateRejected):
-    """A handle failed a check (malformed, key, integrity, expired, principal, target)."""
 
 
 def _kind(kind: str) -> bytes:

@@ -5,7 +5,11 @@ single-use request states (`add` is the atomic "first one wins" that single use 
 also the seam through which shared backends (PostgreSQL, Redis) and the Tasks extension will
 plug in. Implementations: `MemoryStore` (one process), `SQLiteStore` (processes sharing a file).
 
-Imports: the standard library only; backends import their drivers themselves.
+Beside the seam, the other state kept for later: legacy HTTP sessions (`sessions.py`), their
+resumable SSE events (`events.py`) and the era a client decided for each server
+(`era_cache.py`).
+
+Imports: the standard library and `mcpkit.types`; backends import their drivers themselves.
 """
 
 from __future__ import annotations
