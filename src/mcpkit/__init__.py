@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from mcpkit._version import __version__
 
 if TYPE_CHECKING:
+    from mcpkit.app import Server
     from mcpkit.client import (
         Client,
         ClientOptions,
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
     from mcpkit.server.context import Context
     from mcpkit.server.prompts import Message
     from mcpkit.server.resources import CacheHint
-    from mcpkit.server.server import Server, ServerOptions
+    from mcpkit.server.server import ServerOptions
     from mcpkit.transports.http_client import HTTPConnector
     from mcpkit.transports.memory import InMemory
     from mcpkit.transports.stdio_client import StdioServer
@@ -89,7 +90,7 @@ __all__ = [
 ]
 
 _LAZY = {
-    "Server": "mcpkit.server.server",
+    "Server": "mcpkit.app",
     "ServerOptions": "mcpkit.server.server",
     "Context": "mcpkit.server.context",
     "Elicit": "mcpkit.server.asking",

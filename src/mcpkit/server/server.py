@@ -4,11 +4,13 @@ Registration (`add_tool`, `add_resource`, `add_resource_template`, `add_prompt`,
 `set_completion`, with decorators as sugar) builds every wire definition once. `handle` serves
 one modern request and returns its response message. The routing and the exception boundary
 live in `mcpkit.server.dispatch`, each method beside what it serves (`tools.py`, ...).
+
+This is the core class, and it knows no transport (the server layer sits below them). The
+`mcpkit.Server` applications import is its subclass in `mcpkit.app`, which adds `asgi()`.
 """
 
 from __future__ import annotations
 
-import importlib
 import time
 from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
@@ -321,17 +323,6 @@ class Server:
         extra frame or import here (measured: 2 µs of 35 per HTTP request)."""
         return _serve(request, _call(self, request.method, request.params, request.id, notify,
                                      principal))
-
-    def asgi(self, options: Any = None, **settings: Any) -> Any:
-        """This server as a plain ASGI application speaking Streamable HTTP (both eras).
-
-        Run it under any ASGI server, or mount it in Starlette/FastAPI. Settings are those of
-        `mcpkit.transports.http_server.HTTPOptions`, e.g. `allowed_hosts=("mcp.example.com",)`.
-        """
-        # Resolved when called, by name: the server layer never imports a transport, and a
-        # server that is not served over HTTP never loads it.
-        http_server = importlib.import_module("mcpkit.transports.http_server")
-        return http_server.HTTPApp(self, options, **settings)
 
     def __repr__(self) -> str:
         return f"Server({self.name!r}, {self.version!r})"

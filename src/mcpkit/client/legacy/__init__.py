@@ -14,3 +14,5 @@ import `completions.py` alone (the public `InputHandlers` carries the `Completio
 `Client(on_elicitation_complete=...)` is its handler). Nothing is imported here, so a module of
 it can be imported alone (`inputs.py` is imported by modules of it).
 """
+
+__all__: list[str] = []

@@ -1,0 +1,70 @@
+"""The declared public surface: every public module says what it exports, and what it says is
+there.
+
+A module whose name starts with an underscore is private to its package; every other module,
+and every package's `__init__.py`, defines `__all__`, so what a user may import is written down
+rather than implied by what a module happens to import.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+from pathlib import Path
+
+import pytest
+
+import mcpkit
+
+PACKAGE = Path(mcpkit.__file__).resolve().parent
+SOURCES = sorted(PACKAGE.rglob("*.py"))
+PUBLIC = [p for p in SOURCES if p.stem == "__init__" or not p.stem.startswith("_")]
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _defines_all(tree: ast.Module) -> bool:
+    for node in tree.body:
+        targets = node.targets if isinstance(node, ast.Assign) else (
+            [node.target] if isinstance(node, ast.AnnAssign) else [])
+        if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
+            return True
+    return False
+
+
+@pytest.mark.parametrize("path", PUBLIC, ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_every_public_module_defines_all(path: Path) -> None:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    assert _defines_all(tree), (
+        f"mcpkit/{path.relative_to(PACKAGE)} has no __all__: list what it exports, or name the "
+        "module with a leading underscore if it is private to its package"
+    )
+
+
+@pytest.mark.parametrize("path", PUBLIC, ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_every_name_a_module_exports_is_there(path: Path) -> None:
+    module = importlib.import_module(_module_name(path))
+    names = list(getattr(module, "__all__", []))
+    assert len(names) == len(set(names)), f"{module.__name__}.__all__ repeats a name"
+    missing = [n for n in names if not hasattr(module, n)]
+    assert not missing, f"{module.__name__}.__all__ names {missing}, which it does not define"
+
+
+@pytest.mark.parametrize("name", mcpkit.__all__)
+def test_every_public_name_of_mcpkit_imports(name: str) -> None:
+    # `from mcpkit import X` goes through the package's lazy __getattr__ for most names.
+    value = getattr(mcpkit, name)
+    assert value is not None and name in dir(mcpkit)
+
+
+def test_the_public_server_serves_over_http_and_is_the_core_server() -> None:
+    from mcpkit.server.server import Server as CoreServer
+    from mcpkit.transports.http_server import HTTPApp
+
+    server = mcpkit.Server("surface")
+    assert isinstance(server, CoreServer)
+    app = server.asgi()
+    assert isinstance(app, HTTPApp) and app.server is server
