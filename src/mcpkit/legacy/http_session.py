@@ -1,12 +1,13 @@
 """The rules of a 2025-11-25 session on Streamable HTTP, without I/O.
 
-What the ASGI glue (`mcpkit.transports.http_sessions`) asks before it sends a byte: how a
+What the ASGI glue (`mcpkit.transports.http_sessions`, `mcpkit.transports.http_legacy`) asks before it sends a byte: how a
 legacy POST that names no session is answered, when a request naming a session is refused
 (the session is gone, its version header is not of its era, its id is in use), when a GET is
 refused (no event stream in Accept, `Last-Event-ID` twice, a GET stream already open, an event
-id that cannot be resumed from), which sessions get priming events, and which requests change
-what a session remembers. Each refusal is a `Refusal`: the HTTP status, from the one status
-table (`mcpkit.protocol.http.Status`), and the error response to send.
+id that cannot be resumed from), which sessions get priming events, which requests change
+what a session remembers, and how an exchange an unexpected exception escaped is answered.
+Each refusal is a `Refusal` (`mcpkit.protocol.http_refusals`): the HTTP status, from the one
+status table (`mcpkit.protocol.http.Status`), and the error response to send.
 
 Legacy rules differ from the modern ones on purpose: handler errors travel with HTTP 200 (only
 the transport's own refusals carry a 4xx), a client disconnect does not cancel a request
@@ -16,12 +17,12 @@ the transport's own refusals carry a 4xx), a client disconnect does not cancel a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Final
 
-from mcpkit.errors import InvalidRequestError
+from mcpkit.errors import InternalError, InvalidRequestError
 from mcpkit.protocol.codec import Message, Notification, Request, RequestId
 from mcpkit.protocol.http import Status
+from mcpkit.protocol.http_refusals import Refusal
 from mcpkit.protocol.rejections import error_response, id_in_use
 from mcpkit.store.events import EventReplayError
 from mcpkit.types.constants import LEGACY_VERSION, LEGACY_VERSIONS, Method
@@ -31,6 +32,8 @@ __all__ = [
     "PRIMING_VERSIONS",
     "STATEFUL",
     "Refusal",
+    "escaped_answer",
+    "exchange_named",
     "get_refusal",
     "gets_priming",
     "id_in_use_refusal",
@@ -47,14 +50,6 @@ choke on an empty message, so their streams get ids on messages only and are nev
 
 STATEFUL: Final = frozenset(name for name, m in METHODS.items() if m.stateful)
 """Legacy requests that change what the session remembers (saved to the store after)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Refusal:
-    """An answer given instead of serving: the HTTP status and the message (None: no body)."""
-
-    status: int
-    message: dict[str, Any] | None = None
 
 
 def _bad_request(request_id: RequestId | None, message: str) -> dict[str, Any]:
@@ -131,3 +126,30 @@ def resume_refusal(exc: EventReplayError) -> Refusal:
     if exc.kind == "invalid":
         return Refusal(Status.BAD_REQUEST, _bad_request(None, f"Bad Request: {exc}"))
     return Refusal(Status.GONE, _bad_request(None, f"Gone: {exc}"))
+
+
+def exchange_named(what: str, message: Message | None) -> str:
+    """`what` (the kind of exchange) with the message it carried, for the log line of an
+    exception that escaped it; the id bounded: a peer may send a huge one."""
+    if isinstance(message, Request):
+        return f"{what} {message.method} (id {repr(message.id)[:64]})"
+    if isinstance(message, Notification):
+        return f"{what} {message.method}"
+    if message is not None:
+        return f"{what} a response"
+    return what
+
+
+def escaped_answer(message: Message | None, what: str) -> Refusal:
+    """The answer to a legacy exchange an unexpected exception escaped (`what`, named by
+    `exchange_named`): a -32603 error for a request, with HTTP 200 like every legacy request's
+    error (also the last event of its stream, when one had begun); 202 for a notification or a
+    response, for which no reply is due; and for GET and DELETE, which have no message to
+    answer, a 500 carrying a JSON-RPC error."""
+    if type(message) is Request:
+        return Refusal(Status.OK, error_response(message.id, InternalError(
+            f"Internal error while serving {message.method}")))
+    if message is None:
+        return Refusal(Status.INTERNAL_ERROR, error_response(None, InternalError(
+            f"Internal error while handling {what}")))
+    return Refusal(Status.ACCEPTED)

@@ -1,4 +1,5 @@
-"""The rules of Streamable HTTP that need no socket: which era a POST belongs to, which HTTP
+"""The rules of Streamable HTTP that need no socket: which era (and endpoint) an HTTP request
+belongs to, which HTTP
 status a JSON-RPC error travels with, content negotiation, and which `Host` and `Origin` values
 may reach the server.
 
@@ -55,6 +56,7 @@ __all__ = [
     "http_status",
     "is_json_content",
     "read_headers",
+    "route",
     "screen_tools",
 ]
 
@@ -135,6 +137,21 @@ def classify_era(session_id: bytes | None, version: bytes | None, message: Messa
     if version is not None and version.decode("latin-1").strip(" \t") not in LEGACY_VERSIONS:
         return MODERN
     return LEGACY
+
+
+def route(method: str, session_id: bytes | None, version: bytes | None,
+          message: Message | None) -> str:
+    """Which endpoint serves one HTTP request: the one decision of the era it belongs to.
+
+    A POST (its body decoded into `message`) by `classify_era`; a GET or DELETE naming a
+    session (`Mcp-Session-Id`) is `SESSION`'s; anything else is `MODERN`'s, whose endpoint
+    answers it with 405 (a modern client POSTs every message).
+    """
+    if method == "POST" and message is not None:
+        return classify_era(session_id, version, message)
+    if session_id is not None and method in ("GET", "DELETE"):
+        return SESSION
+    return MODERN
 
 
 # -- content negotiation ------------------------------------------------------------------------

@@ -1,0 +1,101 @@
+"""`LegacyRoute`: the 2025-11-25 sessions (`LegacyEndpoint`) behind the `Endpoint` seam, and
+the edge of their exchanges.
+
+Every step a peer's message reaches checks what it reads, and handlers' exceptions are
+answered where they are served; what still escapes a legacy POST, GET or DELETE (a session or
+event store that fails, a bug) is logged once with its traceback and answered here in a form
+the client can read, never as the ASGI server's bare 500 (and its traceback in a log line per
+retry). How it is answered is a rule of the legacy era (`mcpkit.legacy.http_session.
+escaped_answer`); the session stays: nothing of it is dropped for one failed exchange.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Awaitable
+from typing import Any, Final
+
+from mcpkit.legacy.http_session import escaped_answer, exchange_named
+from mcpkit.protocol.codec import Message, Request, encode
+from mcpkit.protocol.framing import sse_event
+from mcpkit.transports.http_endpoint import HTTPCall, Send, refuse
+from mcpkit.transports.http_sessions import LegacyEndpoint
+
+__all__ = ["LegacyRoute"]
+
+log = logging.getLogger("mcpkit.transport")
+
+_END: Final = {"type": "http.response.body", "body": b"", "more_body": False}
+
+
+class _Sent:
+    """A `send` that remembers how far the response got, so that a failure can still be
+    answered in a form the client can read (a JSON body, or the stream's last event)."""
+
+    __slots__ = ("ended", "send", "started", "streaming")
+
+    def __init__(self, send: Send) -> None:
+        self.send = send
+        self.started = False
+        self.streaming = False
+        self.ended = False
+
+    async def __call__(self, message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            self.started = True
+            self.streaming = any(name == b"content-type" and value == b"text/event-stream"
+                                 for name, value in message.get("headers", ()))
+        elif message["type"] == "http.response.body" and not message.get("more_body"):
+            self.ended = True
+        await self.send(message)
+
+
+async def _guarded(work: Awaitable[None], sent: _Sent, message: Message | None, what: str
+                   ) -> None:
+    """Run one legacy exchange; an unexpected exception ends as `escaped_answer` says: a
+    complete response when none had started, the request's error as the last event of a
+    stream that had begun, else the end of what was sent."""
+    try:
+        await work
+    except Exception:
+        what = exchange_named(what, message)
+        log.exception("internal error while handling %s", what)
+        if sent.ended:
+            return
+        answer = escaped_answer(message, what)
+        with contextlib.suppress(Exception):  # the client may be gone already
+            if not sent.started:
+                await refuse(sent, answer)
+            elif sent.streaming and type(message) is Request and answer.message is not None:
+                await sent({"type": "http.response.body", "body": sse_event(
+                    encode(answer.message)), "more_body": False})
+            else:
+                await sent(_END)
+
+
+class LegacyRoute:
+    """The 2025-11-25 sessions as an `Endpoint`: a sessionless POST (an `initialize`) and
+    session traffic (POST, GET, DELETE naming an `Mcp-Session-Id`), each exchange guarded."""
+
+    def __init__(self, sessions: LegacyEndpoint) -> None:
+        self.sessions = sessions
+
+    async def serve(self, call: HTTPCall) -> None:
+        sent = _Sent(call.send)
+        sessions = self.sessions
+        method = call.method
+        if method == "POST":
+            assert call.message is not None
+            await _guarded(sessions.post(call.route, call.headers, call.message, call.receive,
+                                         sent), sent, call.message, "a 2025-11-25 POST of")
+        elif method == "GET":
+            await _guarded(sessions.get(call.headers, call.receive, sent, call.raw_headers),
+                           sent, None, "a 2025-11-25 session GET")
+        else:
+            assert method == "DELETE"  # `route` gives a session no other method
+            await _guarded(sessions.delete(call.headers, sent), sent, None,
+                           "a 2025-11-25 session DELETE")
+
+    def close(self) -> None:
+        self.sessions.close()

@@ -1,0 +1,87 @@
+"""`ModernEndpoint`: the 2026-07-28 side of Streamable HTTP, stateless.
+
+Nothing is kept between requests, so any instance behind a round-robin balancer answers any
+request the same way. A request is checked (Accept, a method of the initialize era, the mirrored
+headers against the body: `mcpkit.protocol.http_refusals.request_refusal`) before the server
+sees it, and its response is JSON or a request-scoped SSE stream (see `Exchange`); a
+notification is accepted with 202, a response refused, and any HTTP method but POST answered
+with 405. Imports the layers below and the transports' HTTP modules only.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from mcpkit.protocol.codec import Notification, Request, encode
+from mcpkit.protocol.http import Status, accepts, http_status
+from mcpkit.protocol.http_refusals import not_allowed, request_refusal, response_refusal
+from mcpkit.transports.http_endpoint import HTTPCall, refuse
+from mcpkit.transports.http_exchange import Exchange, Watchlist, plain_response
+from mcpkit.types.constants import Method
+
+__all__ = ["ModernEndpoint"]
+
+_JSON_TYPE: Final = (b"content-type", b"application/json")
+
+
+class ModernEndpoint:
+    """Serves modern POSTs for one `Server`; an `Endpoint`. `sessions`: 2025-11-25 sessions
+    are served beside it (the 405 it answers names their GET and DELETE)."""
+
+    def __init__(self, server: Any, keepalive_s: float, sessions: bool) -> None:
+        self.server = server
+        self._keepalive = keepalive_s
+        self._sessions = sessions
+        self._watchlist = Watchlist()
+
+    async def serve(self, call: HTTPCall) -> None:
+        send = call.send
+        if call.method != "POST":
+            await refuse(send, not_allowed(call.method, self._sessions))
+            return
+        decoded = call.message
+        if type(decoded) is Request:
+            # The modern request path, inline: it is the one every request takes.
+            headers = call.headers
+            json_ok, sse_ok = accepts(headers.accept)
+            refusal = request_refusal(headers, decoded, json_ok, sse_ok,
+                                      self._tool_params(decoded))
+            if refusal is not None:
+                await refuse(send, refusal)
+                return
+            exchange = Exchange(send, call.receive, self._keepalive)
+            response = await exchange.run(self.server.handle(
+                decoded, notify=exchange.notify if sse_ok else None), self._watchlist)
+            if response is None:
+                await exchange.abandon()
+                return
+            error_body = response.get("error")
+            status = http_status(error_body["code"]) if error_body is not None else Status.OK
+            if exchange.streaming or not json_ok:
+                if not exchange.streaming:  # the client accepts only a stream
+                    await exchange.start_stream()
+                await exchange.finish(response, status)
+                return
+            body = encode(response)
+            await send({"type": "http.response.start", "status": status,
+                        "headers": [_JSON_TYPE, (b"content-length", b"%d" % len(body))]})
+            await send({"type": "http.response.body", "body": body})
+        elif type(decoded) is Notification:
+            await plain_response(send, Status.ACCEPTED)
+        else:
+            await refuse(send, response_refusal())
+
+    def close(self) -> None:
+        """Listen streams get their final result."""
+        self.server.broker.close()
+
+    def _tool_params(self, request: Request) -> dict[str, tuple[str, ...]] | None:
+        """The `x-mcp-header` table of the tool a `tools/call` names, as the tool was
+        registered with it (`Tool.header_params`)."""
+        if request.method != Method.TOOLS_CALL or request.params is None:
+            return None
+        name = request.params.get("name")
+        if type(name) is not str:
+            return None
+        tool = self.server.tools.get(name)
+        return None if tool is None else tool.header_params  # unknown: the method reports it
