@@ -2,7 +2,8 @@
 
 Everything here is async and transport-agnostic: transports come in as a `Connector` or a
 `ClientTransport` object (see `mcpkit.transports.stdio_client`, `mcpkit.transports.memory`).
-May import `mcpkit.types`, `mcpkit.errors`, `mcpkit.protocol`, `mcpkit._version`.
+May import `mcpkit.types`, `mcpkit.errors`, `mcpkit.protocol`, `mcpkit.schema`, `mcpkit.store`
+(the era cache) and `mcpkit._version`.
 """
 
 from mcpkit.client.client import Client
