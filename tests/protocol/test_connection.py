@@ -86,6 +86,22 @@ def test_cancelling_a_request_in_flight_frees_its_id() -> None:
     assert not conn.in_flight(3)
 
 
+def test_a_cancelled_request_finishing_late_leaves_the_request_reusing_its_id() -> None:
+    conn: Connection[str] = Connection()
+    [first] = conn.receive(request(3))
+    conn.receive(Notification("notifications/cancelled", {"requestId": 3}))
+    [second] = conn.receive(request(3, "subscriptions/listen"))
+    assert isinstance(first, RequestReceived) and isinstance(second, RequestReceived)
+    assert first.use != second.use
+    conn.finished(3, first.use)  # the cancelled one's task is done unwinding
+    assert conn.in_flight(3) and conn.listens() == [3]
+    assert isinstance(conn.receive(request(3))[0], Rejected)
+    assert conn.receive(Notification("notifications/cancelled", {"requestId": 3})) == [
+        CancelRequested(3)]
+    conn.finished(3, second.use)  # its task ends after the cancellation: nothing left to free
+    assert not conn.in_flight(3) and conn.listens() == []
+
+
 def test_cancelling_an_unknown_request_does_nothing() -> None:
     conn: Connection[str] = Connection()
     assert conn.receive(Notification("notifications/cancelled", {"requestId": 3})) == []

@@ -3,7 +3,8 @@
 It takes decoded messages and returns events; the transport around it runs tasks, waits on
 futures and writes bytes, and tells it what it did (`finished`, `pin`). It owns:
 
-- the ids of the client's requests in flight: a request reusing one is `Rejected`;
+- the ids of the client's requests in flight: a request reusing one is `Rejected`; each use
+  of an id is numbered, so the end of a request frees its own use of the id only;
 - cancellation: a `notifications/cancelled` naming a request in flight is `CancelRequested`
   (that id is free again at once), one naming nothing is ignored;
 - the era: an accepted `initialize` (`InitializeReceived`, then `pin(LEGACY)` once a session
@@ -48,6 +49,10 @@ class RequestReceived:
     """A request to serve; its id stays in flight until `Connection.finished`."""
 
     request: Request
+    use: int = 0
+    """Which use of its id this request is; handed back to `finished`, so that a request that
+    ends late (a cancelled one still unwinding when the client sends its id again) frees its
+    own entry only, never the entry of the request that reuses the id."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,11 +112,13 @@ def declares_modern(request: Request) -> bool:
 class Connection(Generic[W]):
     """One client's connection: requests in flight, the era, our requests awaiting answers."""
 
-    __slots__ = ("_in_flight", "_listens", "era", "outstanding")
+    __slots__ = ("_in_flight", "_listens", "_uses", "era", "outstanding")
 
     def __init__(self, prefix: str = "s-") -> None:
         self.era: Era | None = None
-        self._in_flight: set[RequestId] = set()
+        self._in_flight: dict[RequestId, int] = {}
+        """Ids in flight -> the use of each (`RequestReceived.use`)."""
+        self._uses = 0
         self._listens: set[RequestId] = set()
         self.outstanding: Outstanding[W] = Outstanding(prefix)
 
@@ -138,10 +145,11 @@ class Connection(Generic[W]):
             return InitializeReceived(request)
         if self.era is None and declares_modern(request):
             self.era = MODERN
-        self._in_flight.add(request_id)
+        self._uses += 1
+        self._in_flight[request_id] = self._uses
         if request.method == Method.SUBSCRIPTIONS_LISTEN:
             self._listens.add(request_id)
-        return RequestReceived(request)
+        return RequestReceived(request, self._uses)
 
     def _notification(self, note: Notification) -> list[Event]:
         if note.method != Method.CANCELLED:
@@ -175,9 +183,13 @@ class Connection(Generic[W]):
         """A session of `era` is open on this connection (after `InitializeReceived`)."""
         self.era = era
 
-    def finished(self, request_id: RequestId) -> None:
-        """The request is answered or cancelled: its id may be used again."""
-        self._in_flight.discard(request_id)
+    def finished(self, request_id: RequestId, use: int | None = None) -> None:
+        """The request is answered or cancelled: its id may be used again. With `use` (its
+        `RequestReceived.use`), only if the id is still in flight for that request: after a
+        cancellation the id may already belong to a new request."""
+        if use is not None and self._in_flight.get(request_id) != use:
+            return
+        self._in_flight.pop(request_id, None)
         self._listens.discard(request_id)
 
     def in_flight(self, request_id: RequestId) -> bool:

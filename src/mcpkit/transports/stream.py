@@ -103,7 +103,7 @@ class StreamConnection:
 
     def _event(self, event: Any) -> None:
         if isinstance(event, RequestReceived):
-            self._start(event.request)
+            self._start(event)
         elif isinstance(event, CancelRequested):
             task = self._tasks.pop(event.request_id, None)
             if task is not None:
@@ -119,15 +119,20 @@ class StreamConnection:
         elif isinstance(event, Ignored):
             log.warning("%s", event.reason)
 
-    def _start(self, request: Request) -> None:
-        task = asyncio.get_running_loop().create_task(self._run(request))
+    def _start(self, received: RequestReceived) -> None:
+        request = received.request
+        task = asyncio.get_running_loop().create_task(self._run(request, received.use))
         self._tasks[request.id] = task
 
-    async def _run(self, request: Request) -> None:
+    async def _run(self, request: Request, use: int) -> None:
         request_id = request.id
+        # A cancelled request's task may still be unwinding when the client sends its id
+        # again: from then on the id's entries are the new request's, so this task speaks and
+        # frees only while the entry is its own.
+        task = asyncio.current_task()
 
         async def notify(message: dict[str, Any]) -> None:
-            if request_id in self._tasks:
+            if self._tasks.get(request_id) is task:
                 self.send(message)
 
         try:
@@ -135,8 +140,9 @@ class StreamConnection:
         except asyncio.CancelledError:
             return
         finally:
-            self._tasks.pop(request_id, None)
-            self.state.finished(request_id)
+            if self._tasks.get(request_id) is task:
+                del self._tasks[request_id]
+            self.state.finished(request_id, use)
         self.send(response)
 
     def _initialize(self, request: Request) -> None:
