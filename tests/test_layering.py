@@ -112,10 +112,6 @@ def test_the_core_does_no_io(path: Path) -> None:
 
 ERRORS = PACKAGE / "errors.py"
 
-# Errors the HTTP client still defines in transports/, until the split of its module moves them
-# to errors.py; each name leaves this set when it moves.
-NOT_YET_IN_ERRORS = {"HTTPStatusError", "SessionExpiredError", "_BrokenStream"}
-
 
 def _base_names(node: ast.ClassDef) -> set[str]:
     return {b.id if isinstance(b, ast.Name) else b.attr
@@ -138,7 +134,6 @@ def test_every_mcp_error_is_defined_in_errors_py() -> None:
         f"{path.relative_to(PACKAGE)}:{node.lineno} {node.name}"
         for path, node in classes
         if node.name in errors and path != ERRORS
-        and not (node.name in NOT_YET_IN_ERRORS and layer_of(path) == "transports")
     )
     assert not outside, f"define these in mcpkit/errors.py (and draw them in its tree): {outside}"
 
