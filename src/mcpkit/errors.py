@@ -17,7 +17,10 @@ MCPError                                   anything mcpkit raises on purpose
 │   └── URLElicitationRequiredError          -32042 (2025-11-25 only) data.elicitations
 ├── ToolError                              a tool failed: becomes `isError: true`, never a JSON-RPC error
 ├── TransportError                         the connection itself failed (closed, timed out, refused)
-│   └── RequestTimeoutError                no response in time (also a TimeoutError)
+│   ├── RequestTimeoutError                no response in time (also a TimeoutError)
+│   ├── HTTPStatusError                    an HTTP error status without a JSON-RPC message
+│   │   └── SessionExpiredError            a legacy session's 404: initialize again
+│   └── BrokenStreamError                  an HTTP response stream ended before its response
 ├── ProtocolViolation                      the peer broke the protocol (raised locally, never sent)
 │   └── FormSchemaError                    a server's requestedSchema is not a renderable form
 ├── NoCommonVersionError                   the server speaks no version this client speaks
@@ -45,8 +48,10 @@ from typing import Any, ClassVar
 
 __all__ = [
     "AuthError",
+    "BrokenStreamError",
     "ElicitationAnswerError",
     "FormSchemaError",
+    "HTTPStatusError",
     "HandleError",
     "HeaderMismatchError",
     "InputRoundsExceededError",
@@ -62,6 +67,7 @@ __all__ = [
     "RPCError",
     "RequestTimeoutError",
     "ResourceNotFoundError",
+    "SessionExpiredError",
     "StateRejected",
     "ToolError",
     "TransportError",
@@ -237,6 +243,32 @@ class TransportError(MCPError):
 
 class RequestTimeoutError(TransportError, TimeoutError):
     """No response within the timeout; the request was cancelled on the wire."""
+
+
+class HTTPStatusError(TransportError):
+    """The server answered with an HTTP error status and no JSON-RPC message in the body."""
+
+    def __init__(self, status_code: int, body: bytes, what: str) -> None:
+        shown = body[:200].decode("utf-8", "replace")
+        super().__init__(f"{what}: HTTP {status_code}" + (f": {shown}" if shown else ""))
+        self.status_code = status_code
+        self.body = body
+
+
+class SessionExpiredError(HTTPStatusError):
+    """The legacy session is gone (404): send initialize again, without the old id."""
+
+
+class BrokenStreamError(TransportError):
+    """The response stream ended before the response: the request is lost, unless (legacy
+    era) the stream named its last event, which a GET can resume from."""
+
+    def __init__(
+        self, message: str, last_event_id: str | None = None, retry_ms: int | None = None
+    ) -> None:
+        super().__init__(message)
+        self.last_event_id = last_event_id
+        self.retry_ms = retry_ms
 
 
 class ProtocolViolation(MCPError):

@@ -11,7 +11,10 @@ handler, and `close()` ends the session with DELETE.
 Responses are read as JSON or as SSE. Cancelling the awaiting task closes the response stream,
 which is the cancellation on HTTP. A stream that breaks before its response loses the request;
 it is sent again, with a new id, only as many times as the caller allows (`retries=`).
-httpx is imported with this module, never by `import mcpkit`.
+Reading a response stream and the policy of resuming a legacy one are
+`mcpkit.transports.http_client_streams`; the errors raised here (`HTTPStatusError`,
+`SessionExpiredError`, `BrokenStreamError`) are defined in `mcpkit.errors` and importable from
+here too. httpx is imported with this module, never by `import mcpkit`.
 """
 
 from __future__ import annotations
@@ -26,10 +29,23 @@ from urllib.parse import urlsplit
 import httpx
 import orjson
 
-from mcpkit.errors import InternalError, MethodNotFoundError, RPCError, TransportError
-from mcpkit.protocol.codec import RequestId, encode, error_message, result_message
+from mcpkit.errors import BrokenStreamError as _BrokenStream
+from mcpkit.errors import (
+    HTTPStatusError,
+    InternalError,
+    MethodNotFoundError,
+    RPCError,
+    SessionExpiredError,
+    TransportError,
+)
+from mcpkit.protocol.codec import RequestId, encode, result_message
 from mcpkit.protocol.framing import SSEDecoder
-from mcpkit.protocol.http import ScreenedTools, client_headers, screen_tools
+from mcpkit.protocol.http import ScreenedTools, Status, client_headers, screen_tools
+from mcpkit.protocol.rejections import error_response
+from mcpkit.transports.http_client_streams import BlockSize as _BlockSize
+from mcpkit.transports.http_client_streams import describe as _describe
+from mcpkit.transports.http_client_streams import read_response, resume
+from mcpkit.transports.http_client_streams import same_id as _same_id
 from mcpkit.types.constants import Header, Method
 
 __all__ = [
@@ -44,60 +60,6 @@ log = logging.getLogger("mcpkit.client")
 _ACCEPT: Final = "application/json, text/event-stream"
 _BASE_HEADERS: Final = {"accept": _ACCEPT, "content-type": "application/json"}
 DEFAULT_MAX_MESSAGE_BYTES: Final = 16 * 1024 * 1024
-_MAX_RESUMES: Final = 5
-"""Resumes in a row that bring no new event before a legacy request is given up."""
-_MAX_ROUNDS: Final = 10_000
-"""Resumes of one legacy request in all (a polling server closes every stream after a while)."""
-_DEFAULT_RETRY_MS: Final = 1000
-"""Wait before resuming when the server sent no `retry` field."""
-
-
-class HTTPStatusError(TransportError):
-    """The server answered with an HTTP error status and no JSON-RPC message in the body."""
-
-    def __init__(self, status_code: int, body: bytes, what: str) -> None:
-        shown = body[:200].decode("utf-8", "replace")
-        super().__init__(f"{what}: HTTP {status_code}" + (f": {shown}" if shown else ""))
-        self.status_code = status_code
-        self.body = body
-
-
-class SessionExpiredError(HTTPStatusError):
-    """The legacy session is gone (404): send initialize again, without the old id."""
-
-
-class _BrokenStream(TransportError):
-    """The response stream ended before the response: the request is lost, unless (legacy
-    era) the stream named its last event, which a GET can resume from."""
-
-    def __init__(
-        self, message: str, last_event_id: str | None = None, retry_ms: int | None = None
-    ) -> None:
-        super().__init__(message)
-        self.last_event_id = last_event_id
-        self.retry_ms = retry_ms
-
-
-class _BlockSize:
-    """How many bytes of an SSE stream came since its last blank line: the block (event) being
-    read, which `max_message_bytes` bounds. Counting from the last blank line rather than the
-    last dispatched event lets keep-alive comment blocks, which dispatch nothing, end a block
-    too: a long call that a server keeps alive is never taken for an event over the limit. A
-    blank line split between two chunks is found through the previous chunk's last bytes."""
-
-    _ENDS: Final = (b"\n\n", b"\n\r\n")
-
-    def __init__(self) -> None:
-        self.size = 0
-        self._tail = b""
-
-    def add(self, chunk: bytes) -> int:
-        """Count `chunk` in; returns the size of the block now being read."""
-        seen = self._tail + chunk
-        ends = [found + len(end) for end in self._ENDS if (found := seen.rfind(end)) >= 0]
-        self.size = len(seen) - max(ends) if ends else self.size + len(chunk)
-        self._tail = seen[-2:]
-        return self.size
 
 
 class HTTPClientTransport:
@@ -184,10 +146,11 @@ class HTTPClientTransport:
                 self.url, content=encode(message), headers=self._headers_for(message))
         except httpx.HTTPError as exc:
             raise TransportError(f"{message.get('method', 'response')}: {_describe(exc)}") from None
-        if response.status_code == 404 and self.session_id is not None:
+        if response.status_code == Status.NOT_FOUND and self.session_id is not None:
             self._forget_session()
-            raise SessionExpiredError(404, response.content, "the legacy session ended")
-        if response.status_code >= 400:
+            raise SessionExpiredError(Status.NOT_FOUND, response.content,
+                                      "the legacy session ended")
+        if response.status_code >= Status.BAD_REQUEST:
             raise HTTPStatusError(response.status_code, response.content,
                                   f"{message.get('method', 'response')} was refused")
         if message.get("method") == Method.INITIALIZED:
@@ -266,11 +229,12 @@ class HTTPClientTransport:
                 session_id = response.headers.get(Header.SESSION_ID)
             status = response.status_code
             media = response.headers.get("content-type", "").split(";")[0].strip().lower()
-            if status == 404 and self.session_id is not None:
+            if status == Status.NOT_FOUND and self.session_id is not None:
                 body = await self._read_body(response, method)
                 self._forget_session()
-                raise SessionExpiredError(404, body, "the legacy session ended; initialize again")
-            if status == 200 and media == "text/event-stream":
+                raise SessionExpiredError(Status.NOT_FOUND, body,
+                                          "the legacy session ended; initialize again")
+            if status == Status.OK and media == "text/event-stream":
                 try:
                     reply = await self._read_stream(response, message, on_notification)
                 except _BrokenStream as broken:
@@ -310,18 +274,19 @@ class HTTPClientTransport:
         what = f"{message.get('method')} (id {message.get('id')!r})"
         reply: Any = None
         parsed = False
-        if body and (media == "application/json" or status >= 400):
+        if body and (media == "application/json" or status >= Status.BAD_REQUEST):
             with contextlib.suppress(orjson.JSONDecodeError):
                 reply = orjson.loads(body)
                 parsed = True
-        if isinstance(reply, dict) and ("error" in reply or ("result" in reply and status == 200)):
+        if isinstance(reply, dict) and (
+                "error" in reply or ("result" in reply and status == Status.OK)):
             answered = reply.get("id")
             if _same_id(answered, message.get("id")) or (answered is None and "error" in reply):
                 return reply
-            if status < 400:
+            if status < Status.BAD_REQUEST:
                 raise TransportError(f"{what}: expected a JSON-RPC response, got HTTP {status} "
                                      f"with the response to id {answered!r}")
-        if status < 400:
+        if status < Status.BAD_REQUEST:
             if not body:
                 got = "without a body"
             elif media != "application/json":
@@ -335,92 +300,40 @@ class HTTPClientTransport:
 
     async def _read_stream(self, response: httpx.Response, message: Mapping[str, Any],
                            on_notification: Any) -> dict[str, Any]:
-        request_id = message.get("id")
-        decoder = SSEDecoder()
-        block = _BlockSize()
-        last_id: str | None = None
-        retry: int | None = None
-        chunks = response.aiter_bytes()
-        while True:
-            try:
-                chunk = await anext(chunks)
-            except StopAsyncIteration:
-                break
-            except httpx.HTTPError as exc:
-                raise _BrokenStream(
-                    f"the response stream broke ({_describe(exc)})", last_id, retry) from None
-            if block.add(chunk) > self.max_message_bytes:
-                raise TransportError(
-                    f"{message.get('method')}: an SSE event is larger than "
-                    f"{self.max_message_bytes} bytes (max_message_bytes)")
-            for _event, data, event_id, event_retry in decoder.feed(chunk):
-                last_id = event_id if event_id else last_id
-                retry = event_retry if event_retry is not None else retry
-                if not data:
-                    continue
-                try:
-                    incoming = orjson.loads(data)
-                except orjson.JSONDecodeError:
-                    log.warning("%s: ignored an SSE event that is not JSON", message.get("method"))
-                    continue
-                if not isinstance(incoming, dict):
-                    continue
-                if "method" not in incoming:
-                    if _same_id(incoming.get("id"), request_id):
-                        return incoming
-                    continue
-                if "id" in incoming:
-                    self._spawn(self._answer(incoming))
-                elif on_notification is not None:
-                    await on_notification(incoming)
-        raise _BrokenStream("the response stream ended before the response", last_id, retry)
+        return await read_response(response, message, on_notification,
+                                   lambda incoming: self._spawn(self._answer(incoming)),
+                                   self.max_message_bytes)
 
     async def _resume(self, message: Mapping[str, Any], on_notification: Any,
                       broken: _BrokenStream) -> dict[str, Any]:
-        """Legacy resumability (LEG-11): a stream that ended before its response, having named
-        its last event, is read on from a GET carrying `Last-Event-ID`, after the server's
-        `retry` wait. A server that polls (closing every stream after a while) is followed for
-        as long as each resume brings a new event; `_MAX_RESUMES` resumes in a row that bring
-        nothing give up, and `_MAX_ROUNDS` bounds the whole. The 2026-07-28 era has no
-        resumability (a broken stream there loses the request)."""
-        fruitless = 0
-        for _ in range(_MAX_ROUNDS):
-            if fruitless >= _MAX_RESUMES:
-                break
-            assert broken.last_event_id is not None
-            before = broken.last_event_id
-            wait = broken.retry_ms if broken.retry_ms is not None else _DEFAULT_RETRY_MS
-            await asyncio.sleep(wait / 1000)
+        """Read on a legacy stream that broke before its response (`resume` says when and how
+        often), each time from a GET carrying `Last-Event-ID`."""
+
+        async def attempt(broken: _BrokenStream) -> dict[str, Any]:
             headers = self._headers_for(None)
             headers["accept"] = "text/event-stream"
+            assert broken.last_event_id is not None
             headers[Header.LAST_EVENT_ID] = broken.last_event_id
-            try:
-                async with self._client.stream("GET", self.url, headers=headers) as response:
-                    media = response.headers.get("content-type", "").split(";")[0].strip().lower()
-                    status = response.status_code
-                    where = (f"{message.get('method')}: resuming the response stream after event "
-                             f"{broken.last_event_id!r}")
-                    if status == 404 and self.session_id is not None:
-                        # The GET carried the session id: a 404 is the session's end (LEG-13),
-                        # like on a POST, so the caller initializes again without the old id.
-                        body = await self._read_body(response, message.get("method"))
-                        self._forget_session()
-                        raise SessionExpiredError(
-                            404, body, f"{where}: the legacy session ended; initialize again")
-                    if status != 200 or media != "text/event-stream":
-                        got = f"HTTP {status}" if status != 200 else (
-                            f"HTTP 200 {media or 'without a content type'}, not an event stream")
-                        raise TransportError(f"{where} got {got}; the request is lost")
-                    return await self._read_stream(response, message, on_notification)
-            except _BrokenStream as again:
-                broken = _BrokenStream(str(again), again.last_event_id or broken.last_event_id,
-                                       again.retry_ms if again.retry_ms is not None
-                                       else broken.retry_ms)
-            except httpx.HTTPError as exc:
-                broken = _BrokenStream(f"resuming the response stream failed ({_describe(exc)})",
-                                       broken.last_event_id, broken.retry_ms)
-            fruitless = 0 if broken.last_event_id != before else fruitless + 1
-        raise broken
+            async with self._client.stream("GET", self.url, headers=headers) as response:
+                media = response.headers.get("content-type", "").split(";")[0].strip().lower()
+                status = response.status_code
+                where = (f"{message.get('method')}: resuming the response stream after event "
+                         f"{broken.last_event_id!r}")
+                if status == Status.NOT_FOUND and self.session_id is not None:
+                    # The GET carried the session id: a 404 is the session's end (LEG-13),
+                    # like on a POST, so the caller initializes again without the old id.
+                    body = await self._read_body(response, message.get("method"))
+                    self._forget_session()
+                    raise SessionExpiredError(
+                        Status.NOT_FOUND, body,
+                        f"{where}: the legacy session ended; initialize again")
+                if status != Status.OK or media != "text/event-stream":
+                    got = f"HTTP {status}" if status != Status.OK else (
+                        f"HTTP 200 {media or 'without a content type'}, not an event stream")
+                    raise TransportError(f"{where} got {got}; the request is lost")
+                return await self._read_stream(response, message, on_notification)
+
+        return await resume(broken, attempt)
 
     # -- legacy sessions ------------------------------------------------------------------------
 
@@ -455,11 +368,11 @@ class HTTPClientTransport:
                                                      else None)
             reply = result_message(request_id, result)
         except RPCError as exc:
-            reply = error_message(request_id, exc.to_error())
+            reply = error_response(request_id, exc)
         except Exception as exc:
             log.exception("answering the server's %s failed", method)
-            reply = error_message(request_id, InternalError(
-                f"the client failed to answer {method}: {type(exc).__name__}").to_error())
+            reply = error_response(request_id, InternalError(
+                f"the client failed to answer {method}: {type(exc).__name__}"))
         try:
             await self.notify(reply)
         except TransportError as exc:
@@ -480,7 +393,7 @@ class HTTPClientTransport:
         headers["accept"] = "text/event-stream"
         try:
             async with self._client.stream("GET", self.url, headers=headers) as response:
-                if response.status_code != 200:
+                if response.status_code != Status.OK:
                     return  # 405: the server offers no session stream
                 self.session_stream_open.set()
                 decoder = SSEDecoder()
@@ -528,17 +441,3 @@ class HTTPConnector:
 
     async def connect(self) -> HTTPClientTransport:
         return HTTPClientTransport(self.url, **self.options)
-
-
-def _describe(exc: httpx.HTTPError) -> str:
-    text = str(exc) or type(exc).__name__
-    if isinstance(exc, httpx.ConnectError):
-        return f"cannot connect ({text})"
-    if isinstance(exc, httpx.TimeoutException):
-        return f"timed out ({type(exc).__name__})"
-    return text
-
-
-def _same_id(answered: Any, request_id: Any) -> bool:
-    """JSON-RPC ids compare by type too: `true` does not answer id 1, nor `1.0` id 1."""
-    return type(answered) is type(request_id) and answered == request_id
