@@ -19,6 +19,7 @@ from mcpkit.protocol.http import (
     http_status,
     is_json_content,
     read_headers,
+    route,
     screen_tools,
 )
 
@@ -204,6 +205,26 @@ def test_integers_compare_numerically() -> None:
 def test_era_classification(session: bytes | None, version: bytes | None,
                             params: dict[str, Any] | None, method: str, era: str) -> None:
     assert classify_era(session, version, Request(1, method, params)) == era
+
+
+@pytest.mark.parametrize(
+    ("method", "session", "message", "wanted"),
+    [
+        ("POST", None, Request(1, "initialize", None), "legacy"),
+        ("POST", b"abc", Request(1, "tools/list", None), "session"),
+        ("POST", None, Request(1, "tools/list", {"_meta": META}), "modern"),
+        ("GET", b"abc", None, "session"),
+        ("DELETE", b"abc", None, "session"),
+        ("GET", None, None, "modern"),
+        ("DELETE", None, None, "modern"),
+        ("PUT", b"abc", None, "modern"),
+    ],
+)
+def test_each_http_request_takes_one_route(method: str, session: bytes | None,
+                                           message: Request | None, wanted: str) -> None:
+    # GET and DELETE belong to a session; anything else without a body is the modern
+    # endpoint's to refuse with 405.
+    assert route(method, session, None, message) == wanted
 
 
 # -- media types --------------------------------------------------------------------------------

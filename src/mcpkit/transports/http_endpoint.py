@@ -3,9 +3,10 @@
 `HTTPApp` (`mcpkit.transports.http_server`) checks what every request must pass whatever its era
 (path, Host/Origin, a POST's size, content type and JSON), asks the pure
 `mcpkit.protocol.http.route` which route the request takes, and hands an `HTTPCall` to the one
-endpoint its table holds for that route: `ModernEndpoint` (`mcpkit.transports.http_modern`) or
-the legacy sessions behind `LegacyRoute` (`mcpkit.transports.http_legacy`). So the app never
-asks which era it serves. Only ASGI here; no knowledge of eras or sessions.
+endpoint its table holds for that route: `ModernEndpoint` (`mcpkit.transports.http_modern`), or
+the legacy sessions behind `SessionlessRoute` (a POST naming no session) and `LegacyRoute` (a
+session's POST, GET and DELETE; both `mcpkit.transports.http_legacy`). So the app never asks
+which era it serves. Only ASGI here; no knowledge of eras or sessions.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""`LegacyRoute`: the 2025-11-25 sessions (`LegacyEndpoint`) behind the `Endpoint` seam, and
-the edge of their exchanges.
+"""`LegacyRoute` and `SessionlessRoute`: the 2025-11-25 sessions (`LegacyEndpoint`) behind the
+`Endpoint` seam, one for the traffic of a session and one for a POST naming none (`initialize`),
+and the edge of their exchanges.
 
 Every step a peer's message reaches checks what it reads, and handlers' exceptions are
 answered where they are served; what still escapes a legacy POST, GET or DELETE (a session or
@@ -22,7 +23,7 @@ from mcpkit.protocol.framing import sse_event
 from mcpkit.transports.http_endpoint import HTTPCall, Send, refuse
 from mcpkit.transports.http_sessions import LegacyEndpoint
 
-__all__ = ["LegacyRoute"]
+__all__ = ["LegacyRoute", "SessionlessRoute"]
 
 log = logging.getLogger("mcpkit.transport")
 
@@ -74,9 +75,26 @@ async def _guarded(work: Awaitable[None], sent: _Sent, message: Message | None, 
                 await sent(_END)
 
 
+class SessionlessRoute:
+    """A 2025-11-25 POST naming no session as an `Endpoint` (an `initialize` opens one),
+    guarded. `route` sends it POSTs only."""
+
+    def __init__(self, sessions: LegacyEndpoint) -> None:
+        self.sessions = sessions
+
+    async def serve(self, call: HTTPCall) -> None:
+        sent = _Sent(call.send)
+        assert call.message is not None
+        await _guarded(self.sessions.open(call.message, sent), sent, call.message,
+                       "a 2025-11-25 POST of")
+
+    def close(self) -> None:
+        """Nothing of its own: the sessions close with `LegacyRoute`."""
+
+
 class LegacyRoute:
-    """The 2025-11-25 sessions as an `Endpoint`: a sessionless POST (an `initialize`) and
-    session traffic (POST, GET, DELETE naming an `Mcp-Session-Id`), each exchange guarded."""
+    """The 2025-11-25 sessions as an `Endpoint`: POST, GET and DELETE naming an
+    `Mcp-Session-Id`, each exchange guarded."""
 
     def __init__(self, sessions: LegacyEndpoint) -> None:
         self.sessions = sessions
@@ -87,8 +105,8 @@ class LegacyRoute:
         method = call.method
         if method == "POST":
             assert call.message is not None
-            await _guarded(sessions.post(call.route, call.headers, call.message, call.receive,
-                                         sent), sent, call.message, "a 2025-11-25 POST of")
+            await _guarded(sessions.post(call.headers, call.message, call.receive, sent),
+                           sent, call.message, "a 2025-11-25 POST of")
         elif method == "GET":
             await _guarded(sessions.get(call.headers, call.receive, sent, call.raw_headers),
                            sent, None, "a 2025-11-25 session GET")

@@ -5,8 +5,8 @@ order — path (404), Host/Origin (403), and for a POST its size (413), content 
 JSON (400/-32700) — then asks the pure `mcpkit.protocol.http.route` which route the request
 takes and hands it to the one `Endpoint` (`mcpkit.transports.http_endpoint`) its table holds for
 that route: `ModernEndpoint` (2026-07-28, stateless: `mcpkit.transports.http_modern`) or, when
-2025-11-25 clients are served, the legacy sessions (`LegacyRoute`, `mcpkit.transports.
-http_legacy`). That lookup is the app's one decision about eras. Every refusal and its status
+2025-11-25 clients are served, the legacy sessions (`SessionlessRoute` and `LegacyRoute`,
+`mcpkit.transports.http_legacy`). That lookup is the app's one decision about eras. Every refusal and its status
 come from `mcpkit.protocol.http_refusals`.
 
 It is raw ASGI with no framework underneath, so it runs under any ASGI server (uvicorn,
@@ -46,7 +46,7 @@ from mcpkit.store.events import EventStore
 from mcpkit.store.sessions import MemorySessionStore, SessionStore
 from mcpkit.transports.http_endpoint import Endpoint, HTTPCall, Receive, Send, refuse
 from mcpkit.transports.http_exchange import plain_response
-from mcpkit.transports.http_legacy import LegacyRoute
+from mcpkit.transports.http_legacy import LegacyRoute, SessionlessRoute
 from mcpkit.transports.http_modern import ModernEndpoint
 from mcpkit.transports.http_sessions import LegacyEndpoint
 from mcpkit.types.constants import SUPPORTED_VERSIONS
@@ -112,19 +112,19 @@ class HTTPApp:
         self._path = path.rstrip("/") or "/" if path is not None else None
         self._policy = HostPolicy(options.allowed_hosts, options.allowed_origins)
         self._max_body = options.max_body_bytes or server.options.max_message_bytes
-        self._legacy = (
-            # `is None`, not `or`: an empty store has len() 0 and is falsy, yet it is the one
-            # configured.
-            LegacyEndpoint(server, MemorySessionStore() if options.session_store is None
-                           else options.session_store, options)
-            if options.legacy else None
-        )
-        """The 2025-11-25 sessions, when served."""
-        modern = ModernEndpoint(server, options.keepalive_s, self._legacy is not None)
-        sessions: Endpoint = modern if self._legacy is None else LegacyRoute(self._legacy)
-        self._routes: dict[str, Endpoint] = {MODERN: modern, LEGACY: sessions, SESSION: sessions}
+        modern = ModernEndpoint(server, options.keepalive_s, options.legacy)
+        self._routes: dict[str, Endpoint] = {MODERN: modern, LEGACY: modern, SESSION: modern}
         """Route (`mcpkit.protocol.http.route`) -> the endpoint serving it: the one place an
         era is looked up. Without 2025-11-25 sessions, the modern endpoint serves every route."""
+        self._legacy: LegacyEndpoint | None = None
+        """The 2025-11-25 sessions, when served."""
+        if options.legacy:  # configuration: whether 2025-11-25 clients are served at all
+            # `is None`, not `or`: an empty store has len() 0 and is falsy, yet it is the one
+            # configured.
+            self._legacy = LegacyEndpoint(server, MemorySessionStore() if options.session_store
+                                          is None else options.session_store, options)
+            self._routes[LEGACY] = SessionlessRoute(self._legacy)
+            self._routes[SESSION] = LegacyRoute(self._legacy)
         self._endpoints = tuple(dict.fromkeys(self._routes.values()))
 
     # -- ASGI ---------------------------------------------------------------------------------

@@ -48,7 +48,7 @@ from mcpkit.protocol.codec import (
     encode,
     result_message,
 )
-from mcpkit.protocol.http import LEGACY, RequestHeaders, Status, accepts
+from mcpkit.protocol.http import RequestHeaders, Status, accepts
 from mcpkit.protocol.outstanding import Outstanding, peer_id, unnamed_id
 from mcpkit.protocol.rejections import error_response
 from mcpkit.store.events import EventReplayError, EventStore, MemoryEventStore
@@ -154,17 +154,20 @@ class LegacyEndpoint:
 
     # -- POST -----------------------------------------------------------------------------------
 
-    async def post(self, era: str, headers: RequestHeaders, message: Message,
-                   receive: Receive, send: Send) -> None:
+    async def open(self, message: Message, send: Send) -> None:
+        """A legacy POST naming no session: an `initialize` opens one, anything else is
+        answered by `sessionless_answer`."""
+        answer = sessionless_answer(message)
+        if answer is None:
+            assert type(message) is Request
+            await self._initialize(message, send)
+        else:
+            await _refuse(send, answer)
+
+    async def post(self, headers: RequestHeaders, message: Message, receive: Receive,
+                   send: Send) -> None:
+        """A POST naming a session (`Mcp-Session-Id`)."""
         request_id = message.id if isinstance(message, Request | Response) else None
-        if era == LEGACY:
-            answer = sessionless_answer(message)
-            if answer is None:
-                assert type(message) is Request
-                await self._initialize(message, send)
-            else:
-                await _refuse(send, answer)
-            return
         found = await self._session(headers, send, request_id)
         if found is None:
             return
