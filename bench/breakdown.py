@@ -31,6 +31,7 @@ import orjson  # noqa: E402
 from mcpkit.protocol.codec import decode, encode  # noqa: E402
 from mcpkit.protocol.http import accepts, check_request_headers, read_headers  # noqa: E402
 from mcpkit.transports.http_exchange import Exchange, Watchlist  # noqa: E402
+from mcpkit.transports.http_modern import ModernEndpoint  # noqa: E402
 from mcpkit.transports.http_server import HTTPApp  # noqa: E402
 
 META = {
@@ -96,6 +97,7 @@ async def main(rounds: int, n: int) -> None:
     headers = read_headers(HEADERS)
     response = await server.handle(request)
     watchlist = Watchlist()
+    modern = ModernEndpoint(server, 15.0, True)  # what the app serves a modern POST with
 
     async def exchange() -> None:
         await Exchange(send, receive, 15.0).run(server.handle(request), watchlist)
@@ -121,7 +123,7 @@ async def main(rounds: int, n: int) -> None:
         ("  Host/Origin policy, Accept", lambda: sync(lambda: (
             app._policy.check(headers.host, headers.origin), accepts(headers.accept)))),
         ("  mirrored headers against the body", lambda: sync(lambda: check_request_headers(
-            headers, request, app._tool_params(request)))),
+            headers, request, modern._tool_params(request)))),
         ("  serve: _meta, lookup, argument check, call, result", lambda: server.handle(request)),
         ("  the same inside an Exchange (cancellation on disconnect)", exchange),
         ("  encode and the two ASGI sends", reply),
