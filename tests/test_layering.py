@@ -164,3 +164,179 @@ def test_a_server_with_plain_types_does_not_import_heavy_dependencies() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "", f"a plain server pulled in {out.stdout.strip()}"
+
+
+# -- era branches ---------------------------------------------------------------------------------
+# The 2025-11-25 era lives in two rooms; everywhere else the package asks an era seam (a
+# `ServerSession`, an `EraAdapter`, an `Endpoint`, the HTTP client's session) instead of
+# comparing eras. The few places that decide the era are the seams themselves, named here.
+
+LEGACY_ROOMS = ("legacy", "client/legacy")
+"""The server's adapter (`mcpkit.legacy`) and the client's (`mcpkit.client.legacy`)."""
+
+SEAMS: dict[tuple[str, str], str] = {
+    ("client/era.py", "_choose"):
+        "the probe's decision: no common modern version, but a legacy one listed",
+    ("client/era.py", "read_probe"):
+        "the probe's decision: what the answer to server/discover says the era is",
+    ("client/opening.py", "Opener.open"):
+        "ClientOptions.era pins an era: the handshake of that era, no probe",
+    ("client/opening.py", "Opener._probe"):
+        "the dual-era probe: a remembered era or version, then the probe's outcome",
+    ("client/opening.py", "Opener._adapter_for"):
+        "picks the connection's EraAdapter, keeping the client's one of the same era",
+    ("client/opening.py", "Opener._initialize"):
+        "the handshake settles the legacy era only on a version of that era",
+    ("protocol/connection.py", "Connection._request"):
+        "the initialize pin: the opening exchange pins the era, initialize after it is refused",
+    ("protocol/envelope.py", "read_meta"):
+        "the modern envelope serves the versions it speaks; any other (a legacy one) is -32022",
+    ("protocol/http.py", "classify_era"):
+        "the pure decision of which era a POST belongs to, behind protocol/http.route",
+    ("transports/http_server.py", "HTTPApp.__init__"):
+        "configuration: whether the legacy endpoints are in the HTTP table at all",
+}
+"""Every era branch outside the legacy rooms: (module, function) -> why it is a seam."""
+
+_ERA_VALUES = {"modern", "legacy"}
+_ERA_MARKS = {"MODERN", "LEGACY", "legacy_version", "LEGACY_VERSION", "LEGACY_VERSIONS",
+              "MODERN_VERSION", "MODERN_VERSIONS", "MODERN_CLIENT_VERSIONS"}
+"""Names that stand for one era: its values, a legacy session's version, the versions of each
+era. An object's `.era` does too (a plain `era` variable compared with another is not a branch:
+the era cache asks whether what it holds changed)."""
+_ERA_FLAGS = {"legacy", "modern", "legacy_version"}
+"""Attributes whose truth is an era (`options.legacy`, set only when legacy clients are served)."""
+
+
+def _names(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return None
+
+
+def _marks_an_era(node: ast.AST) -> bool:
+    if isinstance(node, ast.Constant):
+        return node.value in _ERA_VALUES
+    if isinstance(node, ast.Attribute) and node.attr == "era":
+        return True
+    name = _names(node)
+    return name is not None and (name in _ERA_MARKS or name.startswith("Era"))
+
+
+def _every_era(node: ast.AST) -> bool:
+    """`ERAS`, or a literal naming both eras: a check that a value is an era, not which."""
+    if _names(node) == "ERAS":
+        return True
+    if isinstance(node, ast.Tuple | ast.List | ast.Set):
+        return {e.value for e in node.elts if isinstance(e, ast.Constant)} >= _ERA_VALUES
+    return False
+
+
+def _compares_eras(node: ast.Compare) -> bool:
+    sides = [node.left, *node.comparators]
+    if any(_names(side) == "eras" for side in sides):
+        return False  # a method's eras (MethodInfo.eras): a fact about the method
+    for op, right in zip(node.ops, node.comparators, strict=True):
+        if isinstance(op, ast.In | ast.NotIn) and _every_era(right):
+            return False
+    return any(_marks_an_era(side) for side in sides)
+
+
+def _is_era_isinstance(node: ast.Call) -> bool:
+    if not (isinstance(node.func, ast.Name) and node.func.id == "isinstance" and len(node.args) == 2):
+        return False
+    kinds = node.args[1].elts if isinstance(node.args[1], ast.Tuple) else [node.args[1]]
+    return any((_names(k) or "").startswith(("Legacy", "Modern")) for k in kinds)
+
+
+def _tested(tree: ast.AST) -> list[ast.AST]:
+    """The expressions the package branches on (if, while, ternary, assert, boolean operands,
+    match), leaving out comprehensions over `METHODS`: a view of the method table by its era
+    column (`m.modern`) selects methods, it does not ask a peer's era."""
+    views = {id(n) for node in ast.walk(tree)
+             if isinstance(node, ast.comprehension) and "METHODS" in ast.unparse(node.iter)
+             for test in node.ifs for n in ast.walk(test)}
+    tests: list[ast.AST] = []
+    for node in ast.walk(tree):
+        if id(node) in views:
+            continue
+        if isinstance(node, ast.If | ast.While | ast.IfExp | ast.Assert):
+            tests.append(node.test)
+        elif isinstance(node, ast.BoolOp):
+            tests += node.values
+        elif isinstance(node, ast.Match):
+            tests.append(node.subject)
+        elif isinstance(node, ast.comprehension):
+            tests += node.ifs
+    return [t.operand if isinstance(t, ast.UnaryOp) else t for t in tests]
+
+
+def era_branches(tree: ast.AST) -> list[tuple[int, str]]:
+    """(line, enclosing function) of every era branch in a module's tree."""
+    where: dict[int, str] = {}
+
+    def visit(node: ast.AST, scope: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            inner = scope
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                inner = f"{scope}.{child.name}" if scope else child.name
+            where[id(child)] = inner
+            visit(child, inner)
+
+    visit(tree, "")
+    found: list[ast.AST] = []
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Compare) and _compares_eras(node)) or (
+                isinstance(node, ast.Call) and _is_era_isinstance(node)):
+            found.append(node)
+        elif isinstance(node, ast.match_case):
+            found += [p for p in ast.walk(node.pattern)
+                      if isinstance(p, ast.MatchValue) and _marks_an_era(p.value)]
+    found += [t for t in _tested(tree) if _names(t) in _ERA_FLAGS and isinstance(t, ast.Attribute)]
+    return sorted({(n.lineno, where.get(id(n)) or "<module>") for n in found})
+
+
+def _outside_the_rooms() -> dict[str, ast.AST]:
+    trees = {}
+    for path in SOURCES:
+        rel = path.relative_to(PACKAGE).as_posix()
+        if not rel.startswith(tuple(f"{room}/" for room in LEGACY_ROOMS)):
+            trees[rel] = ast.parse(path.read_text(encoding="utf-8"))
+    return trees
+
+
+def test_era_branches_live_in_the_legacy_rooms_or_are_named_seams() -> None:
+    found: dict[tuple[str, str], list[int]] = {}
+    for rel, tree in _outside_the_rooms().items():
+        for line, scope in era_branches(tree):
+            found.setdefault((rel, scope), []).append(line)
+    unnamed = sorted(f"{rel}:{line} in {scope}" for (rel, scope), lines in found.items()
+                     if (rel, scope) not in SEAMS for line in lines)
+    assert not unnamed, (
+        f"era branches outside the legacy rooms: {unnamed}; ask the era seam (ServerSession, "
+        "EraAdapter, the HTTP endpoint table, the HTTP client's session) or name the seam in SEAMS"
+    )
+    stale = sorted(f"{rel}:{scope}" for rel, scope in SEAMS if (rel, scope) not in found)
+    assert not stale, f"SEAMS names places that no longer branch on the era: {stale}"
+
+
+@pytest.mark.parametrize("source, expected", [
+    ("if x.era == MODERN: pass", True),
+    ("y = 'legacy' if a else b\nz = 1 if mode != 'legacy' else 2", True),
+    ("if self.legacy_version is None: pass", True),
+    ("if options.legacy: pass", True),
+    ("while v not in LEGACY_VERSIONS: pass", True),
+    ("ok = isinstance(s, LegacySession)", True),
+    ("match era:\n    case 'modern': pass", True),
+    ("if self.era not in ('auto', 'modern', 'legacy'): pass", False),
+    ("if entry.get('era') in ERAS: pass", False),
+    ("r = {n for n, m in METHODS.items() if m.by_client and not m.modern}", False),
+    ("r = [s for s in sessions if s.legacy]", True),
+    ("changed = old.get('era') != era", False),
+    ("if self.era: pass", False),
+    ("if legacy.startswith('#'): pass", False),
+])
+def test_what_counts_as_an_era_branch(source: str, expected: bool) -> None:
+    assert bool(era_branches(ast.parse(source))) is expected

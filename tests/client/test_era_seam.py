@@ -1,6 +1,7 @@
-"""The client's era seam, checked by walking the source: era branches live in the opener and the
-probe only, the legacy room (`mcpkit.client.legacy`) is imported by the few modules that pick or
-carry it, and it reaches back only into the client's era-neutral modules."""
+"""The client's era seam, checked by walking the source: the legacy room (`mcpkit.client.legacy`)
+is imported by the few modules that pick or carry it, and it reaches back only into the client's
+era-neutral modules. Where the client may branch on the era (the probe, the opener) is checked
+with the rest of the package in tests/test_layering.py (`SEAMS`)."""
 
 from __future__ import annotations
 
@@ -12,10 +13,6 @@ import pytest
 CLIENT = Path(__file__).resolve().parents[2] / "src" / "mcpkit" / "client"
 NEUTRAL = sorted(p for p in CLIENT.glob("*.py"))
 LEGACY_ROOM = sorted((CLIENT / "legacy").glob("*.py"))
-
-BRANCHING = {"era.py", "opening.py", "options.py"}
-"""Where the era may be compared: the probe's decision table (era.py), the opener that settles
-the era and picks the adapter (opening.py), and the validation of `ClientOptions.era`."""
 
 IMPORTS_OF_THE_ROOM = {
     "__init__.py": {"mcpkit.client.legacy.completions"},
@@ -39,32 +36,6 @@ def _imports(path: Path) -> set[str]:
         elif isinstance(node, ast.Import):
             found.update(a.name for a in node.names)
     return found
-
-
-def _era_compares(path: Path) -> list[int]:
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    lines = []
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Compare):
-            continue
-        for side in [node.left, *node.comparators]:
-            if (
-                (isinstance(side, ast.Attribute) and side.attr == "era")
-                or (isinstance(side, ast.Name) and side.id in ("era", "MODERN", "LEGACY"))
-                or (isinstance(side, ast.Constant) and side.value in ("modern", "legacy"))
-            ):
-                lines.append(node.lineno)
-                break
-    return lines
-
-
-@pytest.mark.parametrize("path", NEUTRAL, ids=lambda p: p.name)
-def test_the_client_does_not_branch_on_the_era_outside_the_opener(path: Path) -> None:
-    if path.name in BRANCHING:
-        return
-    assert _era_compares(path) == [], (
-        f"client/{path.name} compares an era; ask the connection's EraAdapter instead"
-    )
 
 
 @pytest.mark.parametrize("path", NEUTRAL, ids=lambda p: p.name)

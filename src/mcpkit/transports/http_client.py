@@ -11,8 +11,11 @@ handler, and `close()` ends the session with DELETE.
 Responses are read as JSON or as SSE. Cancelling the awaiting task closes the response stream,
 which is the cancellation on HTTP. A stream that breaks before its response loses the request;
 it is sent again, with a new id, only as many times as the caller allows (`retries=`).
-Reading a response stream and the policy of resuming a legacy one are
-`mcpkit.transports.http_client_streams`; the errors raised here (`HTTPStatusError`,
+What an era changes (the headers of a request, whether a broken stream is resumed, whether a
+404 ends a session) the transport asks the `HTTPEra` it holds (`mcpkit.transports.
+http_client_era`): `ModernHTTP` from the start, the `LegacyHTTPSession` an `initialize` opened
+(`mcpkit.client.legacy.http_session`) after it. Reading a response stream and the policy of
+resuming a legacy one are `mcpkit.transports.http_client_streams`; the errors raised here (`HTTPStatusError`,
 `SessionExpiredError`, `BrokenStreamError`) are defined in `mcpkit.errors` and importable from
 here too. httpx is imported with this module, never by `import mcpkit`.
 """
@@ -29,6 +32,7 @@ from urllib.parse import urlsplit
 import httpx
 import orjson
 
+from mcpkit.client.legacy.http_session import LegacyHTTPSession
 from mcpkit.errors import BrokenStreamError as _BrokenStream
 from mcpkit.errors import (
     HTTPStatusError,
@@ -40,8 +44,9 @@ from mcpkit.errors import (
 )
 from mcpkit.protocol.codec import RequestId, encode, result_message
 from mcpkit.protocol.framing import SSEDecoder
-from mcpkit.protocol.http import ScreenedTools, Status, client_headers, screen_tools
+from mcpkit.protocol.http import ScreenedTools, Status, screen_tools
 from mcpkit.protocol.rejections import error_response
+from mcpkit.transports.http_client_era import HTTPEra, ModernHTTP
 from mcpkit.transports.http_client_streams import BlockSize as _BlockSize
 from mcpkit.transports.http_client_streams import describe as _describe
 from mcpkit.transports.http_client_streams import read_response, resume
@@ -92,17 +97,25 @@ class HTTPClientTransport:
         self._notification_handler: Any = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._stream_task: asyncio.Task[None] | None = None
-        self.session_id: str | None = None
-        """The legacy session's `Mcp-Session-Id` (None in modern mode, or if the server
-        gave none)."""
-        self.legacy_version: str | None = None
-        """The version a legacy `initialize` negotiated; set means legacy mode."""
+        self._era: HTTPEra = ModernHTTP(self._tool_params)
+        """The era of the exchanges: modern until an `initialize` opens a legacy session."""
         self.session_stream_open = asyncio.Event()
         """Set while the legacy session's GET stream is open (notifications flow from then)."""
 
     @property
     def era(self) -> str:
-        return "legacy" if self.legacy_version is not None else "modern"
+        return self._era.era
+
+    @property
+    def session_id(self) -> str | None:
+        """The legacy session's `Mcp-Session-Id` (None in modern mode, or if the server
+        gave none)."""
+        return self._era.session_id
+
+    @property
+    def legacy_version(self) -> str | None:
+        """The version a legacy `initialize` negotiated; set means legacy mode."""
+        return self._era.legacy_version
 
     # -- the ClientTransport interface --------------------------------------------------------
 
@@ -146,7 +159,7 @@ class HTTPClientTransport:
                 self.url, content=encode(message), headers=self._headers_for(message))
         except httpx.HTTPError as exc:
             raise TransportError(f"{message.get('method', 'response')}: {_describe(exc)}") from None
-        if response.status_code == Status.NOT_FOUND and self.session_id is not None:
+        if self._era.ends_on(response.status_code):
             self._forget_session()
             raise SessionExpiredError(Status.NOT_FOUND, response.content,
                                       "the legacy session ended")
@@ -198,22 +211,7 @@ class HTTPClientTransport:
     # -- one exchange ---------------------------------------------------------------------------
 
     def _headers_for(self, message: Mapping[str, Any] | None) -> dict[str, str]:
-        headers = {**_BASE_HEADERS, **self._headers}
-        if self.legacy_version is not None:
-            if self.session_id is not None:
-                headers[Header.SESSION_ID] = self.session_id
-            headers[Header.PROTOCOL_VERSION] = self.legacy_version
-            return headers
-        if message is None or message.get("method") == Method.INITIALIZE:
-            return headers
-        params = message.get("params")
-        name = params.get("name") if isinstance(params, Mapping) else None
-        table = self._tool_params.get(name) if isinstance(name, str) else None
-        try:
-            headers.update(client_headers(message, table))
-        except (TypeError, ValueError) as exc:
-            raise TransportError(f"{message.get('method')} {name or ''}: {exc}") from None
-        return headers
+        return self._era.headers({**_BASE_HEADERS, **self._headers}, message)
 
     async def _exchange(self, message: dict[str, Any], on_notification: Any) -> dict[str, Any]:
         method = message.get("method")
@@ -229,7 +227,7 @@ class HTTPClientTransport:
                 session_id = response.headers.get(Header.SESSION_ID)
             status = response.status_code
             media = response.headers.get("content-type", "").split(";")[0].strip().lower()
-            if status == Status.NOT_FOUND and self.session_id is not None:
+            if self._era.ends_on(status):
                 body = await self._read_body(response, method)
                 self._forget_session()
                 raise SessionExpiredError(Status.NOT_FOUND, body,
@@ -238,7 +236,7 @@ class HTTPClientTransport:
                 try:
                     reply = await self._read_stream(response, message, on_notification)
                 except _BrokenStream as broken:
-                    if self.legacy_version is None or broken.last_event_id is None:
+                    if not self._era.resumes(broken.last_event_id):
                         raise
                     await response.aclose()
                     reply = await self._resume(message, on_notification, broken)
@@ -319,7 +317,7 @@ class HTTPClientTransport:
                 status = response.status_code
                 where = (f"{message.get('method')}: resuming the response stream after event "
                          f"{broken.last_event_id!r}")
-                if status == Status.NOT_FOUND and self.session_id is not None:
+                if self._era.ends_on(status):
                     # The GET carried the session id: a 404 is the session's end (LEG-13),
                     # like on a POST, so the caller initializes again without the old id.
                     body = await self._read_body(response, message.get("method"))
@@ -338,12 +336,11 @@ class HTTPClientTransport:
     # -- legacy sessions ------------------------------------------------------------------------
 
     def _start_session(self, session_id: str | None, result: Mapping[str, Any]) -> None:
-        version = result.get("protocolVersion")
-        self.legacy_version = version if isinstance(version, str) else None
-        self.session_id = session_id
+        self._era = LegacyHTTPSession.negotiated(session_id, result) or ModernHTTP(
+            self._tool_params)
 
     def _forget_session(self) -> None:
-        self.session_id = None
+        self._era.forget()
         if self._stream_task is not None:
             self._stream_task.cancel()
             self._stream_task = None
