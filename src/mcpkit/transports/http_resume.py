@@ -7,8 +7,10 @@ with `Last-Event-ID`. Every event goes to the `EventStore` before it is written,
 connection that breaks (or that the server closes to free it) loses nothing the store still
 keeps. `ResumableExchange` is the `Exchange` of a legacy request whose response may become such
 a stream; the modern era never uses either (it has no resumability, HTTP-9), so the modern
-`Exchange` stays as cheap as it was. Imports the layers below, asyncio and the sibling
-transport modules.
+`Exchange` stays as cheap as it was. What is a rule rather than a write (which events are
+written, what a replay and an early close send, when polling applies) is
+`mcpkit.legacy.resumption`. Imports the layers below, asyncio and the sibling transport
+modules.
 """
 
 from __future__ import annotations
@@ -21,19 +23,25 @@ from contextvars import ContextVar
 from typing import Any, Final
 
 from mcpkit.legacy.http_session import resume_refusal
+from mcpkit.legacy.resumption import (
+    polls,
+    replay_blocks,
+    retry_block,
+    retry_or_default,
+    sse_block,
+    worth_writing,
+)
 from mcpkit.protocol.codec import encode
 from mcpkit.protocol.http import Status
 from mcpkit.store.events import EventReplayError, EventStore, Replay
 from mcpkit.transports.http_exchange import Exchange, plain_response
 
 __all__ = [
-    "DEFAULT_RETRY_MS",
     "Channel",
     "ResumableExchange",
     "close_sse_stream",
     "refuse_resume",
     "replay_only",
-    "sse_block",
 ]
 
 log = logging.getLogger("mcpkit.transport")
@@ -41,21 +49,9 @@ log = logging.getLogger("mcpkit.transport")
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
 
-DEFAULT_RETRY_MS: Final = 1000
-"""The `retry` sent when a connection is closed early and no `sse_retry_ms` is configured."""
-
 _END: Final = {"type": "http.response.body", "body": b"", "more_body": False}
 _CURRENT: ContextVar[ResumableExchange | None] = ContextVar("mcpkit_legacy_exchange",
                                                             default=None)
-
-
-def sse_block(event_id: str | None, data: bytes, retry_ms: int | None = None) -> bytes:
-    """One SSE event: optional id and retry fields, then one `data:` line (empty for a priming
-    or closing event, which a client must still see: it carries the id to resume from)."""
-    head = b"id: " + event_id.encode() + b"\n" if event_id is not None else b""
-    if retry_ms is not None:
-        head += b"retry: %d\n" % retry_ms
-    return head + (b"data: " + data if data else b"data:") + b"\n\n"
 
 
 async def close_sse_stream(retry_ms: int | None = None) -> bool:
@@ -133,7 +129,7 @@ class Channel:
         if final:
             self.ended = True
         sink = self.sink
-        if sink is None or not (data or (self.primes and event_id is not None)):
+        if sink is None or not worth_writing(data, self.primes and event_id is not None):
             return  # an empty event is only worth its id
         owner = self.owner
         if final and owner is not None and sink is owner:
@@ -221,14 +217,14 @@ class Channel:
         release = await self.follow(exchange, last_event_id)
         if release is None:
             return {}
-        if retry_ms is None or not self.primes:
+        if not polls(self.primes, retry_ms):
             await release.wait()
             return {}
         try:  # polling mode: this connection too is given back after a while
             async with asyncio.timeout(poll_after_s):
                 await release.wait()
         except TimeoutError:
-            await self.poll(exchange, retry_ms)
+            await self.poll(exchange, retry_or_default(retry_ms))  # configured, as polls says
         return {}
 
     async def follow(self, exchange: Exchange, last_event_id: str) -> asyncio.Event | None:
@@ -240,9 +236,8 @@ class Channel:
         async with self.lock:
             replay = await self.events.replay_after(self.session_id, last_event_id)
             await exchange.start_stream()
-            for event_id, data in replay.events:
-                if (data or self.primes) and not await self._write(
-                        exchange, sse_block(event_id, data)):
+            for block in replay_blocks(replay, self.primes):
+                if not await self._write(exchange, block):
                     return None
             if replay.ended or self.ended:
                 return None
@@ -264,14 +259,10 @@ async def replay_only(send: Send, replay: Replay, primes: bool, retry_ms: int | 
     instance sharing the store may still be writing it."""
     exchange = Exchange(send, _no_receive, 0.0, watch=False)
     await exchange.start_stream()
-    for event_id, data in replay.events:
-        if data or primes:
-            await send({"type": "http.response.body", "body": sse_block(event_id, data),
-                        "more_body": True})
+    for block in replay_blocks(replay, primes):
+        await send({"type": "http.response.body", "body": block, "more_body": True})
     if not replay.ended and primes:
-        await send({"type": "http.response.body",
-                    "body": b"retry: %d\n\n" % (
-                        DEFAULT_RETRY_MS if retry_ms is None else retry_ms),
+        await send({"type": "http.response.body", "body": retry_block(retry_ms),
                     "more_body": True})
     exchange.done = True
     await send(_END)
@@ -352,7 +343,7 @@ class ResumableExchange(Exchange):
             await self.start_stream(prime=False)  # the closing event is the priming event
         assert self.channel is not None
         if retry_ms is None:
-            retry_ms = DEFAULT_RETRY_MS if self.retry_ms is None else self.retry_ms
+            retry_ms = retry_or_default(self.retry_ms)
         if not await self.channel.poll(self, retry_ms):
             return False
         await self.close_connection()

@@ -9,8 +9,10 @@ streams a GET with `Last-Event-ID` may pick up. Their events, kept for that, sit
 `EventStore` interface (see `http_resume` and `mcpkit.store.events`).
 
 The rules (which POSTs and GETs are refused and how, which sessions get priming events, which
-requests are saved after) are `mcpkit.legacy.http_session`; which changes reach a session's GET
-stream is the session's `forward`; our requests awaiting the client's answers are the shared
+requests are saved after) are `mcpkit.legacy.http_session`; what a notification changes is
+`mcpkit.legacy.lifecycle`; stream ids, `Last-Event-ID` and polling are
+`mcpkit.legacy.resumption`; which changes reach a session's GET stream is the session's
+`forward`; our requests awaiting the client's answers are the shared
 `mcpkit.protocol.outstanding.Outstanding` table. Every status comes from
 `mcpkit.protocol.http.Status`.
 """
@@ -38,6 +40,15 @@ from mcpkit.legacy.http_session import (
     stream_open,
     version_refusal,
 )
+from mcpkit.legacy.lifecycle import on_notification
+from mcpkit.legacy.resumption import (
+    is_session_stream,
+    polls,
+    request_stream_id,
+    resume_from,
+    retry_or_default,
+    session_stream_id,
+)
 from mcpkit.legacy.session import LegacyState
 from mcpkit.protocol.codec import (
     Message,
@@ -55,13 +66,12 @@ from mcpkit.store.events import EventReplayError, EventStore, MemoryEventStore
 from mcpkit.store.sessions import MemorySessionStore, SessionStore
 from mcpkit.transports.http_exchange import Exchange, plain_response
 from mcpkit.transports.http_resume import (
-    DEFAULT_RETRY_MS,
     Channel,
     ResumableExchange,
     refuse_resume,
     replay_only,
 )
-from mcpkit.types.constants import Header, Method
+from mcpkit.types.constants import Header
 
 __all__ = ["LegacyEndpoint", "MemorySessionStore", "SessionStore"]
 
@@ -220,7 +230,7 @@ class LegacyEndpoint:
         session = LegacySession(self.server, state)
         token = exchange.bind() if sse_ok else None
         timer = None
-        if sse_ok and primes and options.sse_retry_ms is not None:
+        if sse_ok and polls(primes, options.sse_retry_ms):
             timer = asyncio.get_running_loop().call_later(
                 options.sse_poll_after_s, self._poll_later, exchange)
         try:
@@ -243,7 +253,8 @@ class LegacyEndpoint:
 
     def _open_channel(self, session_id: str, owner: ResumableExchange, primes: bool) -> Channel:
         """The stream a legacy request's response became, registered so a GET can resume it."""
-        channel = Channel(self.events, session_id, "p" + secrets.token_hex(8), owner, primes,
+        channel = Channel(self.events, session_id, request_stream_id(secrets.token_hex(8)),
+                          owner, primes,
                           on_end=functools.partial(self._channel_ended, session_id))
         self._live_for(session_id).streams[channel.stream_id] = channel
         return channel
@@ -294,20 +305,16 @@ class LegacyEndpoint:
             future.set_result(response.result or {})
 
     async def _notification(self, session_id: str, state: LegacyState, note: Notification) -> None:
-        if note.method == Method.INITIALIZED:
-            state.initialized = True
+        effect = on_notification(state, note)
+        if effect.unnamed is not None:
+            log.warning("%s", effect.unnamed)
+        if effect.save:
             await self.store.save(session_id, state)
-        elif note.method == Method.CANCELLED:
-            # Type-checked before the lookup: a list or an object would raise (a 500), and 1.0
-            # or true would cancel request 1.
-            raw = (note.params or {}).get("requestId")
-            _log_unnamed(raw)
-            request_id = peer_id(raw)
+        if effect.cancel is not None:
             live = self._live.get(session_id)
-            exchange = live.inflight.get(request_id) if live and request_id is not None else None
+            exchange = live.inflight.get(effect.cancel) if live else None
             if exchange is not None:
                 exchange.cancel()
-        # roots/list_changed and unknown notifications need nothing.
 
     # -- GET: the session's stream of change notifications, or a resumed stream ------------
 
@@ -324,14 +331,15 @@ class LegacyEndpoint:
             return
         primes = gets_priming(state.protocol_version)
         live = self._live_for(session_id)
-        if last_ids:
-            await self._resume(session_id, live, primes, last_ids[0].decode("latin-1").strip(),
-                               receive, send)
+        last_event_id = resume_from(last_ids)
+        if last_event_id is not None:
+            await self._resume(session_id, live, primes, last_event_id, receive, send)
             return
         if live.stream is not None:
             await _refuse(send, stream_open(session_id))
             return
-        channel = Channel(self.events, session_id, "g" + secrets.token_hex(8), None, primes)
+        channel = Channel(self.events, session_id, session_stream_id(secrets.token_hex(8)), None,
+                          primes)
         await self._session_stream(session_id, live, channel, None, receive, send)
 
     async def _session_stream(self, session_id: str, live: _Live, channel: Channel,
@@ -379,8 +387,7 @@ class LegacyEndpoint:
                     await channel.emit(encode(message))
         # The server is stopping: the connection closes, the stream does not end, so the client
         # is told when to resume it (an instance sharing the stores, or this one restarted).
-        retry_ms = self.options.sse_retry_ms
-        await channel.poll(exchange, DEFAULT_RETRY_MS if retry_ms is None else retry_ms)
+        await channel.poll(exchange, retry_or_default(self.options.sse_retry_ms))
         return {}
 
     async def _resume(self, session_id: str, live: _Live, primes: bool, last_event_id: str,
@@ -393,7 +400,7 @@ class LegacyEndpoint:
             self._release(session_id)
             await refuse_resume(send, exc)
             return
-        if replay.stream_id.startswith("g"):
+        if is_session_stream(replay.stream_id):
             if live.stream is not None:
                 live.stream.cancel()  # the connection it replaces is stale
             channel = Channel(self.events, session_id, replay.stream_id, None, primes)
