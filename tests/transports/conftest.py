@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator, Iterator
 
 import httpx
 import pytest
-from http_peer import FEATURES, ServerProcess
+from http_peer import FEATURES, Peer, ServerProcess
 from resume_peer import TIMEOUT
 from resume_server import Gates
 
@@ -29,3 +29,11 @@ def gates() -> Gates:
 async def http() -> AsyncIterator[httpx.AsyncClient]:
     async with httpx.AsyncClient(timeout=TIMEOUT) as client:
         yield client
+
+
+@pytest.fixture
+async def legacy(features: ServerProcess, http: httpx.AsyncClient) -> Peer:
+    """A 2025-11-25 session, initialized, on the module's features server."""
+    peer = Peer(features.url, http)
+    await peer.initialize()
+    return peer

@@ -4,27 +4,12 @@ legacy rules for errors and cancellation, against a real `mcpkit run --http` pro
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
-import pytest
 from http_peer import Peer, Reply, ServerProcess
 
 from mcpkit.protocol.http import classify_era
-
-
-@pytest.fixture
-async def client() -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient(timeout=15) as client:
-        yield client
-
-
-@pytest.fixture
-async def legacy(features: ServerProcess, client: httpx.AsyncClient) -> Peer:
-    peer = Peer(features.url, client)
-    await peer.initialize()
-    return peer
 
 
 async def send(peer: Peer, method: str, params: dict[str, Any] | None = None) -> Reply:
@@ -32,9 +17,9 @@ async def send(peer: Peer, method: str, params: dict[str, Any] | None = None) ->
 
 
 async def test_initialize_opens_a_session_that_serves_legacy_shapes(
-    features: ServerProcess, client: httpx.AsyncClient
+    features: ServerProcess, http: httpx.AsyncClient
 ) -> None:
-    peer = Peer(features.url, client)
+    peer = Peer(features.url, http)
     result = await peer.initialize()
     assert result["protocolVersion"] == "2025-11-25"
     assert result["capabilities"]["tools"] == {"listChanged": True}
@@ -73,9 +58,9 @@ async def test_a_session_logs_and_reports_progress_on_the_post_stream(legacy: Pe
 
 
 async def test_requests_without_a_session_need_initialize_first(
-    features: ServerProcess, client: httpx.AsyncClient
+    features: ServerProcess, http: httpx.AsyncClient
 ) -> None:
-    peer = Peer(features.url, client)
+    peer = Peer(features.url, http)
     peer.revision = "2025-11-25"
     reply = await send(peer, "tools/list")
     assert reply.status == 400 and "initialize" in reply.error["message"]
@@ -84,9 +69,9 @@ async def test_requests_without_a_session_need_initialize_first(
     assert note.status == 202
 
 
-async def test_an_unknown_session_is_404(features: ServerProcess, client: httpx.AsyncClient
+async def test_an_unknown_session_is_404(features: ServerProcess, http: httpx.AsyncClient
                                          ) -> None:
-    peer = Peer(features.url, client)
+    peer = Peer(features.url, http)
     peer.revision = "2025-11-25"
     peer.session = "no-such-session"
     reply = await send(peer, "tools/list")
@@ -162,9 +147,9 @@ async def test_notifications_cancelled_stops_a_request_in_flight(legacy: Peer) -
 
 
 async def test_a_server_request_travels_on_the_post_stream_and_the_answer_comes_back(
-    features: ServerProcess, client: httpx.AsyncClient
+    features: ServerProcess, http: httpx.AsyncClient
 ) -> None:
-    peer = Peer(features.url, client)
+    peer = Peer(features.url, http)
     await peer.initialize({"elicitation": {}})
     message = peer.request_message("tools/call", {
         "name": "confirm", "arguments": {"action": "deploy"}}, with_meta=False)

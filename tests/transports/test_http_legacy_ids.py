@@ -13,32 +13,9 @@ from typing import Any
 
 import httpx
 import pytest
+from hostile_ids import BAD_REQUEST_IDS
 from http_peer import Peer, ServerProcess
 from wire import LEGACY
-
-BAD_REQUEST_IDS = [
-    pytest.param([1], id="list"),
-    pytest.param({"id": 1}, id="object"),
-    pytest.param(1.0, id="float"),
-    pytest.param(True, id="bool"),
-    pytest.param(None, id="null"),
-    pytest.param("x" * 1_000_000, id="huge-string"),
-]
-"""`requestId`s that name no request. The running request has id 1, so 1.0 and true (equal to
-1 in Python, and hashed alike) would cancel it if they were taken for ids."""
-
-
-@pytest.fixture
-async def client() -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient(timeout=15) as client:
-        yield client
-
-
-@pytest.fixture
-async def legacy(features: ServerProcess, client: httpx.AsyncClient) -> Peer:
-    peer = Peer(features.url, client)
-    await peer.initialize()
-    return peer
 
 
 def gate_call(request_id: Any) -> dict[str, Any]:
@@ -176,10 +153,10 @@ BAD_INITIALIZE = [
 
 @pytest.mark.parametrize(("params", "reason"), BAD_INITIALIZE)
 async def test_an_initialize_with_a_field_of_the_wrong_type_is_refused_naming_it(
-    features: ServerProcess, client: httpx.AsyncClient, params: dict[str, Any], reason: str
+    features: ServerProcess, http: httpx.AsyncClient, params: dict[str, Any], reason: str
 ) -> None:
     logged = len(features.output())
-    peer = Peer(features.url, client)
+    peer = Peer(features.url, http)
     peer.revision = LEGACY
     refused = await peer.post(initialize_message(**params), mirror=False, check_client=False)
     # A legacy request's error travels with 200; no session was opened for it.

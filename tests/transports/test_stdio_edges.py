@@ -15,6 +15,7 @@ from typing import Any
 
 import orjson
 import pytest
+from hostile_ids import BAD_REQUEST_IDS
 from stdio_peer import ROOT, StdioPeer, meta
 from wire import MODERN, check_server_message
 
@@ -24,16 +25,6 @@ from mcpkit.transports.stream import StreamConnection
 FEATURES = str(Path(__file__).parent / "servers" / "http_features.py")
 QUICKSTART = "examples/quickstart/server.py"
 
-BAD_REQUEST_IDS = [
-    pytest.param([1], id="list"),
-    pytest.param({"id": 1}, id="object"),
-    pytest.param(1.0, id="float"),
-    pytest.param(True, id="bool"),
-    pytest.param(None, id="null"),
-    pytest.param("x" * 1_000_000, id="huge-string"),
-]
-"""`requestId`s that name no request. The running request has id 1, so 1.0 and true (equal to
-1 in Python, and hashed alike) would cancel it if they were taken for ids."""
 
 
 @pytest.fixture
