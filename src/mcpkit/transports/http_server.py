@@ -36,6 +36,7 @@ from mcpkit.protocol.http import (
     route,
 )
 from mcpkit.protocol.http_refusals import (
+    Refusal,
     bad_content_length,
     forbidden,
     too_large,
@@ -150,9 +151,24 @@ class HTTPApp:
         method = scope["method"]
         message = None
         if method == "POST":
-            message = await self._read(headers, receive, send)
-            if message is None:
+            early = self._before_body(headers)
+            if early is not None:
+                await refuse(send, early)
                 return
+            first = await receive()
+            if first["type"] != "http.request":
+                return  # the client left before any of the body came: there is no one to answer
+            body = first.get("body", b"")
+            if first.get("more_body") or len(body) > self._max_body:
+                message = await self._read_rest(first, receive, send)
+                if message is None:
+                    return
+            else:  # the whole body in one piece, as almost every POST comes: no coroutine more
+                try:
+                    message = decode(body)
+                except RPCError as exc:
+                    await refuse(send, undecodable(exc))
+                    return
         chosen = route(method, headers.session_id, headers.version, message)
         await self._routes[chosen].serve(
             HTTPCall(method, chosen, headers, scope["headers"], message, receive, send))
@@ -176,48 +192,46 @@ class HTTPApp:
 
     # -- a POST's body ----------------------------------------------------------------------------
 
-    async def _read(self, headers: RequestHeaders, receive: Receive, send: Send
-                    ) -> Message | None:
-        """The one JSON-RPC message a POST carries, or None once it is refused (or the client
-        left before all of it came)."""
-        limit = self._max_body
+    def _before_body(self, headers: RequestHeaders) -> Refusal | None:
+        """Why a POST is refused before its body is read: a Content-Length that is no number or
+        over the limit, a content type that is not JSON."""
         declared = headers.content_length
         if declared is not None:
             try:
                 size = int(declared)
             except ValueError:
-                await refuse(send, bad_content_length(declared))
-                return None
-            if size > limit:
-                await refuse(send, too_large(size, limit))
-                return None
+                return bad_content_length(declared)
+            if size > self._max_body:
+                return too_large(size, self._max_body)
         if not is_json_content(headers.content_type):
-            await refuse(send, unsupported_media(headers.content_type))
-            return None
-        message = await receive()
-        if message["type"] != "http.request":
-            return None  # the client left before any of the body came: there is no one to answer
-        body = message.get("body", b"")
+            return unsupported_media(headers.content_type)
+        return None
+
+    async def _read_rest(self, first: dict[str, Any], receive: Receive, send: Send
+                         ) -> Message | None:
+        """The message of a body over the limit or in several pieces, or None once it is
+        refused (or the client left before all of it came)."""
+        limit = self._max_body
+        body = first.get("body", b"")
         if len(body) > limit:
             # Checked before waiting for more: the next piece may be a long time coming.
             await refuse(send, too_large(len(body), limit))
             return None
-        if message.get("more_body"):
-            chunks = [body]
-            size = len(body)
-            while message.get("more_body"):
-                message = await receive()
-                if message["type"] != "http.request":
-                    return None  # the client left mid-body
-                chunk = message.get("body", b"")
-                size += len(chunk)
-                if size > limit:
-                    await refuse(send, too_large(size, limit))
-                    return None
-                chunks.append(chunk)
-            body = b"".join(chunks)
+        chunks = [body]
+        size = len(body)
+        message = first
+        while message.get("more_body"):
+            message = await receive()
+            if message["type"] != "http.request":
+                return None  # the client left mid-body
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > limit:
+                await refuse(send, too_large(size, limit))
+                return None
+            chunks.append(chunk)
         try:
-            return decode(body)
+            return decode(b"".join(chunks))
         except RPCError as exc:
             await refuse(send, undecodable(exc))
             return None
