@@ -20,7 +20,8 @@ from typing import Any, Final
 from mcpkit.legacy.http_session import escaped_answer, exchange_named
 from mcpkit.protocol.codec import Message, Request, encode
 from mcpkit.protocol.framing import sse_event
-from mcpkit.transports.http_endpoint import HTTPCall, Send, refuse
+from mcpkit.protocol.headers import RequestHeaders
+from mcpkit.transports.http_endpoint import Receive, Scope, Send, refuse
 from mcpkit.transports.http_sessions import LegacyEndpoint
 
 __all__ = ["LegacyRoute", "SessionlessRoute"]
@@ -82,11 +83,11 @@ class SessionlessRoute:
     def __init__(self, sessions: LegacyEndpoint) -> None:
         self.sessions = sessions
 
-    async def serve(self, call: HTTPCall) -> None:
-        sent = _Sent(call.send)
-        assert call.message is not None
-        await _guarded(self.sessions.open(call.message, sent), sent, call.message,
-                       "a 2025-11-25 POST of")
+    async def serve(self, scope: Scope, headers: RequestHeaders, message: Message | None,
+                    receive: Receive, send: Send) -> None:
+        sent = _Sent(send)
+        assert message is not None
+        await _guarded(self.sessions.open(message, sent), sent, message, "a 2025-11-25 POST of")
 
     def close(self) -> None:
         """Nothing of its own: the sessions close with `LegacyRoute`."""
@@ -99,20 +100,21 @@ class LegacyRoute:
     def __init__(self, sessions: LegacyEndpoint) -> None:
         self.sessions = sessions
 
-    async def serve(self, call: HTTPCall) -> None:
-        sent = _Sent(call.send)
+    async def serve(self, scope: Scope, headers: RequestHeaders, message: Message | None,
+                    receive: Receive, send: Send) -> None:
+        sent = _Sent(send)
         sessions = self.sessions
-        method = call.method
+        method = scope["method"]
         if method == "POST":
-            assert call.message is not None
-            await _guarded(sessions.post(call.headers, call.message, call.receive, sent),
-                           sent, call.message, "a 2025-11-25 POST of")
+            assert message is not None
+            await _guarded(sessions.post(headers, message, receive, sent),
+                           sent, message, "a 2025-11-25 POST of")
         elif method == "GET":
-            await _guarded(sessions.get(call.headers, call.receive, sent, call.raw_headers),
+            await _guarded(sessions.get(headers, receive, sent, scope["headers"]),
                            sent, None, "a 2025-11-25 session GET")
         else:
             assert method == "DELETE"  # `route` gives a session no other method
-            await _guarded(sessions.delete(call.headers, sent), sent, None,
+            await _guarded(sessions.delete(headers, sent), sent, None,
                            "a 2025-11-25 session DELETE")
 
     def close(self) -> None:

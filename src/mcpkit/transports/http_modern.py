@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from mcpkit.protocol.codec import Notification, Request, encode
+from mcpkit.protocol.codec import Message, Notification, Request, encode
+from mcpkit.protocol.headers import RequestHeaders
 from mcpkit.protocol.http import Status, accepts, http_status
 from mcpkit.protocol.http_refusals import not_allowed, request_refusal, response_refusal
-from mcpkit.transports.http_endpoint import HTTPCall, refuse
+from mcpkit.transports.http_endpoint import Receive, Scope, Send, refuse
 from mcpkit.transports.http_exchange import Exchange, Watchlist, plain_response
 from mcpkit.types.constants import Method
 
@@ -34,22 +35,21 @@ class ModernEndpoint:
         self._sessions = sessions
         self._watchlist = Watchlist()
 
-    async def serve(self, call: HTTPCall) -> None:
-        send = call.send
-        if call.method != "POST":
-            await refuse(send, not_allowed(call.method, self._sessions))
+    async def serve(self, scope: Scope, headers: RequestHeaders, message: Message | None,
+                    receive: Receive, send: Send) -> None:
+        if scope["method"] != "POST":
+            await refuse(send, not_allowed(scope["method"], self._sessions))
             return
-        decoded = call.message
+        decoded = message
         if type(decoded) is Request:
             # The modern request path, inline: it is the one every request takes.
-            headers = call.headers
             json_ok, sse_ok = accepts(headers.accept)
             refusal = request_refusal(headers, decoded, json_ok, sse_ok,
                                       self._tool_params(decoded))
             if refusal is not None:
                 await refuse(send, refusal)
                 return
-            exchange = Exchange(send, call.receive, self._keepalive)
+            exchange = Exchange(send, receive, self._keepalive)
             response = await exchange.run(self.server.handle(
                 decoded, notify=exchange.notify if sse_ok else None), self._watchlist)
             if response is None:

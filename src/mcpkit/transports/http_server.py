@@ -45,7 +45,7 @@ from mcpkit.protocol.http_refusals import (
 )
 from mcpkit.store.events import EventStore
 from mcpkit.store.sessions import MemorySessionStore, SessionStore
-from mcpkit.transports.http_endpoint import Endpoint, HTTPCall, Receive, Send, refuse
+from mcpkit.transports.http_endpoint import Endpoint, Receive, Send, refuse
 from mcpkit.transports.http_exchange import plain_response
 from mcpkit.transports.http_legacy import LegacyRoute, SessionlessRoute
 from mcpkit.transports.http_modern import ModernEndpoint
@@ -170,8 +170,7 @@ class HTTPApp:
                     await refuse(send, undecodable(exc))
                     return
         chosen = route(method, headers.session_id, headers.version, message)
-        await self._routes[chosen].serve(
-            HTTPCall(method, chosen, headers, scope["headers"], message, receive, send))
+        await self._routes[chosen].serve(scope, headers, message, receive, send)
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         while True:
