@@ -68,6 +68,12 @@ class ServerOptions:
     """Where single-use nonces are recorded; None: in this process's memory."""
     clock: Callable[[], float] = time.time
     """Unix time in seconds, for state and handle expiry."""
+    expose_errors: bool = False
+    """Put an unexpected exception's type and message in what the client sees (a tool's
+    `isError` text, the -32603 of a resource or prompt). Off by default because a message may
+    hold secrets (paths, queries, tokens): the client then gets only an error id, and the
+    traceback goes to the server log under the same id. Meant for development
+    (`mcpkit run --dev`)."""
 
 
 class Server:
