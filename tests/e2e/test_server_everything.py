@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from everything_catalogue import check_catalogue
 from schema_tap import ROOT, SchemaTap
 
 from mcpkit.client import Client, InputRequest
@@ -99,23 +100,9 @@ async def test_the_reference_server_is_reached_by_falling_back_to_initialize(
 async def test_tools_resources_and_prompts_work_on_the_reference_server(
     everything: Client,
 ) -> None:
-    client = everything
-    tools = {t["name"]: t for t in await client.list_tools()}
-    assert {"echo", "get-sum", "trigger-elicitation-request"} <= set(tools)
-    assert client.rejected_tools == []
+    tools = await check_catalogue(
+        everything, {"echo", "get-sum", "trigger-elicitation-request"})
     assert tools["echo"]["inputSchema"]["$schema"].startswith("http://json-schema.org/draft-07")
-    echo = await client.call_tool("echo", {"message": "hello"})
-    assert echo["content"][0]["text"] == "Echo: hello"
-    total = await client.call_tool("get-sum", {"a": 2, "b": 3})
-    assert "5" in total["content"][0]["text"]
-    resources = await client.list_resources()
-    read = await client.read_resource(resources[0]["uri"])
-    assert read["contents"][0]["uri"] == resources[0]["uri"]
-    prompt = await client.get_prompt("args-prompt", {"city": "Paris"})
-    assert "Paris" in prompt["messages"][0]["content"]["text"]
-    completion = await client.complete({"type": "ref/prompt", "name": "completable-prompt"},
-                                       "department", "E")
-    assert "Engineering" in completion["values"]
 
 
 async def test_the_reference_servers_own_requests_reach_the_same_handlers(

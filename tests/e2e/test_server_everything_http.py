@@ -32,6 +32,7 @@ from typing import Any
 import httpx
 import orjson
 import pytest
+from everything_catalogue import check_catalogue
 from schema_tap import ROOT, SchemaTap, TappedConnector
 from test_server_everything import PACKAGE, elicit, npm_env, sample
 from test_server_everything import installed as installed  # the fixture, shared
@@ -236,21 +237,7 @@ async def test_every_request_of_the_session_carries_its_id_and_version(
     everything: Connected,
 ) -> None:
     client, wire = everything.client, everything.wire
-    tools = {t["name"]: t for t in await client.list_tools()}
-    assert {"echo", "get-sum", "trigger-long-running-operation"} <= set(tools)
-    assert client.rejected_tools == []
-    echo = await client.call_tool("echo", {"message": "hello"})
-    assert echo["content"][0]["text"] == "Echo: hello"
-    total = await client.call_tool("get-sum", {"a": 2, "b": 3})
-    assert "5" in total["content"][0]["text"]
-    resources = await client.list_resources()
-    read = await client.read_resource(resources[0]["uri"])
-    assert read["contents"][0]["uri"] == resources[0]["uri"]
-    prompt = await client.get_prompt("args-prompt", {"city": "Paris"})
-    assert "Paris" in prompt["messages"][0]["content"]["text"]
-    completion = await client.complete({"type": "ref/prompt", "name": "completable-prompt"},
-                                       "department", "E")
-    assert "Engineering" in completion["values"]
+    await check_catalogue(client, {"echo", "get-sum", "trigger-long-running-operation"})
     later = wire.posts()[2:]
     assert {e.message["method"] for e in later if e.message and "method" in e.message} >= {
         "tools/list", "tools/call", "resources/list", "resources/read", "prompts/get",
