@@ -32,6 +32,7 @@ from mcpkit.legacy.shapes import (
     legacy_error,
     legacy_result,
 )
+from mcpkit.legacy.subscriptions import served_by, subscribe, unsubscribe
 from mcpkit.protocol.codec import Notification, Request, RequestId
 from mcpkit.protocol.envelope import RequestMeta
 from mcpkit.protocol.rejections import initialize_error
@@ -259,11 +260,10 @@ class LegacySession:
             if type(uri) is not str:
                 raise InvalidParamsError(
                     f"{method}: params.uri must be a string, not {_found(params, 'uri')}")
-            subs = self.state.subscriptions
-            if method == Method.SUBSCRIBE and uri not in subs:
-                subs.append(uri)
-            elif method == Method.UNSUBSCRIBE and uri in subs:
-                subs.remove(uri)
+            if method == Method.SUBSCRIBE:
+                subscribe(self.state.subscriptions, uri, served_by(server))
+            else:
+                unsubscribe(self.state.subscriptions, uri)
             return {}
         if method == Method.INITIALIZE:
             raise InvalidRequestError("initialize: this connection is already initialized")
