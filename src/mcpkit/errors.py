@@ -27,6 +27,8 @@ MCPError                                   anything mcpkit raises on purpose
 ├── InputRoundsExceededError               a call kept asking for input past the client's limit
 ├── ElicitationAnswerError                 a host's answer does not fit the question; not sent
 │                                          (also a ValueError)
+├── MissingExtraError                      a feature needs an extra that is not installed
+│                                          (also an ImportError; raised at start, never per call)
 └── AuthError                              authorization failed
 ```
 
@@ -60,6 +62,7 @@ __all__ = [
     "InvalidRequestError",
     "MCPError",
     "MethodNotFoundError",
+    "MissingExtraError",
     "MissingRequiredClientCapabilityError",
     "NoCommonVersionError",
     "ParseError",
@@ -294,6 +297,25 @@ class ElicitationAnswerError(MCPError, ValueError):
         super().__init__(message)
         self.problems: dict[str, str] = dict(problems or {})
         """Field name -> what is wrong with its value ("" for the answer as a whole)."""
+
+
+class MissingExtraError(MCPError, ImportError):
+    """A feature needs an optional dependency that is not installed.
+
+    The message is the whole of what a user needs, on one line: `<feature> needs the '<extra>'
+    extra: pip install 'mcpkit[<extra>]'`. It is raised where the feature is configured or
+    registered (`mcpkit.protocol.extras.require`), so a server refuses to start rather than
+    fail a call; an ImportError too, so code that already catches one keeps working.
+    """
+
+    def __init__(self, feature: str, extra: str, *, module: str | None = None,
+                 cause: str | None = None) -> None:
+        self.feature = feature
+        self.extra = extra
+        line = f"{feature} needs the {extra!r} extra: pip install 'mcpkit[{extra}]'"
+        if cause:
+            line = f"{line} ({cause})"
+        super().__init__(line, name=module)
 
 
 class AuthError(MCPError):

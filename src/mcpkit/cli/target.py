@@ -8,6 +8,8 @@ import os
 import sys
 from typing import Any
 
+from mcpkit.protocol.extras import explain
+
 __all__ = ["TargetError", "load_server"]
 
 
@@ -33,10 +35,14 @@ def load_server(target: str) -> Any:
         try:
             module = importlib.import_module(where)
         except ModuleNotFoundError as exc:
+            if (missing := explain(exc)) is not None:
+                raise TargetError(f"{where}: {missing}") from None
             if exc.name and where.startswith(exc.name):
                 raise TargetError(f"no module named {where!r} (and no file of that name)") from None
             raise TargetError(f"importing {where!r} failed: {exc}") from None
         except Exception as exc:
+            if (missing := explain(exc)) is not None:
+                raise TargetError(f"{where}: {missing}") from None
             raise TargetError(f"importing {where!r} failed: {type(exc).__name__}: {exc}") from None
     if not hasattr(module, name):
         found = [k for k, v in vars(module).items() if isinstance(v, Server)]
@@ -68,5 +74,7 @@ def _load_file(path: str) -> Any:
     except SyntaxError as exc:
         raise TargetError(f"{path}:{exc.lineno}: syntax error: {exc.msg}") from None
     except Exception as exc:
+        if (missing := explain(exc)) is not None:  # one line naming the extra to install
+            raise TargetError(f"{path}: {missing}") from None
         raise TargetError(f"importing {path} failed: {type(exc).__name__}: {exc}") from None
     return module

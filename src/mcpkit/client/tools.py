@@ -21,8 +21,16 @@ for a sloppy regex, and would buy nothing: the check compares a server's data wi
 server's schema, so a hostile server could as well declare no schema at all. Ordinary patterns
 are enforced as before. A pattern that does not compile makes the tool unusable (vetting).
 
-Imports `jsonschema` lazily, and only if it is installed; without it the structural checks
-still run. May import `mcpkit.schema`, `mcpkit.protocol`, `mcpkit.types`, `mcpkit.errors`.
+`jsonschema` (the `schema` extra) is imported lazily, and only if it is installed. Without it
+the client still works, and says what it does not do: vetting keeps every structural check
+(bounds, dialect, references, regexes: what protects the client from a hostile schema) and
+skips only the meta-schema check (JSS-4); output checking, when the application asked for it,
+is skipped with one warning per process naming the extra. Failing instead would cost a bare
+install every tool of every server for a check of the server's data against the same server's
+schema; and a call must never fail for a dependency the application could have been told
+about at once.
+
+May import `mcpkit.schema`, `mcpkit.protocol`, `mcpkit.types`, `mcpkit.errors`.
 """
 
 from __future__ import annotations
@@ -33,7 +41,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from mcpkit.errors import ProtocolViolation
+from mcpkit.errors import MissingExtraError, ProtocolViolation
+from mcpkit.protocol.extras import available
 from mcpkit.protocol.mcp_headers import InvalidHeaderDeclaration, header_params
 from mcpkit.schema import (
     DEFAULT_DIALECT,
@@ -103,17 +112,33 @@ def check_schema_shape(schema: Any, what: str) -> None:
 
 
 def _validator_class(schema: Mapping[str, Any]) -> Any:
-    try:
-        import jsonschema
-    except ImportError:  # pragma: no cover - jsonschema is installed with mcpkit[schema]
+    """The dialect's validator class, or None without the `schema` extra."""
+    if not available("jsonschema"):
         return None
+    import jsonschema
+
     return getattr(jsonschema, validator_name(dialect_of(schema) or DEFAULT_DIALECT), None)
+
+
+_unchecked_said = False
+"""Whether this process has said that structuredContent goes unchecked without jsonschema."""
+
+
+def _say_unchecked(name: str) -> None:
+    global _unchecked_said
+    if not _unchecked_said:
+        _unchecked_said = True
+        log.warning(
+            "tools/call %r: structuredContent is not checked against outputSchema (nor any "
+            "later result): %s", name,
+            MissingExtraError("ClientOptions(validate_output=True)", "schema"),
+        )
 
 
 def check_schema_valid(schema: Mapping[str, Any], what: str) -> None:
     """The schema is valid for its dialect (JSS-4), when jsonschema is available."""
     cls = _validator_class(schema)
-    if cls is None:  # pragma: no cover - only without jsonschema
+    if cls is None:  # without the schema extra: the structural checks have run
         return
     from jsonschema.exceptions import SchemaError
 
@@ -294,7 +319,8 @@ class OutputChecker:
         cached = self._validators.get(name)
         if cached is None or cached[0] is not schema:
             cls = _validator_class(schema)
-            if cls is None:  # pragma: no cover - only without jsonschema
+            if cls is None:
+                _say_unchecked(name)
                 return
             risky = risky_pattern(schema)
             if risky is not None:

@@ -16,7 +16,10 @@ from docstrings) and `values` (return values as JSON data).
 
 Imports: the standard library and the `mcpkit.schema` modules named above only. Importing it
 loads neither pydantic nor `jsonschema`: a pydantic model is recognised only when pydantic is
-already loaded, and `jsonschema` is imported only when a raw schema is registered.
+already loaded (a model in a signature means the user's module imported pydantic, so it is
+there), and `jsonschema` is imported only when a raw schema is registered, input or output,
+whether or not the output is structured; without the `schema` extra, that registration raises
+`MissingExtraError`, before any call.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from mcpkit.schema.compiler import Compiler
 from mcpkit.schema.docstrings import docstring_of, parameter_descriptions
 from mcpkit.schema.hints import Meta, Param, is_object_annotation, split_annotated, strip_optional
 from mcpkit.schema.problems import ArgumentsError
-from mcpkit.schema.raw import Clock, compile_raw, prepare_raw_schema
+from mcpkit.schema.raw import Clock, compile_raw, prepare_raw_schema, require_jsonschema
 from mcpkit.schema.validators import ArgumentsValidator, compile_arguments
 from mcpkit.schema.values import output_to_json
 
@@ -174,6 +177,9 @@ def _derive_output(
     output_schema: Mapping[str, Any] | None,
     passthrough: tuple[type, ...],
 ) -> tuple[dict[str, Any] | None, bool]:
+    if output_schema is not None:
+        # Even unstructured, a raw output schema is held to its tool's results by jsonschema.
+        require_jsonschema(f"{name}: output schema")
     if structured is False:
         return None, False
     if output_schema is not None:

@@ -32,8 +32,13 @@ the budget (the registration-time bounds still apply to them).
 The meter of the call being checked sits in a context variable, so calls checked at once on
 other threads (or in other tasks) each count their own.
 
-Imports: the standard library and `mcpkit.schema` (dialects, bounds, problems, validators);
-`jsonschema` lazily, when a raw schema is registered.
+`jsonschema` comes with the `schema` extra. It is imported when a raw schema is registered, so
+without it registration fails with `MissingExtraError` (one line naming the extra), never a
+call: a raw schema's checks are the contract its author wrote, and a server that silently
+stopped enforcing them would run its tools on arguments they were promised never to see.
+
+Imports: the standard library, `mcpkit.protocol.extras` and `mcpkit.schema` (dialects, bounds,
+problems, validators); `jsonschema` lazily, when a raw schema is registered.
 """
 
 from __future__ import annotations
@@ -44,6 +49,7 @@ from collections.abc import Callable, Iterable, Mapping
 from contextvars import ContextVar
 from typing import Any, Final
 
+from mcpkit.protocol.extras import require
 from mcpkit.schema.bounds import MAX_DEPTH, MAX_EXPANDED, MAX_FAN_OUT, MAX_NODES, check_structure
 from mcpkit.schema.dialects import (
     SUPPORTED_DIALECTS,
@@ -65,6 +71,7 @@ __all__ = [
     "Clock",
     "compile_raw",
     "prepare_raw_schema",
+    "require_jsonschema",
 ]
 
 Clock = Callable[[], float]
@@ -138,13 +145,19 @@ def _metered(keyword: Callable[[Any, Any, Any, Any], Any]) -> Callable[[Any, Any
 
 @functools.cache
 def _metered_class(dialect: str) -> Any:
-    """The stock validator class of a dialect, its applicator keywords counting into the meter."""
+    """The stock validator class of a dialect, its applicator keywords counting into the meter
+    (jsonschema is loaded: `prepare_raw_schema` required it first)."""
     import jsonschema
     from jsonschema.validators import extend
 
     stock = getattr(jsonschema, validator_name(dialect))
     counted = {k: _metered(fn) for k, fn in stock.VALIDATORS.items() if k in _APPLICATORS}
     return extend(stock, counted)
+
+
+def require_jsonschema(where: str) -> Any:
+    """The `jsonschema` module, or MissingExtraError naming `where` and the `schema` extra."""
+    return require("jsonschema", f"{where}: a raw JSON Schema")
 
 
 def _without_dialect(node: Any, dialect: str) -> Any:
@@ -165,12 +178,15 @@ def _without_dialect(node: Any, dialect: str) -> Any:
 
 
 def prepare_raw_schema(schema: Mapping[str, Any], where: str) -> Any:
-    """Check a user's schema at registration; return a validator instance to reuse per call."""
+    """Check a user's schema at registration; return a validator instance to reuse per call.
+
+    Raises MissingExtraError first when `jsonschema` is not installed: whatever else is wrong
+    with the schema, the fix starts with the extra."""
+    jsonschema = require_jsonschema(where)
     if not isinstance(schema, Mapping):
         raise ValueError(f"{where}: a JSON Schema must be an object, got {type(schema).__name__}")
     dialect = _dialect_of(schema, where)
     check_structure(schema, where)
-    import jsonschema
     from jsonschema.exceptions import SchemaError
 
     try:
