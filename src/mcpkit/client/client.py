@@ -47,6 +47,7 @@ from mcpkit.client.options import (
     LogHandler,
     ProgressHandler,
     call_notifications,
+    log_options,
 )
 from mcpkit.client.paging import list_all
 from mcpkit.client.tools import OutputChecker, RejectedTool
@@ -93,7 +94,7 @@ class Client:
         on_elicitation_complete: ElicitationCompleteHandler | None = None,
         options: ClientOptions | None = None,
     ) -> None:
-        self.options = opts = options or ClientOptions()
+        self.options = opts = log_options(options or ClientOptions(), on_log)
         self._connector: Connector | None = None
         self._given: ClientTransport | None = None
         if hasattr(target, "connect") and hasattr(target, "key"):

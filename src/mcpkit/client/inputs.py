@@ -31,7 +31,7 @@ import dataclasses
 import inspect
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 from mcpkit.client.forms import FormSchemaError, check_answer, check_url_answer, read_form
 from mcpkit.client.legacy.completions import MAX_ID_LENGTH, Completions
@@ -96,9 +96,65 @@ class InputRequest:
 
 
 Reply = dict[str, Any] | Awaitable[dict[str, Any]]
-ElicitationHandler = Callable[[InputRequest], Reply]
-SamplingHandler = Callable[[InputRequest], Reply]
-RootsHandler = Callable[[InputRequest], Reply]
+"""A handler's answer: the wire result, or an awaitable of it (an `async def` handler)."""
+
+
+class ElicitationHandler(Protocol):
+    """Asks the user what the server wants to know: `Client(elicit=handler)` for forms,
+    `Client(elicit_url=handler)` for pages to open. Each one given declares its mode
+    (`elicitation.form`, `elicitation.url`); a server never asks in a mode with no handler.
+
+    A protocol, so a plain function and an `async def` both fit; a type checker matches the
+    parameter by position, so its name is the application's own.
+    """
+
+    def __call__(
+        self, request: InputRequest, /
+    ) -> dict[str, Any] | Awaitable[dict[str, Any]]:
+        """The user's answer to `request` (`request.message`; a form's `request.schema`, read
+        and checked before the handler sees it; a page's `request.url`, never opened by the
+        client; `request.server`, who asks, for display only).
+
+        Returns an `ElicitResult`: `{"action": "accept", "content": {...}}` with the form's
+        values (a URL answer carries no content), or `{"action": "decline"}` /
+        `{"action": "cancel"}` when the user says no. An accepted form is checked against its
+        schema before it is sent (`ElicitationAnswerError` when it does not fit).
+
+        To refuse, return `decline` or `cancel` rather than raise: raising in the 2026-07-28
+        era fails the call with that exception; a 2025-11-25 server receives it as its
+        request's error (an `RPCError` keeps its code, anything else becomes -32603).
+        """
+
+
+class SamplingHandler(Protocol):
+    """Runs the application's model for the server: `Client(sample=handler)` declares
+    `sampling` (`ClientOptions.sampling_capability` adds e.g. `{"tools": {}}`). Sampling is
+    deprecated in 2026-07-28 and kept for servers that still ask."""
+
+    def __call__(
+        self, request: InputRequest, /
+    ) -> dict[str, Any] | Awaitable[dict[str, Any]]:
+        """A `CreateMessageResult` for `request.params` (`messages`, `maxTokens`,
+        `systemPrompt`...): `{"role": "assistant", "content": {"type": "text", "text": ...},
+        "model": ...}`. Show the user what is asked before running it.
+
+        Raising behaves as for `ElicitationHandler`: the call fails (2026-07-28) or the
+        server's request gets the error (2025-11-25).
+        """
+
+
+class RootsHandler(Protocol):
+    """Lists the `file://` roots the server may work in: `Client(roots=handler)`, or a fixed
+    list `Client(roots=[{"uri": "file:///work", "name": "work"}])`. Either declares `roots`."""
+
+    def __call__(
+        self, request: InputRequest, /
+    ) -> dict[str, Any] | Awaitable[dict[str, Any]]:
+        """A `ListRootsResult`: `{"roots": [{"uri": "file:///...", "name": ...}, ...]}`, read
+        each time the server asks, so it may change while the client runs.
+
+        Raising behaves as for `ElicitationHandler`.
+        """
 
 
 async def call_handler(
@@ -134,7 +190,19 @@ class InputHandlers:
     """Legacy URL elicitations waited on, and the server's reports that they are complete."""
 
     def __post_init__(self) -> None:
+        for name in ("elicit", "elicit_url", "sample"):
+            given = getattr(self, name)
+            if given is not None and not callable(given):
+                raise TypeError(
+                    f"{name} must be a function taking an InputRequest, "
+                    f"not {type(given).__name__}"
+                )
         if self.roots is not None and not callable(self.roots):
+            if isinstance(self.roots, str | bytes | Mapping):
+                raise TypeError(
+                    "roots must be a function or a list of roots "
+                    f"([{{'uri': 'file:///...'}}]), not {type(self.roots).__name__}"
+                )
             for root in self.roots:
                 uri = root.get("uri") if isinstance(root, Mapping) else None
                 if type(uri) is not str or not uri.startswith("file://"):

@@ -9,34 +9,90 @@ May import `mcpkit.types` and `mcpkit.errors`.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import inspect
+import logging
 import os
 import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Final, Literal, Protocol
 
 from mcpkit.errors import InputRoundsExceededError, RequestTimeoutError
 from mcpkit.types.constants import LEGACY_VERSION, LOG_LEVELS, TRACE_KEYS, Method
 
 __all__ = [
+    "DEFAULT_LOG_LEVEL",
     "ClientOptions",
     "InputRoundsExceededError",
     "LogHandler",
     "ProgressHandler",
     "RequestTimeoutError",
+    "TraceContext",
     "call_notifications",
+    "log_options",
     "otel_trace_context",
     "valid_trace_context",
 ]
 
-ProgressHandler = Callable[[float, float | None, str | None], Awaitable[None] | None]
-"""`progress(progress, total, message)` for each `notifications/progress` of a call."""
-LogHandler = Callable[[str, Any, str | None], Awaitable[None] | None]
-"""`log(level, data, logger)` for each `notifications/message`."""
-TraceContext = Callable[[], Mapping[str, str]]
-"""Returns the current W3C trace context: `traceparent`, and optionally `tracestate`, `baggage`."""
+_log = logging.getLogger("mcpkit.client")
+
+DEFAULT_LOG_LEVEL: Final = "info"
+"""The level asked for when a log handler is given and no level is: what a server reports to
+a user, without its debug chatter."""
+
+
+class ProgressHandler(Protocol):
+    """Hears each `notifications/progress` of one call: `call_tool(..., progress=handler)`.
+
+    A protocol, so a plain function and an `async def` both fit; a type checker matches the
+    parameters by position, so their names are the application's own.
+    """
+
+    def __call__(
+        self, progress: float, total: float | None, message: str | None, /
+    ) -> Awaitable[None] | None:
+        """One report: `progress` so far (it only grows), `total` when the server knows it,
+        and a `message` to show. Return nothing, or an awaitable the client awaits.
+
+        Called once per notification, in the order they arrive, while the call is in flight.
+        Raising does not fail the call: the exception is logged (logger `mcpkit.client`) and
+        the reports that follow still arrive, so a broken progress bar cannot lose a result.
+        """
+
+
+class LogHandler(Protocol):
+    """Hears each `notifications/message` the server sends: `Client(on_log=handler)` for every
+    request, or `call_tool(..., log=handler)` for one call.
+
+    Giving one is enough to receive logs: the client then asks for `ClientOptions.log_level`,
+    or `"info"` (`DEFAULT_LOG_LEVEL`) when no level is set, on every modern request and through
+    `logging/setLevel` in a legacy session. Without a handler no level is asked for, so a
+    server never spends effort on messages nobody reads.
+    """
+
+    def __call__(self, level: str, data: Any, logger: str | None, /) -> Awaitable[None] | None:
+        """One message: its `level` (`debug` .. `emergency`, `LOG_LEVELS`), its `data` (any
+        JSON value, often a string) and the server's `logger` name when it gave one. Return
+        nothing, or an awaitable the client awaits.
+
+        Raising does not fail the request: the exception is logged (logger `mcpkit.client`)
+        and later messages still arrive.
+        """
+
+
+class TraceContext(Protocol):
+    """Supplies the W3C trace context of the request being sent: `ClientOptions(trace_context=
+    otel_trace_context)`, or a function of the application's own tracer."""
+
+    def __call__(self) -> Mapping[str, str]:
+        """The current context: `traceparent`, optionally `tracestate` and `baggage`.
+
+        Called synchronously once per request, so it must be cheap. A malformed value is left
+        out rather than sent (`valid_trace_context`). Raising fails the request that was about
+        to be sent, before anything reaches the wire.
+        """
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,22 +185,47 @@ def otel_trace_context() -> dict[str, str]:
     return carrier
 
 
+def log_options(options: ClientOptions, on_log: LogHandler | None) -> ClientOptions:
+    """`options` as a client with `on_log` runs them: a log handler with no `log_level` set
+    asks for `DEFAULT_LOG_LEVEL`, so `Client(on_log=handler)` alone receives the server's logs
+    in both eras (the level is what a server needs to send any; a handler alone says nothing
+    on the wire). A `log_level` given explicitly is kept, with or without a handler."""
+    if on_log is None:
+        return options
+    if not callable(on_log):
+        raise TypeError(
+            f"on_log must be a function (level, data, logger), not {type(on_log).__name__}"
+        )
+    if options.log_level is not None:
+        return options
+    return dataclasses.replace(options, log_level=DEFAULT_LOG_LEVEL)
+
+
 def call_notifications(
     progress: ProgressHandler | None, log: LogHandler | None
 ) -> Callable[[dict[str, Any]], Awaitable[None]]:
-    """The notification handler of one call: progress and log messages to their callbacks."""
+    """The notification handler of one call: progress and log messages to their callbacks.
+
+    A callback that raises is logged and passed over: it is the application's display of the
+    call, and on an HTTP response stream an escaped exception would end the call itself.
+    """
 
     async def on_notification(message: dict[str, Any]) -> None:
         method = message.get("method")
         params = message.get("params")
         if type(params) is not dict:
             return
-        reply: Any = None
-        if method == Method.PROGRESS and progress is not None:
-            reply = progress(params.get("progress", 0), params.get("total"), params.get("message"))
-        elif method == Method.MESSAGE and log is not None:
-            reply = log(params.get("level", "info"), params.get("data"), params.get("logger"))
-        if inspect.isawaitable(reply):
-            await reply
+        try:
+            reply: Any = None
+            if method == Method.PROGRESS and progress is not None:
+                reply = progress(
+                    params.get("progress", 0), params.get("total"), params.get("message")
+                )
+            elif method == Method.MESSAGE and log is not None:
+                reply = log(params.get("level", "info"), params.get("data"), params.get("logger"))
+            if inspect.isawaitable(reply):
+                await reply
+        except Exception:
+            _log.exception("the %s handler failed (the call goes on)", method)
 
     return on_notification

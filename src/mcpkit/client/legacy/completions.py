@@ -17,8 +17,8 @@ import asyncio
 import inspect
 import logging
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Iterable, Mapping
-from typing import Any, Final
+from collections.abc import Awaitable, Iterable, Mapping
+from typing import Any, Final, Protocol
 
 __all__ = ["MAX_ID_LENGTH", "Completions", "ElicitationCompleteHandler", "wait_all"]
 
@@ -29,14 +29,27 @@ _MAX_EARLY: Final = 64
 
 log = logging.getLogger("mcpkit.client")
 
-ElicitationCompleteHandler = Callable[[str], Awaitable[None] | None]
-"""`on_elicitation_complete(elicitation_id)`: a legacy server reported a URL elicitation done."""
+class ElicitationCompleteHandler(Protocol):
+    """Hears a legacy server report a URL elicitation done: `Client(on_elicitation_complete=
+    handler)`, for closing the "waiting for the page" prompt the URL handler showed."""
+
+    def __call__(self, elicitation_id: str, /) -> Awaitable[None] | None:
+        """The page of `elicitation_id` (the `elicitationId` the server asked with) is done.
+
+        Called once per known id, never for ids the client did not hear of. A plain function
+        or an `async def`; raising is logged (logger `mcpkit.client`) and changes nothing else.
+        """
 
 
 class Completions:
     """The legacy URL elicitations this client waits on, and the server's reports of them."""
 
     def __init__(self, on_complete: ElicitationCompleteHandler | None = None) -> None:
+        if on_complete is not None and not callable(on_complete):
+            raise TypeError(
+                "on_elicitation_complete must be a function taking the elicitation id, "
+                f"not {type(on_complete).__name__}"
+            )
         self.on_complete = on_complete
         """Called once for each known elicitation the server reports complete."""
         self._known: OrderedDict[str, asyncio.Event] = OrderedDict()
