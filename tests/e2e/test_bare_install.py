@@ -1,0 +1,239 @@
+"""`pip install mcpkit` with no extras does the main job: this package installed (not editable)
+into a fresh virtual environment without system site packages, then used as a new user would.
+
+The environment is built once per content of pyproject.toml and src/ and kept under
+.cache/bare-install/, so the suite pays for it once; pip reads its configured package index.
+Its `mcpkit run --http` serves the quickstart, `mcpkit discover|tools|call` talk to it, a tool
+that asks the user (the calendar's `create_event`) completes through sealed requestState, and a
+server needing an extra is refused with one line naming it. The server's answers are also read
+by a schema-checking peer (tests/transports/http_peer.py), so what the bare install sends is
+held to the official schema.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import os
+import re
+import shutil
+import socket
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from http_peer import Peer, ServerProcess
+
+ROOT = Path(__file__).resolve().parents[2]
+CACHE = ROOT / ".cache" / "bare-install"
+WHEN = "2031-03-04T09:30:00+00:00"
+OPTIONAL = ("jsonschema", "pydantic", "uvloop", "httptools", "opentelemetry")
+
+# Building the environment is the first test's setup; its pip install may take a while on a
+# loaded machine.
+pytestmark = pytest.mark.timeout(600)
+
+
+def _source_key() -> str:
+    """A digest of what `pip install .` builds from (and of this interpreter's version)."""
+    digest = hashlib.sha256(sys.version.encode())
+    files = [ROOT / "pyproject.toml", ROOT / "README.md",
+             *sorted(p for p in (ROOT / "src").rglob("*")
+                     if p.is_file() and "__pycache__" not in p.parts)]
+    for path in files:
+        digest.update(str(path.relative_to(ROOT)).encode() + b"\0")
+        digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()[:20]
+
+
+def _clean_env(**extra: str) -> dict[str, str]:
+    """This process's environment without what would let the bare install see anything else
+    (the test run's PYTHONPATH, the outer virtual environment)."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME", "PYTHONSTARTUP")}
+    return {**env, **extra}
+
+
+def _build(target: Path) -> None:
+    """Build the environment in place (a virtual environment's scripts name its own path, so
+    it cannot be built elsewhere and moved); `complete` is written once it is whole."""
+    shutil.rmtree(target, ignore_errors=True)
+    subprocess.run([sys.executable, "-m", "venv", str(target)], check=True, timeout=180,
+                   capture_output=True, env=_clean_env())
+    done = subprocess.run(
+        [str(target / "bin" / "python"), "-m", "pip", "install", "--no-input", "-q", str(ROOT)],
+        capture_output=True, text=True, timeout=540, env=_clean_env())
+    assert done.returncode == 0, f"pip install of the package failed:\n{done.stderr[-3000:]}"
+    (target / "complete").write_text("")
+
+
+@pytest.fixture(scope="module")
+def bare() -> Path:
+    """The `bin` folder of an environment holding this package and its base dependencies."""
+    CACHE.mkdir(parents=True, exist_ok=True)
+    key = _source_key()
+    target = CACHE / key
+    with open(CACHE / "lock", "w") as lock:  # one build at a time, whichever run asks
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (target / "complete").exists():
+            for old in CACHE.iterdir():  # builds of older sources are never used again
+                if old.is_dir() and old.name != key:
+                    shutil.rmtree(old, ignore_errors=True)
+            _build(target)
+    return target / "bin"
+
+
+def run(bare: Path, *args: str, stdin: str = "", env: dict[str, str] | None = None,
+        timeout: float = 90) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(bare / "mcpkit"), *args], input=stdin, capture_output=True,
+                          text=True, cwd=ROOT, timeout=timeout, env=env or _clean_env())
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+@contextlib.contextmanager
+def serving(bare: Path, target: str, env: dict[str, str]) -> Iterator[ServerProcess]:
+    """`mcpkit run TARGET --http 127.0.0.1:PORT` of the bare install, until the block ends."""
+    port = free_port()
+    handle, name = tempfile.mkstemp(prefix="mcpkit-bare-", suffix=".log")
+    os.close(handle)
+    log = Path(name)
+    with open(log, "wb") as out:
+        proc = subprocess.Popen([str(bare / "mcpkit"), "run", target, "--http",
+                                 f"127.0.0.1:{port}"], cwd=ROOT, stdout=out, stderr=out,
+                                stdin=subprocess.DEVNULL, env=env)
+    deadline = time.monotonic() + 60
+    found = None
+    while found is None and proc.poll() is None and time.monotonic() < deadline:
+        found = re.search(r"serving \S+ at (http://\S+)", log.read_text(errors="replace"))
+        if found is None:
+            time.sleep(0.05)
+    if found is None:
+        proc.kill()
+        proc.wait()
+        text = log.read_text(errors="replace")
+        log.unlink()
+        raise AssertionError(f"the bare install's server did not start:\n{text}")
+    server = ServerProcess(proc, log, found.group(1))
+    try:
+        assert server.port == port
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def user_env(tmp_path: Path) -> dict[str, str]:
+    return _clean_env(CALENDAR_DB=str(tmp_path / "calendar.sqlite3"),
+                      XDG_DATA_HOME=str(tmp_path / "data"), XDG_CACHE_HOME=str(tmp_path / "cache"))
+
+
+def test_the_bare_install_has_no_extra_and_its_own_copy(bare: Path) -> None:
+    probe = "import importlib.util as u, mcpkit; print(mcpkit.__file__); print(*[m for m in " \
+        f"{OPTIONAL!r} if u.find_spec(m)])"
+    done = subprocess.run([str(bare / "python"), "-c", probe], capture_output=True, text=True,
+                          timeout=60, env=_clean_env(), cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    where, extras = done.stdout.splitlines()
+    assert Path(where).is_relative_to(bare.parent), where  # installed, not this checkout
+    assert extras == ""
+
+
+async def test_run_http_serves_and_the_client_commands_work(bare: Path,
+                                                            user_env: dict[str, str]) -> None:
+    with serving(bare, "examples/quickstart/server.py", user_env) as server:
+        about = run(bare, "discover", server.url, env=user_env)
+        assert about.returncode == 0, about.stderr
+        assert about.stdout.splitlines()[0] == "quickstart 1.0.0 · modern 2026-07-28"
+        tools = run(bare, "tools", server.url, env=user_env)
+        assert tools.returncode == 0, tools.stderr
+        assert "  add(a: integer, b: integer)" in tools.stdout.splitlines()
+        added = run(bare, "call", server.url, "add", "a=2", "b=3", "--json", env=user_env)
+        assert added.returncode == 0, added.stderr
+        assert '"structuredContent": {\n    "sum": 5\n  }' in added.stdout
+        legacy = run(bare, "call", server.url, "echo", "text=hi", "--era", "legacy", env=user_env)
+        assert (legacy.returncode, legacy.stdout) == (0, "hi\n"), legacy.stderr
+        # The same server, read by a peer that checks every message against the schema.
+        async with httpx.AsyncClient(timeout=30) as http:
+            peer = Peer(server.url, http)
+            listed = await peer.post(peer.request_message("tools/list"))
+            assert [t["name"] for t in listed.message["result"]["tools"]] == ["echo", "add"]
+            call = await peer.post(peer.request_message(
+                "tools/call", {"name": "add", "arguments": {"a": 40, "b": 2}}))
+            assert call.message["result"]["structuredContent"] == {"sum": 42}
+
+
+async def test_a_tool_that_asks_the_user_completes(bare: Path, user_env: dict[str, str],
+                                                   tmp_path: Path) -> None:
+    with serving(bare, "examples/calendar/server.py", user_env) as server:
+        done = run(bare, "call", server.url, "create_event", "title=Asked", "--json",
+                   stdin=f"a\n{WHEN}\ns\n", env=user_env)
+        assert done.returncode == 0, done.stderr + server.output()
+        assert 'calendar asks: When should "Asked" start?' in done.stderr
+        assert '"startsAt": "2031-03-04T09:30:00+00:00"' in done.stdout
+        assert "cryptography" not in server.output()
+        # The same question over the wire: the retry carries the sealed requestState.
+        async with httpx.AsyncClient(timeout=30) as http:
+            peer = Peer(server.url, http)
+            params = {"name": "create_event", "arguments": {"title": "Wired"}}
+            caps = {"elicitation": {"form": {}}}
+            first = await peer.post(peer.request_message(
+                "tools/call", params, **{"io.modelcontextprotocol/clientCapabilities": caps}))
+            asked = first.message["result"]
+            assert asked["resultType"] == "input_required", asked
+            (key,) = asked["inputRequests"]
+            retry = await peer.post(peer.request_message(
+                "tools/call", {**params, "requestState": asked["requestState"], "inputResponses": {
+                    key: {"action": "accept", "content": {"startsAt": WHEN}}}},
+                **{"io.modelcontextprotocol/clientCapabilities": caps}))
+            assert retry.message["result"]["structuredContent"]["title"] == "Wired"
+    with sqlite3.connect(tmp_path / "calendar.sqlite3") as db:
+        rows = sorted(db.execute("SELECT title, starts_at FROM events").fetchall())
+    assert rows == [("Asked", WHEN), ("Wired", WHEN)]
+
+
+@pytest.mark.parametrize(("source", "line"), [
+    ("""
+     from mcpkit import Server
+     server = Server("raw", "1.0.0")
+
+     @server.tool(input_schema={"type": "object", "properties": {"n": {"type": "integer"}}})
+     def count(n: int) -> str:
+         return str(n)
+     """, "function 'count': input schema: a raw JSON Schema needs the 'schema' extra: "
+          "pip install 'mcpkit[schema]'"),
+    ("""
+     from pydantic import BaseModel
+     from mcpkit import Server
+     server = Server("models", "1.0.0")
+
+     class Point(BaseModel):
+         x: int
+
+     @server.tool()
+     def where(p: Point) -> int:
+         return p.x
+     """, "importing pydantic needs the 'pydantic' extra: pip install 'mcpkit[pydantic]'"),
+], ids=["raw-schema", "pydantic"])
+@pytest.mark.parametrize("mode", ["--stdio", "--http"])
+def test_a_server_needing_an_extra_is_refused_in_one_line(
+        bare: Path, tmp_path: Path, source: str, line: str, mode: str) -> None:
+    path = tmp_path / "server.py"
+    path.write_text(textwrap.dedent(source))
+    args = [mode] if mode == "--stdio" else [mode, f"127.0.0.1:{free_port()}"]
+    done = run(bare, "run", str(path), *args)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == f"mcpkit run: {path}: {line}\n"
