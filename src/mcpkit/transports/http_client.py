@@ -15,7 +15,9 @@ What an era changes (the headers of a request, whether a broken stream is resume
 404 ends a session) the transport asks the `HTTPEra` it holds (`mcpkit.transports.
 http_client_era`): `ModernHTTP` from the start, the `LegacyHTTPSession` an `initialize` opened
 (`mcpkit.client.legacy.http_session`) after it. Reading a response stream and the policy of
-resuming a legacy one are `mcpkit.transports.http_client_streams`; the errors raised here (`HTTPStatusError`,
+resuming a legacy one are `mcpkit.transports.http_client_streams`; every request follows a
+307 or 308 within its origin, and the transport then keeps the URL it ended at
+(`mcpkit.transports.http_client_redirects`); the errors raised here (`HTTPStatusError`,
 `SessionExpiredError`, `BrokenStreamError`) are defined in `mcpkit.errors` and importable from
 here too. httpx is imported with this module, never by `import mcpkit`.
 """
@@ -26,6 +28,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Iterable, Mapping
+from contextlib import AbstractAsyncContextManager
 from typing import Any, Final
 from urllib.parse import urlsplit
 
@@ -47,10 +50,10 @@ from mcpkit.protocol.framing import SSEDecoder
 from mcpkit.protocol.http import ScreenedTools, Status, screen_tools
 from mcpkit.protocol.rejections import error_response
 from mcpkit.transports.http_client_era import HTTPEra, ModernHTTP
+from mcpkit.transports.http_client_redirects import opened, send
 from mcpkit.transports.http_client_streams import BlockSize as _BlockSize
 from mcpkit.transports.http_client_streams import describe as _describe
-from mcpkit.transports.http_client_streams import read_response, resume
-from mcpkit.transports.http_client_streams import same_id as _same_id
+from mcpkit.transports.http_client_streams import json_reply, read_response, resume
 from mcpkit.types.constants import Header, Method
 
 __all__ = [
@@ -154,18 +157,18 @@ class HTTPClientTransport:
 
     async def notify(self, message: dict[str, Any]) -> None:
         """POST one notification (or a legacy answer); the server accepts it with 202."""
+        what = message.get("method", "response")
         try:
-            response = await self._client.post(
-                self.url, content=encode(message), headers=self._headers_for(message))
+            async with self._open("POST", what, message, encode(message)) as response:
+                await response.aread()
         except httpx.HTTPError as exc:
-            raise TransportError(f"{message.get('method', 'response')}: {_describe(exc)}") from None
+            raise TransportError(f"{what}: {_describe(exc)}") from None
         if self._era.ends_on(response.status_code):
             self._forget_session()
             raise SessionExpiredError(Status.NOT_FOUND, response.content,
                                       "the legacy session ended")
         if response.status_code >= Status.BAD_REQUEST:
-            raise HTTPStatusError(response.status_code, response.content,
-                                  f"{message.get('method', 'response')} was refused")
+            raise HTTPStatusError(response.status_code, response.content, f"{what} was refused")
         if message.get("method") == Method.INITIALIZED:
             self._maybe_open_stream()
 
@@ -179,8 +182,9 @@ class HTTPClientTransport:
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
         if self.session_id is not None:
-            with contextlib.suppress(httpx.HTTPError):
-                await self._client.delete(self.url, headers=self._headers_for(None))
+            with contextlib.suppress(httpx.HTTPError, TransportError):
+                async with self._open("DELETE", "the session's DELETE", None):
+                    pass
             self._forget_session()
         if self._own_client:
             await self._client.aclose()
@@ -213,12 +217,29 @@ class HTTPClientTransport:
     def _headers_for(self, message: Mapping[str, Any] | None) -> dict[str, str]:
         return self._era.headers({**_BASE_HEADERS, **self._headers}, message)
 
+    def _open(self, method: str, what: str, message: Mapping[str, Any] | None,
+              content: bytes | None = None, last_event_id: str | None = None
+              ) -> AbstractAsyncContextManager[httpx.Response]:
+        """One request to the endpoint, redirects followed (`http_client_redirects`); a GET
+        asks for an event stream, from `last_event_id` when it resumes one."""
+        headers = self._headers_for(message)
+        if method == "GET":
+            headers["accept"] = "text/event-stream"
+        if last_event_id is not None:
+            headers[Header.LAST_EVENT_ID] = last_event_id
+        request = self._client.build_request(method, self.url, content=content, headers=headers)
+        return opened(self._client, request, what, self._moved)
+
+    def _moved(self, url: str) -> None:
+        """A request was redirected to `url`: every later one goes there directly."""
+        self.url = url
+
     async def _exchange(self, message: dict[str, Any], on_notification: Any) -> dict[str, Any]:
         method = message.get("method")
         request = self._client.build_request(
             "POST", self.url, content=encode(message), headers=self._headers_for(message))
         try:
-            response = await self._client.send(request, stream=True)
+            response = await send(self._client, request, str(method), self._moved)
         except httpx.HTTPError as exc:
             raise TransportError(f"{method}: {_describe(exc)}") from None
         session_id: str | None = None
@@ -242,7 +263,7 @@ class HTTPClientTransport:
                     reply = await self._resume(message, on_notification, broken)
             else:
                 body = await self._read_body(response, method)
-                reply = self._json_reply(status, media, body, message)
+                reply = json_reply(status, media, body, message)
         except httpx.HTTPError as exc:
             raise _BrokenStream(f"the response stream broke ({_describe(exc)})") from None
         finally:
@@ -263,39 +284,6 @@ class HTTPClientTransport:
             chunks.append(chunk)
         return b"".join(chunks)
 
-    def _json_reply(self, status: int, media: str, body: bytes,
-                    message: Mapping[str, Any]) -> dict[str, Any]:
-        """The response in a JSON body. Anything else in a 2xx is a TransportError that says
-        what came instead (no body, another content type, text that is not JSON, JSON that is
-        not a response, or the response to another id: one POST carries one request, so a
-        reply naming another id is the server's mix-up, never this request's answer)."""
-        what = f"{message.get('method')} (id {message.get('id')!r})"
-        reply: Any = None
-        parsed = False
-        if body and (media == "application/json" or status >= Status.BAD_REQUEST):
-            with contextlib.suppress(orjson.JSONDecodeError):
-                reply = orjson.loads(body)
-                parsed = True
-        if isinstance(reply, dict) and (
-                "error" in reply or ("result" in reply and status == Status.OK)):
-            answered = reply.get("id")
-            if _same_id(answered, message.get("id")) or (answered is None and "error" in reply):
-                return reply
-            if status < Status.BAD_REQUEST:
-                raise TransportError(f"{what}: expected a JSON-RPC response, got HTTP {status} "
-                                     f"with the response to id {answered!r}")
-        if status < Status.BAD_REQUEST:
-            if not body:
-                got = "without a body"
-            elif media != "application/json":
-                got = media or "without a content type"
-            elif not parsed:
-                got = "application/json that is not JSON"
-            else:
-                got = "JSON that is not a JSON-RPC response"
-            raise TransportError(f"{what}: expected a JSON-RPC response, got HTTP {status} {got}")
-        raise HTTPStatusError(status, body, what)
-
     async def _read_stream(self, response: httpx.Response, message: Mapping[str, Any],
                            on_notification: Any) -> dict[str, Any]:
         return await read_response(response, message, on_notification,
@@ -308,11 +296,9 @@ class HTTPClientTransport:
         often), each time from a GET carrying `Last-Event-ID`."""
 
         async def attempt(broken: _BrokenStream) -> dict[str, Any]:
-            headers = self._headers_for(None)
-            headers["accept"] = "text/event-stream"
             assert broken.last_event_id is not None
-            headers[Header.LAST_EVENT_ID] = broken.last_event_id
-            async with self._client.stream("GET", self.url, headers=headers) as response:
+            async with self._open("GET", f"{message.get('method')}: the resuming GET", None,
+                                  last_event_id=broken.last_event_id) as response:
                 media = response.headers.get("content-type", "").split(";")[0].strip().lower()
                 status = response.status_code
                 where = (f"{message.get('method')}: resuming the response stream after event "
@@ -386,10 +372,8 @@ class HTTPClientTransport:
         """The legacy GET stream: notifications and requests outside any POST. An event larger
         than `max_message_bytes` closes it (with a warning), as it fails a request's stream:
         otherwise a server could fill the client's memory with one event that never ends."""
-        headers = self._headers_for(None)
-        headers["accept"] = "text/event-stream"
         try:
-            async with self._client.stream("GET", self.url, headers=headers) as response:
+            async with self._open("GET", "the session's GET stream", None) as response:
                 if response.status_code != Status.OK:
                     return  # 405: the server offers no session stream
                 self.session_stream_open.set()
@@ -402,8 +386,9 @@ class HTTPClientTransport:
                         return
                     for _event, data, _id, _retry in decoder.feed(chunk):
                         await self._unsolicited(data)
-        except httpx.HTTPError as exc:
-            log.info("the session stream ended: %s", _describe(exc))
+        except (httpx.HTTPError, TransportError) as exc:
+            log.info("the session stream ended: %s",
+                     _describe(exc) if isinstance(exc, httpx.HTTPError) else exc)
         finally:
             self.session_stream_open.clear()
 

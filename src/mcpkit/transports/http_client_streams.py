@@ -1,6 +1,6 @@
-"""Reading the SSE streams a Streamable HTTP server answers with, for `HTTPClientTransport`.
+"""Reading the responses a Streamable HTTP server answers with, for `HTTPClientTransport`.
 
-One response stream's events, each bounded by `max_message_bytes` (`BlockSize`), until the
+The response in a JSON body, or what came instead (`json_reply`); one response stream's events, each bounded by `max_message_bytes` (`BlockSize`), until the
 response to the request it carries (`read_response`); and the policy of resuming a legacy stream
 that broke before its response (`resume`: the server's `retry` wait, how many fruitless
 resumes in a row and in all). The GET that resumes, and what a session's 404 means, stay with
@@ -10,6 +10,7 @@ the transport, which owns the session. httpx is imported with this module.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final
@@ -17,10 +18,11 @@ from typing import Any, Final
 import httpx
 import orjson
 
-from mcpkit.errors import BrokenStreamError, TransportError
+from mcpkit.errors import BrokenStreamError, HTTPStatusError, TransportError
 from mcpkit.protocol.framing import SSEDecoder
+from mcpkit.protocol.http import Status
 
-__all__ = ["BlockSize", "describe", "read_response", "resume", "same_id"]
+__all__ = ["BlockSize", "describe", "json_reply", "read_response", "resume", "same_id"]
 
 log = logging.getLogger("mcpkit.client")
 
@@ -132,6 +134,40 @@ async def resume(broken: BrokenStreamError,
                                        broken.last_event_id, broken.retry_ms)
         fruitless = 0 if broken.last_event_id != before else fruitless + 1
     raise broken
+
+
+def json_reply(status: int, media: str, body: bytes,
+           message: Mapping[str, Any]) -> dict[str, Any]:
+    """The response in a JSON body. Anything else in a 2xx is a TransportError that says
+    what came instead (no body, another content type, text that is not JSON, JSON that is
+    not a response, or the response to another id: one POST carries one request, so a
+    reply naming another id is the server's mix-up, never this request's answer)."""
+    what = f"{message.get('method')} (id {message.get('id')!r})"
+    reply: Any = None
+    parsed = False
+    if body and (media == "application/json" or status >= Status.BAD_REQUEST):
+        with contextlib.suppress(orjson.JSONDecodeError):
+            reply = orjson.loads(body)
+            parsed = True
+    if isinstance(reply, dict) and (
+            "error" in reply or ("result" in reply and status == Status.OK)):
+        answered = reply.get("id")
+        if same_id(answered, message.get("id")) or (answered is None and "error" in reply):
+            return reply
+        if status < Status.BAD_REQUEST:
+            raise TransportError(f"{what}: expected a JSON-RPC response, got HTTP {status} "
+                                 f"with the response to id {answered!r}")
+    if status < Status.BAD_REQUEST:
+        if not body:
+            got = "without a body"
+        elif media != "application/json":
+            got = media or "without a content type"
+        elif not parsed:
+            got = "application/json that is not JSON"
+        else:
+            got = "JSON that is not a JSON-RPC response"
+        raise TransportError(f"{what}: expected a JSON-RPC response, got HTTP {status} {got}")
+    raise HTTPStatusError(status, body, what)
 
 
 def describe(exc: httpx.HTTPError) -> str:
