@@ -307,7 +307,7 @@ async def test_complete_block_dicts_are_passed_on_as_blocks(
     assert result["content"] == [{"type": "text", "text": "ok"}, item]
 
 
-async def test_a_helper_without_a_wire_form_is_an_internal_error_and_the_server_goes_on(
+async def test_a_helper_without_a_wire_form_is_a_tool_failure_and_the_server_goes_on(
     wire_factory: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
     class Sticker(ContentBlock):
@@ -323,8 +323,13 @@ async def test_a_helper_without_a_wire_form_is_an_internal_error_and_the_server_
     wire = wire_factory(server)
     with caplog.at_level(logging.ERROR, logger="mcpkit.server"):
         reply = await wire.request("tools/call", {"name": "sticker"})
-    assert reply["error"]["code"] == -32603
-    assert "NotImplementedError" in caplog.text
+    result = reply["result"]
+    assert result["isError"] is True
+    text = result["content"][0]["text"]
+    assert text.startswith("tool 'sticker' failed (error id ")
+    error_id = text.split("(error id ")[1].split(")")[0]
+    assert f"tool 'sticker' failed (error id {error_id})" in caplog.text
+    assert "NotImplementedError" in caplog.text and "NotImplementedError" not in text
     assert (await call(wire, "pair"))["content"][0] == {"type": "text", "text": "a"}
 
 

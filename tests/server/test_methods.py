@@ -105,12 +105,13 @@ async def test_tool_error_becomes_is_error_result(wire_factory: Any) -> None:
     }
 
 
-async def test_unexpected_exception_is_internal_error_without_details(
+async def test_unexpected_exception_is_a_tool_error_without_details(
     wire_factory: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
     wire = wire_factory(make_server())
     reply = await wire.request("tools/call", {"name": "crash"})
-    assert reply["error"]["code"] == -32603
+    assert reply["result"]["isError"] is True
+    assert reply["result"]["content"][0]["text"].startswith("tool 'crash' failed (error id ")
     assert "secret" not in str(reply)
     assert "secret internal detail" in caplog.text
 

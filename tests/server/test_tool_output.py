@@ -193,10 +193,12 @@ async def test_data_given_as_tool_result_content_is_an_error_not_an_empty_result
     wire = wire_factory(output_server())
     with caplog.at_level(logging.ERROR, logger="mcpkit.server"):
         reply = await wire.request("tools/call", {"name": "data_as_content"})
-    assert reply["error"]["code"] == -32603
+    result = reply["result"]
+    assert result["isError"] is True and "structuredContent" not in result
     assert "rows" not in str(reply)
-    assert "tool 'data_as_content' returned a ToolResult whose content is not content" in caplog.text
-    assert "ToolResult.structured" in caplog.text
+    text = result["content"][0]["text"]
+    assert "tool 'data_as_content' returned a ToolResult whose content is not content" in text
+    assert "ToolResult.structured" in text
     after = await wire.request("tools/call", {"name": "only_text"})
     assert after["result"]["content"] == [{"type": "text", "text": "just this"}]
 

@@ -5,6 +5,11 @@ resource (sniffed from the first bytes), the helpers below become their block, a
 bytes and blocks becomes a list of blocks, and structured values become `structuredContent`
 with a JSON text fallback (TOOL-11). The conversion is here once, for tools, prompts and
 resources alike.
+
+`json_problem` says why a value cannot be sent as JSON: every message is encoded by orjson,
+which refuses integers outside the 64-bit range, and a refusal found by the transport would
+end the request with no response at all, so results are checked where they are built and the
+refusal names the handler and the place of the number.
 """
 
 from __future__ import annotations
@@ -12,11 +17,12 @@ from __future__ import annotations
 import base64
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 import orjson
 
 __all__ = [
+    "JSON_INTEGERS",
     "Audio",
     "Blob",
     "ContentBlock",
@@ -24,8 +30,11 @@ __all__ = [
     "ResourceLink",
     "Text",
     "ToolResult",
+    "big_integer",
     "blob_block",
     "is_content_block",
+    "json_problem",
+    "json_refusal",
     "sniff_mime_type",
     "text_block",
     "to_content",
@@ -248,4 +257,56 @@ def to_content(value: Any) -> list[dict[str, Any]] | None:
 
 
 def json_text(value: Any) -> str:
+    """Compact JSON text; raises TypeError for what JSON cannot carry (see `json_refusal`)."""
     return orjson.dumps(value).decode()
+
+
+JSON_INTEGERS: Final = range(-(2**63), 2**64)
+"""The integers a JSON number may carry on our wire: orjson encodes every message and refuses
+the others, and peers that read a number as a 64-bit integer or a double would alter them."""
+
+
+def big_integer(value: Any) -> tuple[str, int] | None:
+    """The place and value of the first integer outside `JSON_INTEGERS` in JSON data, if any.
+
+    Walked with a stack rather than by recursion: the value may be nested deeper than Python's
+    recursion limit (orjson refuses that too, and this must not fail while explaining it).
+    """
+    stack: list[tuple[str, Any]] = [("", value)]
+    while stack:
+        place, item = stack.pop()
+        kind = type(item)
+        if kind is int and item not in JSON_INTEGERS:
+            return place, item
+        if kind is dict:
+            entries = [(f"{place}.{key}" if place else str(key), v) for key, v in item.items()]
+        elif kind is list or kind is tuple:
+            entries = [(f"{place}[{i}]", v) for i, v in enumerate(item)]
+        else:
+            continue
+        stack.extend(reversed(entries))
+    return None
+
+
+def json_refusal(value: Any, exc: TypeError) -> str:
+    """What orjson's refusal (`exc`) to encode `value` means, in words its author can act on."""
+    found = big_integer(value)
+    if found is not None:
+        place, number = found
+        at = f" at {place}" if place else ""
+        # Huge integers are not printed: str() of one past 4300 digits raises ValueError.
+        shown = str(number) if number.bit_length() <= 256 else f"{number.bit_length()} bits"
+        return (
+            f"an integer outside the 64-bit range a JSON number can carry{at} ({shown}); "
+            "send it as a string"
+        )
+    return f"a value that cannot be sent as JSON ({exc})"
+
+
+def json_problem(value: Any) -> str | None:
+    """Why `value` cannot be sent as JSON (`json_refusal`), or None when it can."""
+    try:
+        orjson.dumps(value)
+    except TypeError as exc:
+        return json_refusal(value, exc)
+    return None

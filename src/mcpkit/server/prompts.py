@@ -1,24 +1,33 @@
 """Registered prompts: definitions, argument checks and message conversion, `prompts/list` and
-`prompts/get`."""
+`prompts/get`.
+
+A `prompts/get` whose function raises is a -32603 naming the prompt, with an error id and the
+traceback in the log (`mcpkit.server.failures`); one whose function returns what cannot be
+messages is a -32603 saying what is wrong with it.
+"""
 
 from __future__ import annotations
 
 import inspect
+import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from mcpkit.errors import InvalidParamsError
+from mcpkit.errors import InternalError, InvalidParamsError, RPCError
 from mcpkit.schema import Signature, derive_signature
-from mcpkit.server.content import ContentBlock, is_content_block, text_block
+from mcpkit.server.content import ContentBlock, is_content_block, json_problem, text_block
 from mcpkit.server.context import Context, inject
+from mcpkit.server.failures import failure_text
 from mcpkit.server.listing import page, require
 from mcpkit.server.mrtr import in_rounds
 from mcpkit.server.threads import invoke
 from mcpkit.types.constants import Method
 
 __all__ = ["Message", "Prompt", "build_prompt", "get_prompt", "list_prompts", "prompt_messages"]
+
+log = logging.getLogger("mcpkit.server")
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,12 +154,33 @@ async def get_prompt(params: dict[str, Any], ctx: Context) -> dict[str, Any]:
     if prompt.signature.injected:
         inject(prompt.signature.injected, kwargs, ctx)
     return await in_rounds(ctx, name, params.get("arguments"), params,
-                           partial(_get, prompt, kwargs))
+                           partial(_get, prompt, kwargs, ctx.server.options.expose_errors))
 
 
-async def _get(prompt: Prompt, kwargs: dict[str, Any]) -> dict[str, Any]:
-    value = await invoke(prompt.fn, prompt.is_async, kwargs)
-    result: dict[str, Any] = {"resultType": "complete", "messages": prompt_messages(value)}
+def _messages(prompt: Prompt, value: Any) -> list[dict[str, Any]]:
+    """The messages of what the prompt returned; InternalError saying why it cannot be."""
+    try:
+        messages = prompt_messages(value)
+        problem = json_problem(messages)
+    except (TypeError, ValueError) as exc:
+        problem = f"what cannot be its messages: {exc}"
+    if problem is None:
+        return messages
+    message = f"prompt {prompt.name!r} returned {problem}"
+    log.error("%s", message)  # the server is at fault, and the client may not say so
+    raise InternalError(message, {"name": prompt.name})
+
+
+async def _get(prompt: Prompt, kwargs: dict[str, Any], expose: bool) -> dict[str, Any]:
+    try:
+        value = await invoke(prompt.fn, prompt.is_async, kwargs)
+        messages = _messages(prompt, value)
+    except RPCError:
+        raise  # a refusal the function means, or ours of what it returned
+    except Exception as exc:
+        text, error_id = failure_text("prompt", prompt.name, exc, expose=expose)
+        raise InternalError(text, {"name": prompt.name, "errorId": error_id}) from None
+    result: dict[str, Any] = {"resultType": "complete", "messages": messages}
     if prompt.definition.get("description"):
         result["description"] = prompt.definition["description"]
     return result

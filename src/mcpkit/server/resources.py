@@ -3,11 +3,16 @@
 A static resource is found by an exact dict lookup; templates (RFC 6570 `{var}` and `{+var}`)
 are compiled to regular expressions at registration and tried in registration order. The
 methods (`resources/list`, `resources/templates/list`, `resources/read`) are at the end.
+
+A read that fails is a JSON-RPC error naming the URI: -32602 when no resource has it (or its
+function returned None), -32603 when its function raised (with an error id, the traceback in
+the log: `mcpkit.server.failures`) or returned what cannot be sent (saying what).
 """
 
 from __future__ import annotations
 
 import inspect
+import logging
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -15,10 +20,17 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
-from mcpkit.errors import InvalidParamsError, MethodNotFoundError, ResourceNotFoundError
+from mcpkit.errors import (
+    InternalError,
+    InvalidParamsError,
+    MethodNotFoundError,
+    ResourceNotFoundError,
+    RPCError,
+)
 from mcpkit.schema import Signature, derive_signature, output_to_json
-from mcpkit.server.content import Blob, blob_block, json_text
+from mcpkit.server.content import Blob, blob_block, json_refusal, json_text
 from mcpkit.server.context import Context, inject
+from mcpkit.server.failures import failure_text
 from mcpkit.server.listing import page
 from mcpkit.server.mrtr import in_rounds
 from mcpkit.server.threads import invoke
@@ -32,6 +44,7 @@ __all__ = [
     "Resource",
     "ResourceTemplate",
     "UriTemplate",
+    "has_variables",
     "list_resources",
     "list_templates",
     "read_contents",
@@ -59,6 +72,13 @@ class CacheHint:
 
 
 _VAR = re.compile(r"\{([+#]?)([A-Za-z0-9_.,]+)\}")
+
+log = logging.getLogger("mcpkit.server")
+
+
+def has_variables(uri: str) -> bool:
+    """Whether `uri` is a template: a URI never holds a brace (RFC 3986), a template does."""
+    return "{" in uri or "}" in uri
 
 
 class UriTemplate:
@@ -189,7 +209,8 @@ def signature_of(fn: Callable[..., Any], where: str) -> tuple[Signature, bool]:
 
 
 def read_contents(uri: str, mime_type: str | None, value: Any) -> list[dict[str, Any]]:
-    """`contents` of a ReadResourceResult from what a resource function returned."""
+    """`contents` of a ReadResourceResult from what a resource function returned; raises
+    InternalError, saying why, for data that cannot be sent as JSON."""
     if isinstance(value, str):
         out: dict[str, Any] = {"uri": uri, "text": value}
         if mime_type:
@@ -201,8 +222,22 @@ def read_contents(uri: str, mime_type: str | None, value: Any) -> list[dict[str,
         return [value.contents()]
     if isinstance(value, list) and value and all(isinstance(v, Blob) for v in value):
         return [v.contents() for v in value]
-    text = json_text(output_to_json(value))
+    try:
+        data = output_to_json(value)
+    except TypeError as exc:
+        raise _unsendable(uri, f"a value that is not JSON data: {exc}") from None
+    try:
+        text = json_text(data)
+    except TypeError as exc:
+        raise _unsendable(uri, json_refusal(data, exc)) from None
     return [{"uri": uri, "mimeType": mime_type or "application/json", "text": text}]
+
+
+def _unsendable(uri: str, problem: str) -> InternalError:
+    """The error of a read whose result cannot be sent; logged, since the server is at fault."""
+    message = f"resource {uri!r} returned {problem}"
+    log.error("%s", message)
+    return InternalError(message, {"uri": uri})
 
 
 def _require(server: Server, method: str) -> None:
@@ -252,9 +287,16 @@ async def read_resource(params: dict[str, Any], ctx: Context) -> dict[str, Any]:
 
 async def _read(server: Server, entry: Readable, uri: str, kwargs: dict[str, Any]
                 ) -> dict[str, Any]:
-    value = await invoke(entry.fn, entry.is_async, kwargs)
-    if value is None:
-        raise ResourceNotFoundError(uri)
-    result = {"resultType": "complete", "contents": read_contents(uri, entry.mime_type, value)}
+    try:
+        value = await invoke(entry.fn, entry.is_async, kwargs)
+        if value is None:
+            raise ResourceNotFoundError(uri)
+        contents = read_contents(uri, entry.mime_type, value)
+    except RPCError:
+        raise  # a refusal the function means (not found, a missing capability) or ours
+    except Exception as exc:
+        text, error_id = failure_text("resource", uri, exc, expose=server.options.expose_errors)
+        raise InternalError(text, {"uri": uri, "errorId": error_id}) from None
+    result = {"resultType": "complete", "contents": contents}
     cache: CacheHint = entry.cache or server.options.read_cache
     return cache.apply(result)

@@ -29,6 +29,7 @@ from mcpkit.server.resources import (
     ResourceTemplate,
     UriTemplate,
     describe,
+    has_variables,
     signature_of,
 )
 from mcpkit.server.subscriptions import Broker, Change, LocalBroker
@@ -186,16 +187,31 @@ class Server:
         icons: list[dict[str, Any]] | None = None,
         meta: Mapping[str, Any] | None = None,
         cache: CacheHint | None = None,
-    ) -> Resource:
+    ) -> Resource | ResourceTemplate:
+        """Register `fn` as the resource at `uri`; a URI with `{variables}` registers a
+        template (`add_resource_template`), its variables passed as the parameters of the
+        same names."""
+        if has_variables(uri):
+            if size is not None:
+                raise ValueError(
+                    f"resource template {uri!r}: size belongs to one resource; a template "
+                    "serves many, so it has none"
+                )
+            return self.add_resource_template(
+                uri, fn, name=name, title=title, description=description, mime_type=mime_type,
+                annotations=annotations, icons=icons, meta=meta, cache=cache,
+            )
         if uri in self.resources:
             raise ValueError(f"a resource with URI {uri!r} is already registered")
         if "://" not in uri and ":" not in uri:
             raise ValueError(f"resource URI {uri!r} has no scheme")
         sig, is_async = signature_of(fn, uri)
         if sig.parameters:
+            names = [p.name for p in sig.parameters]
             raise ValueError(
-                f"resource {uri!r}: the function takes parameters "
-                f"({', '.join(p.name for p in sig.parameters)}); use resource_template()"
+                f"resource {uri!r}: the function takes parameters ({', '.join(names)}) but the "
+                f"URI has no variables to fill them; name each in the URI as a template "
+                f"variable, e.g. {uri.rstrip('/')}/{{{names[0]}}}"
             )
         doc = description if description is not None else sig.description
         definition = describe(
@@ -208,7 +224,11 @@ class Server:
         return resource
 
     def resource(self, uri: str, **options: Any) -> Callable[[F], F]:
-        """Register a function that returns a resource's contents (str, bytes or data)."""
+        """Register a function that returns a resource's contents (str, bytes or data).
+
+        A URI with `{variables}` (`"user://{name}/profile"`) registers a resource template:
+        each variable is passed as the function's parameter of that name.
+        """
 
         def register(fn: F) -> F:
             self.add_resource(uri, fn, **options)
@@ -232,11 +252,19 @@ class Server:
     ) -> ResourceTemplate:
         template = UriTemplate(uri_template)
         sig, is_async = signature_of(fn, uri_template)
-        params = {p.name for p in sig.parameters}
-        if params != set(template.names):
+        params = [p.name for p in sig.parameters]
+        unfilled = [v for v in template.names if v not in params]
+        unmatched = [p for p in params if p not in template.names]
+        if unfilled or unmatched:
+            problems = []
+            if unfilled:
+                problems.append(f"no parameter takes the variable(s) {', '.join(unfilled)}")
+            if unmatched:
+                problems.append(f"the parameter(s) {', '.join(unmatched)} match no variable")
             raise ValueError(
-                f"resource template {uri_template!r}: the function's parameters "
-                f"{sorted(params)} must be exactly the template variables {sorted(template.names)}"
+                f"resource template {uri_template!r}: {'; '.join(problems)}; the function's "
+                f"parameters must be exactly the template's variables "
+                f"({', '.join(template.names)})"
             )
         doc = description if description is not None else sig.description
         definition = describe(

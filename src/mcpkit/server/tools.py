@@ -4,6 +4,15 @@ A tool's wire definition, its argument validator, its output conversion and the 
 `x-mcp-header` parameters (which Streamable HTTP checks against the mirrored headers) are all
 built once, when it is registered; `tools/call` then costs a dict lookup, the compiled
 validation and the call itself, however many tools there are.
+
+A tool that fails is answered `isError: true`, for the model to see and act on (TOOL-13): a
+`ToolError` with its own text, a result that cannot be sent (content that is not content, a
+value that is not JSON data, an integer JSON cannot carry) saying what is wrong with it, and
+any other exception with an error id (`mcpkit.server.failures`). JSON-RPC errors are kept for
+the request being wrong (an unknown tool, arguments that are not an object, a bad
+`requestState`), for the `RPCError`s a tool raises on purpose (a missing client capability),
+and for the server breaking its own promise: structured content that does not match the
+advertised outputSchema, or is missing (-32603 saying which, TOOL-12).
 """
 
 from __future__ import annotations
@@ -17,7 +26,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, TypedDict, Unpack
 
-from mcpkit.errors import InternalError, InvalidParamsError, ToolError
+from mcpkit.errors import InternalError, InvalidParamsError, RPCError, ToolError
 from mcpkit.protocol.mcp_headers import header_params
 from mcpkit.schema import (
     ArgumentsError,
@@ -27,8 +36,19 @@ from mcpkit.schema import (
     derive_signature,
     output_to_json,
 )
-from mcpkit.server.content import ContentBlock, ToolResult, json_text, text_block, to_content
+from mcpkit.server.content import (
+    JSON_INTEGERS,
+    ContentBlock,
+    ToolResult,
+    big_integer,
+    json_problem,
+    json_refusal,
+    json_text,
+    text_block,
+    to_content,
+)
 from mcpkit.server.context import Context, inject
+from mcpkit.server.failures import failure_text
 from mcpkit.server.handles import HandleError
 from mcpkit.server.listing import page, require
 from mcpkit.server.mrtr import in_rounds
@@ -181,50 +201,94 @@ def error_result(message: str) -> dict[str, Any]:
     return {"resultType": "complete", "content": [text_block(message)], "isError": True}
 
 
+def _refused(tool: Tool, problem: str) -> ToolError:
+    """The tool error of a result that cannot be sent; logged too, for the tool's author."""
+    message = f"tool {tool.name!r} returned {problem}"
+    log.warning("%s", message)
+    return ToolError(message)
+
+
+def _json_data(tool: Tool, value: Any) -> Any:
+    """A returned value as JSON data; what cannot be (a generator, a socket) is the tool's
+    failure, told in words that name the tool."""
+    try:
+        return output_to_json(value)
+    except TypeError as exc:
+        raise _refused(tool, f"a value that is not JSON data: {exc}") from None
+
+
+def _structured_text(tool: Tool, structured: Any) -> str:
+    """The JSON text copy of structured content (TOOL-11), refusing what JSON cannot carry."""
+    try:
+        return json_text(structured)
+    except TypeError as exc:
+        raise _refused(tool, json_refusal(structured, exc)) from None
+
+
+def _spelled_out(tool: Tool, value: ToolResult) -> dict[str, Any]:
+    """The CallToolResult a `ToolResult` spells out: its fields as they are, checked."""
+    result: dict[str, Any] = {"resultType": "complete"}
+    empty = isinstance(value.content, list | tuple) and not value.content
+    content = [] if empty else to_content(value.content)
+    if content is None:
+        # Data that is not content would otherwise vanish from the result without a word.
+        raise _refused(
+            tool, "a ToolResult whose content is not content: give a str, bytes, a content "
+            "helper (Text, Image, Audio, Blob, ResourceLink), a content block dict or a list "
+            "of those; data belongs in ToolResult.structured"
+        )
+    result["content"] = content
+    if value.structured is not None:
+        structured = _json_data(tool, value.structured)
+        if tool.signature.wrap_output:
+            # The value of a non-object return type, sent as {"result": value} like a plain
+            # return of it is, since that is the object the outputSchema describes.
+            structured = {"result": structured}
+        if tool.check_output is not None:
+            tool.check_output(structured)
+        result["structuredContent"] = structured
+    elif tool.check_output is not None and not value.is_error:
+        # A client holding the tool to its advertised outputSchema refuses a result without
+        # structured content (the TypeScript SDK does): a broken promise, like content that
+        # does not match the schema, and refused as that is.
+        raise InternalError(
+            f"tool {tool.name!r} has an outputSchema, so its ToolResult must carry structured "
+            "content (ToolResult.structured), unless it reports an error (is_error=True)"
+        )
+    if value.is_error:
+        result["isError"] = True
+    if value.meta:
+        result["_meta"] = dict(value.meta)
+    problem = json_problem(result)
+    if problem is not None:
+        raise _refused(tool, problem)
+    return result
+
+
 def call_result(tool: Tool, value: Any) -> dict[str, Any]:
-    """The CallToolResult for what a tool returned."""
+    """The CallToolResult for what a tool returned; raises ToolError for what cannot be sent."""
     if isinstance(value, ToolResult):
-        result: dict[str, Any] = {"resultType": "complete"}
-        empty = isinstance(value.content, list | tuple) and not value.content
-        content = [] if empty else to_content(value.content)
-        if content is None:
-            # Data that is not content would otherwise vanish from the result without a word.
-            raise TypeError(
-                f"tool {tool.name!r} returned a ToolResult whose content is not content: give "
-                "a str, bytes, a content helper (Text, Image, Audio, Blob, ResourceLink), a "
-                "content block dict or a list of those; data belongs in "
-                "ToolResult.structured"
-            )
-        result["content"] = content
-        if value.structured is not None:
-            structured = output_to_json(value.structured)
-            if tool.signature.wrap_output:
-                # The value of a non-object return type, sent as {"result": value} like a plain
-                # return of it is, since that is the object the outputSchema describes.
-                structured = {"result": structured}
-            if tool.check_output is not None:
-                tool.check_output(structured)
-            result["structuredContent"] = structured
-        if value.is_error:
-            result["isError"] = True
-        if value.meta:
-            result["_meta"] = dict(value.meta)
-        return result
+        return _spelled_out(tool, value)
     sig = tool.signature
     if sig.output_schema is None:
         content = to_content(value)
         if content is not None:
+            if content and not isinstance(value, str | ContentBlock | bytes | bytearray):
+                # Block dicts are the tool's own data: they may hold what JSON cannot carry.
+                problem = json_problem(content)
+                if problem is not None:
+                    raise _refused(tool, problem)
             return {"resultType": "complete", "content": content}
-        structured = output_to_json(value)
-        return {"resultType": "complete", "content": [text_block(json_text(structured))]}
-    structured = output_to_json(value)
+        structured = _json_data(tool, value)
+        return {"resultType": "complete", "content": [text_block(_structured_text(tool, structured))]}
+    structured = _json_data(tool, value)
     if sig.wrap_output:
         structured = {"result": structured}
     if tool.check_output is not None:
         tool.check_output(structured)
     return {
         "resultType": "complete",
-        "content": [text_block(json_text(structured))],
+        "content": [text_block(_structured_text(tool, structured))],
         "structuredContent": structured,
     }
 
@@ -245,9 +309,34 @@ def arguments_of(tool: Tool, params: Mapping[str, Any]) -> dict[str, Any] | dict
     if args is not None and type(args) is not dict:
         raise InvalidParamsError(f"tools/call {tool.name!r}: arguments must be an object")
     try:
-        return tool.signature.validate(args)
+        kwargs = tool.signature.validate(args)
     except ArgumentsError as exc:
         raise ToolError(f"Invalid arguments for tool {tool.name!r}: {exc}") from None
+    for key, value in kwargs.items():
+        kind = type(value)
+        if kind in _SCALARS or (kind is int and value in JSON_INTEGERS):
+            continue
+        found = ("", value) if kind is int else big_integer(value)
+        if found is not None:
+            raise ToolError(
+                f"Invalid arguments for tool {tool.name!r}: {_out_of_range(key, *found)}"
+            )
+    return kwargs
+
+
+_SCALARS = frozenset({str, float, bool, type(None)})
+
+
+def _out_of_range(key: str, place: str, number: int) -> str:
+    """Why an integer argument is refused: JSON carries integers in 64 bits, and the wire
+    hands a longer one over as the nearest double (2**64 + 1 arrives as 2**64), so taking it
+    would give the tool a number the client never sent."""
+    where = f"{key}{'' if not place or place.startswith('[') else '.'}{place}"
+    shown = str(number) if number.bit_length() <= 256 else f"{number.bit_length()} bits"
+    return (
+        f"arguments.{where}: {shown} is outside the 64-bit range a JSON integer can carry "
+        f"(-2**63 to 2**64-1); send it as a string"
+    )
 
 
 async def list_tools(params: dict[str, Any], ctx: Context) -> dict[str, Any]:
@@ -273,15 +362,26 @@ def call_tool(params: dict[str, Any], ctx: Context) -> Awaitable[dict[str, Any]]
 
 
 async def _run(tool: Tool, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+    """Run the tool and make its result; every failure of either is an `isError` result.
+
+    Passed through: `RPCError`s but `HandleError` (refusals of the request, or errors the
+    tool means as JSON-RPC errors: a missing client capability, a URL elicitation) and the
+    `BaseException`s that are not failures (an input round's `InputRequired`, cancellation).
+    """
     try:
         kwargs = arguments_of(tool, params)
         injected = tool.signature.injected
         if injected:
             inject(injected, kwargs, ctx)
         value = await invoke(tool.fn, tool.is_async, kwargs)
+        result = call_result(tool, value)
     except (ToolError, HandleError) as exc:
         return error_result(str(exc) or f"tool {tool.name!r} failed")
-    result = call_result(tool, value)
+    except RPCError:
+        raise
+    except Exception as exc:
+        text, _ = failure_text("tool", tool.name, exc, expose=ctx.server.options.expose_errors)
+        return error_result(text)
     meta = result.get("_meta")
     if meta is not None and SERVER_INFO_KEY not in meta:
         result["_meta"] = {**meta, **ctx.server.result_meta}

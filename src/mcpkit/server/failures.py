@@ -1,0 +1,54 @@
+"""What the client and the log are told when a tool, resource or prompt raises unexpectedly.
+
+An uncaught exception in a handler is the handler failing, not the request being wrong: a tool
+answers `isError: true` so the model sees the failure and can go on, a resource or a prompt
+answers a JSON-RPC error that names it. Either way the text says what failed and carries an
+error id; the exception's message stays out of it by default, because it may hold what a
+client must not see (paths, queries, tokens), and the traceback goes to the server log under
+the same id, so an operator finds the one failure a user reports.
+`ServerOptions.expose_errors` (`mcpkit run --dev`) adds the exception's type and message.
+
+What a handler raises on purpose is not a failure and never comes here: `ToolError` (its own
+text as `isError`), an `RPCError` (its JSON-RPC error as it is), and the `BaseException`s that
+are not errors at all (an input round's `InputRequired`, cancellation, `KeyboardInterrupt`).
+
+Imports the standard library only.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+
+__all__ = ["ERROR_ID_BYTES", "failure_text", "new_error_id"]
+
+log = logging.getLogger("mcpkit.server")
+
+ERROR_ID_BYTES = 6
+"""An error id is this many random bytes in hex (12 characters): short enough to read out,
+random enough that two failures never share one."""
+
+
+def new_error_id() -> str:
+    """A fresh error id, unique per failure."""
+    return secrets.token_hex(ERROR_ID_BYTES)
+
+
+def failure_text(kind: str, name: str, exc: BaseException, *, expose: bool) -> tuple[str, str]:
+    """Log the failure of the `kind` called `name` (`tool`, `resource`, `prompt`) with its
+    traceback, and return (the text the client sees, its error id).
+
+    The log line and the text begin alike, `tool 'x' failed (error id ...)`, so what a user
+    pastes from the client is what an operator searches the log for.
+    """
+    error_id = new_error_id()
+    head = f"{kind} {name!r} failed (error id {error_id})"
+    log.error("%s", head, exc_info=exc)
+    if expose:
+        message = str(exc)
+        detail = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+        return f"{head}: {detail}", error_id
+    return (
+        f"{head}: an unexpected error in the server; its log holds the details under this id",
+        error_id,
+    )
