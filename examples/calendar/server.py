@@ -3,23 +3,32 @@
     mcpkit run examples/calendar/server.py
 
 `create_event` asks the user when an event starts if the call did not say. The question ends
-the call with `input_required`; the client retries with the answer, and any process started
-with the same MCPKIT_STATE_KEYS can complete it, because everything the call needs travels
-in the sealed `requestState`.
+the call with `input_required`; the client retries with the answer, and any process of this
+user can complete it, because everything the call needs travels in the sealed `requestState`
+and every process seals with the same persisted key ring (docs/state.md). The answer counts
+once: the retries already used are recorded in the calendar's database, so replaying one, to
+this process or another, cannot create the event twice. Whoever writes an event, listeners of
+calendar://week hear of it (`mcpkit listen SERVER --uri calendar://week`).
 """
 
 import asyncio
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Annotated
 
-from store import Event, add_event, week_events
+from changes import CalendarChanges
+from store import Event, add_event, database_path, revision, week_events
 
-from mcpkit import CacheHint, Context, Elicit, Server, ToolError
+from mcpkit import CacheHint, Context, Elicit, Server, ServerOptions, ToolError
+from mcpkit.store import SQLiteStore
 
+WEEK = "calendar://week"
+changes = CalendarChanges(WEEK, revision)
 server = Server(
     "calendar",
     "1.0.0",
     instructions="A personal calendar. Read calendar://week before planning.",
+    options=ServerOptions(store=SQLiteStore(database_path())),
+    broker=changes,
 )
 
 
@@ -31,19 +40,19 @@ async def create_event(
 ) -> Event:
     """Create a calendar event and return it."""
     if startsAt is None:
+        # A client that cannot show a form gets -32021 naming the capability it lacks.
         when = Elicit(f'When should "{title}" start?', {"startsAt": datetime})
-        if ctx.can_ask(when):
-            answer = (await ctx.ask({"startsAt": when}))["startsAt"]
-            if not answer.accepted:  # declined or cancelled: do nothing, say so
-                raise ToolError(f'No event created: the user did not say when "{title}" starts.')
-            startsAt = answer["startsAt"]
-        else:  # a client that cannot show a form: start now
-            startsAt = datetime.now(UTC)
-    return await asyncio.to_thread(add_event, title, startsAt)
+        answer = (await ctx.ask({"startsAt": when}, single_use=True))["startsAt"]
+        if not answer.accepted:  # declined or cancelled: do nothing, say so
+            raise ToolError(f'No event created: the user did not say when "{title}" starts.')
+        startsAt = answer["startsAt"]
+    event = await asyncio.to_thread(add_event, title, startsAt)
+    await changes.announce()
+    return event
 
 
 @server.resource(
-    "calendar://week",
+    WEEK,
     name="week",
     title="This week's events",
     mime_type="application/json",

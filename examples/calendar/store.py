@@ -1,7 +1,9 @@
 """The calendar's events, kept in SQLite so every process sees the same calendar.
 
 The database is the file named by CALENDAR_DB, else `calendar.sqlite3` in the user's data
-folder. Each call opens its own connection: the server keeps no state between requests.
+folder. Each call opens its own connection: the server keeps no state between requests. The
+same file records the retries already used (`mcpkit_records`, `SQLiteStore`'s table), so no
+two processes can both complete one.
 """
 
 from __future__ import annotations
@@ -50,6 +52,13 @@ def add_event(title: str, starts_at: datetime) -> Event:
             (event["id"], event["title"], event["startsAt"]),
         )
     return event
+
+
+def revision() -> int:
+    """Grows with every write: events are only ever added (`CalendarChanges` watches it)."""
+    with _connect() as db:
+        (count,) = db.execute("SELECT count(*) FROM events").fetchone()
+    return int(count)
 
 
 def week_events(now: datetime | None = None) -> list[Event]:

@@ -463,19 +463,41 @@ async def test_a_state_survives_key_rotation_and_dies_with_the_retired_key(
     assert "key this server does not have" in error_of(reply)
 
 
-async def test_without_configured_keys_each_process_has_its_own(
-    wire_factory: Any, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+async def test_without_configured_keys_servers_share_the_persisted_ring(
+    wire_factory: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Any,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     monkeypatch.delenv("MCPKIT_STATE_KEYS", raising=False)
+    monkeypatch.setenv("MCPKIT_DATA_DIR", str(tmp_path / "data"))
     one, two = make_server(state_keys=()), make_server(state_keys=())
-    assert one.sealer.ephemeral and two.sealer.ephemeral
-    state = await first_state(wire_factory(one))
-    reply = await call(wire_factory(two), "test_input_required_result_elicitation",
-                       requestState=state)
-    assert error_of(reply)
+    with caplog.at_level(logging.WARNING):
+        state = await first_state(wire_factory(one))
+        reply = await call(wire_factory(two), "test_input_required_result_elicitation",
+                           requestState=state, inputResponses={"user_name": accept(name="Bo")})
+    assert text_of(reply) == "Hello, Bo!"
+    assert not one.sealer.ephemeral and (tmp_path / "data" / "state-keys").is_file()
+    assert caplog.text == ""
+
+
+async def test_without_a_place_for_the_ring_each_server_has_its_own_key_and_says_so_once(
+    wire_factory: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Any,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    monkeypatch.delenv("MCPKIT_STATE_KEYS", raising=False)
+    (tmp_path / "a-file").write_text("not a folder")
+    monkeypatch.setenv("MCPKIT_DATA_DIR", str(tmp_path / "a-file" / "mcpkit"))
+    one, two = make_server(state_keys=()), make_server(state_keys=())
     with caplog.at_level(logging.WARNING, logger="mcpkit.server"):
-        one.sealer.warn_if_ephemeral("HTTP")
-    assert "HTTP retries" in caplog.text and "MCPKIT_STATE_KEYS" in caplog.text
+        state = await first_state(wire_factory(one))
+        await first_state(wire_factory(one))
+        reply = await call(wire_factory(two), "test_input_required_result_elicitation",
+                           requestState=state)
+    assert "key this server does not have" in error_of(reply)
+    assert one.sealer.ephemeral and two.sealer.ephemeral
+    warnings = [r.getMessage() for r in caplog.records if "cannot keep state keys" in r.getMessage()]
+    assert len(warnings) == 2, warnings  # once per server, not once per state
+    assert "\n" not in warnings[0] and str(tmp_path / "a-file") in warnings[0]
+    assert "MCPKIT_STATE_KEYS" in warnings[0] and "MCPKIT_DATA_DIR" in warnings[0]
 
 
 async def test_keys_may_come_from_the_environment(

@@ -175,10 +175,12 @@ async def test_the_memory_store_evicts_the_least_recently_used_when_full() -> No
 
 
 
-def test_serving_http_without_state_keys_warns_that_retries_need_a_shared_key(
-    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+def test_serving_http_without_state_keys_prints_no_warning_and_reads_no_file(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.delenv("MCPKIT_STATE_KEYS", raising=False)
+    monkeypatch.setenv("MCPKIT_DATA_DIR", str(tmp_path / "data"))
     with caplog.at_level("WARNING"):
         Server("no-keys").asgi()
-    assert "retries that reach another instance" in caplog.text
+    assert caplog.text == ""
+    assert not (tmp_path / "data").exists()  # the ring is read when a state is first sealed

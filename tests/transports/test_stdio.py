@@ -6,6 +6,7 @@ import asyncio
 import subprocess
 import sys
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -154,7 +155,7 @@ async def test_two_calendar_processes_share_one_database(tmp_path: Path) -> None
     first = await StdioPeer.start("examples/calendar/server.py", env=env)
     try:
         created = await first.request("tools/call", {"name": "create_event", "arguments": {
-            "title": "Dentist"}})
+            "title": "Dentist", "startsAt": datetime.now(UTC).isoformat()}})
         event = created["result"]["structuredContent"]
         assert event["title"] == "Dentist" and event["id"]
     finally:

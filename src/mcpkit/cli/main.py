@@ -41,6 +41,9 @@ def _parser() -> argparse.ArgumentParser:
     from mcpkit.cli.commands import register
 
     register(sub)
+    from mcpkit.cli.keys import register as register_keys
+
+    register_keys(sub)
     return parser
 
 
@@ -48,6 +51,10 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "run":
         return _run(args)
+    if args.command == "keys":
+        from mcpkit.cli.keys import run_keys
+
+        return run_keys(args)
     if getattr(args, "client_command", None):
         from mcpkit.cli.commands import run_command
 

@@ -15,7 +15,10 @@ its answer. A `Round` is that bookkeeping for one request:
   bound to the principal, the method and its target and arguments, with a short expiry.
 
 So no server memory is used between rounds, and any instance holding the keys can serve a
-retry. Single use (for one-time actions) records the state's nonce in the server's `Store`.
+retry. The keys are `ServerOptions.state_keys`, else MCPKIT_STATE_KEYS, else the ring kept in
+the user's data folder (`mcpkit.store.state_keys`), which every server the user runs shares
+with no configuration; only when that ring can be neither read nor created does a process seal
+with a key of its own, and it says so once. Single use (for one-time actions) records the state's nonce in the server's `Store`.
 
 Imports: `mcpkit.protocol`, `mcpkit.errors`, `mcpkit.types`, `mcpkit.store`, `mcpkit.server.asking`.
 """
@@ -44,6 +47,7 @@ from mcpkit.protocol.request_state import (
 )
 from mcpkit.schema import json_type
 from mcpkit.server.asking import Question
+from mcpkit.store.state_keys import DATA_DIR_ENV, PersistedRing, key_file
 from mcpkit.types.methods import METHODS
 
 if TYPE_CHECKING:
@@ -113,19 +117,45 @@ def principal_key(principal: Any) -> str | None:
 class Sealer:
     """A server's keys, clock, state lifetime and store: everything sealing needs."""
 
-    __slots__ = ("_store", "clock", "ring", "ttl")
+    __slots__ = ("_fixed", "_persisted", "_store", "clock", "ttl")
 
     def __init__(self, options: ServerOptions) -> None:
         keys: tuple[str | bytes, ...] = tuple(options.state_keys)
         if not keys:
             keys = tuple(os.environ.get(STATE_KEYS_ENV, "").replace(",", " ").split())
-        ephemeral = not keys
-        self.ring = KeyRing(keys or (os.urandom(32),), os.urandom, ephemeral=ephemeral)
+        # Configured keys are checked now, so a bad one stops the server at start; the
+        # persisted ring is read when a state is first sealed or opened, so a server that never
+        # asks for input never touches the disk.
+        self._fixed = KeyRing(keys, os.urandom) if keys else None
+        self._persisted: PersistedRing | None = None
         if not options.state_ttl > 0:
             raise ValueError(f"state_ttl must be a positive number of seconds, got {options.state_ttl!r}")
         self.ttl = float(options.state_ttl)
         self.clock = options.clock
         self._store = options.store
+
+    @property
+    def ring(self) -> KeyRing:
+        """The keys in use: configured ones, else the persisted ring (as its file is now), else,
+        when no ring can be kept, a key of this process's own."""
+        if self._fixed is not None:
+            return self._fixed
+        if self._persisted is None:
+            path = None
+            try:
+                path = key_file()
+                self._persisted = PersistedRing(path)
+            except (OSError, RuntimeError) as exc:  # RuntimeError: no home folder to be found
+                log.warning(
+                    "cannot keep state keys in %s (%s): this process seals requestState with "
+                    "a key of its own, so a retry that reaches another process fails; make "
+                    "that folder writable, set %s to one that is, or set %s (`mcpkit keys "
+                    "new` makes a key)", path or "the user data folder", exc, DATA_DIR_ENV,
+                    STATE_KEYS_ENV,
+                )
+                self._fixed = KeyRing((os.urandom(32),), os.urandom, ephemeral=True)
+                return self._fixed
+        return self._persisted.ring(self.clock())
 
     @property
     def store(self) -> Store:
@@ -137,7 +167,8 @@ class Sealer:
 
     @property
     def ephemeral(self) -> bool:
-        """No key was configured: states sealed here open only in this process."""
+        """No key was configured and none could be persisted: states sealed here open only in
+        this process."""
         return self.ring.ephemeral
 
     def seal_state(
@@ -169,16 +200,6 @@ class Sealer:
             raise StateRejected(
                 "replayed", f"{where}: this {what} was already used and is good for one use "
                 "only; start the request again without it"
-            )
-
-    def warn_if_ephemeral(self, transport: str) -> None:
-        """For transports where retries may reach another instance (HTTP)."""
-        if self.ephemeral:
-            log.warning(
-                "no state keys configured (ServerOptions.state_keys or %s): a random key is "
-                "used, so %s retries that reach another instance or a restarted process will "
-                "fail; configure a shared key made by mcpkit.server.mrtr.new_state_key()",
-                STATE_KEYS_ENV, transport,
             )
 
 

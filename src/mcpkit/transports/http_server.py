@@ -107,8 +107,6 @@ class HTTPApp:
             raise TypeError("pass either an HTTPOptions or keyword settings, not both")
         self.server = server
         self.options = options
-        # Behind a balancer a retry may reach another instance: a per-process key breaks it.
-        server.sealer.warn_if_ephemeral("HTTP")
         path = options.path
         self._path = path.rstrip("/") or "/" if path is not None else None
         self._policy = HostPolicy(options.allowed_hosts, options.allowed_origins)

@@ -1,0 +1,76 @@
+"""`mcpkit keys path | new | export | rotate`: the persisted key ring that seals `requestState`.
+
+Servers that are given no keys (`ServerOptions.state_keys`, MCPKIT_STATE_KEYS) share the ring
+kept in the user's data folder (`mcpkit.store.state_keys`, docs/state.md). These commands
+show where it is, rotate it, and hand its keys to replicas on other hosts. No command prints a
+key unless asked to (`new`, `export`). Exit status: 0 done, 1 the ring cannot be used (the
+message names the fix), 2 a usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from typing import Any
+
+__all__ = ["register", "run_keys"]
+
+_COMMANDS = {
+    "path": "print where the key ring is kept",
+    "new": "print a fresh key for MCPKIT_STATE_KEYS or ServerOptions.state_keys (not stored)",
+    "export": "print the ring's keys as MCPKIT_STATE_KEYS takes them, to give replicas the same ring",
+    "rotate": "put a new sealing key first; the previous one still opens for --keep seconds",
+}
+
+
+def register(sub: Any) -> None:
+    """Add `keys` and its subcommands to `mcpkit`'s subparsers."""
+    keys = sub.add_parser("keys", help="the key ring that seals multi round-trip state",
+                          description=__doc__.split("\n\n")[1] if __doc__ else None)
+    actions = keys.add_subparsers(dest="keys_command", metavar="ACTION", required=True)
+    for name, help_text in _COMMANDS.items():
+        action = actions.add_parser(name, help=help_text, description=help_text)
+        if name == "rotate":
+            from mcpkit.store.state_keys import DEFAULT_KEEP
+
+            action.add_argument(
+                "--keep", type=float, default=DEFAULT_KEEP, metavar="SECONDS",
+                help="how long the retired key still opens states and handles sealed with it "
+                f"(default {DEFAULT_KEEP:.0f}: a day); at least the longest state_ttl or handle "
+                "life in use",
+            )
+
+
+def run_keys(args: argparse.Namespace) -> int:
+    from mcpkit.server.mrtr import STATE_KEYS_ENV
+    from mcpkit.store.state_keys import KeyFileError, key_file, load_or_create, rotate
+
+    command = args.keys_command
+    path = key_file()
+    if command != "new" and os.environ.get(STATE_KEYS_ENV, "").strip():
+        print(f"mcpkit keys: note: {STATE_KEYS_ENV} is set, so servers started with this "
+              f"environment use its keys, not the ring in {path}", file=sys.stderr)
+    try:
+        if command == "path":
+            print(path)
+        elif command == "new":
+            from mcpkit.server.mrtr import new_state_key
+
+            print(new_state_key())
+        elif command == "export":
+            print(",".join(load_or_create(path).live(time.time())))
+        else:
+            if not args.keep >= 0:
+                print(f"mcpkit keys rotate: --keep must be seconds >= 0, not {args.keep}",
+                      file=sys.stderr)
+                return 2
+            now = time.time()
+            ring = rotate(path, now, args.keep)
+            print(f"rotated {path}: a new key seals from now on; "
+                  f"{len(ring.live(now)) - 1} older key(s) still open", file=sys.stderr)
+    except (KeyFileError, OSError) as exc:
+        print(f"mcpkit keys {command}: {exc}", file=sys.stderr)
+        return 1
+    return 0
