@@ -42,6 +42,7 @@ from mcpkit.errors import StateRejected
 __all__ = [
     "FORMAT_VERSION",
     "HANDLE",
+    "MAX_CACHED_KEY",
     "MAX_TOKEN_CHARS",
     "REQUEST_STATE",
     "KeyRing",
@@ -165,7 +166,7 @@ class KeyRing:
         if len(token) > MAX_TOKEN_CHARS:
             raise StateRejected("malformed", f"{where}: {what} is too long to be one of ours")
         try:
-            data = _b64decode(token)
+            data = _b64decode(token, canonical=True)
         except ValueError:
             raise StateRejected(
                 "malformed", f"{where}: {what} is not valid base64url (it must be echoed unchanged)"
@@ -194,28 +195,57 @@ class KeyRing:
         return plaintext, nonce
 
 
-def _b64decode(text: str) -> bytes:
-    """Strict url-safe base64 without padding: any stray character is an error."""
+def _b64decode(text: str, *, canonical: bool = False) -> bytes:
+    """Strict url-safe base64 without padding: any stray character is an error.
+
+    `canonical`: the text must also be the one spelling `seal` writes. Base64 of a length that
+    is not a multiple of three ends in a character some of whose bits carry nothing, and a
+    decoder ignores them: without this check a token's last character has 3 or 15 other
+    spellings that open the same token, so a token would not be its own identity (a log, a
+    replay check or a cache keyed by the text would see several). Tokens are read with it;
+    configured keys are not (a key written by hand is the same key however it ends).
+    """
     if "=" in text or "+" in text or "/" in text:
         raise ValueError("not url-safe base64")
     padded = text.replace("-", "+").replace("_", "/") + "=" * (-len(text) % 4)
     try:
-        return binascii.a2b_base64(padded.encode("ascii"), strict_mode=True)
+        data = binascii.a2b_base64(padded.encode("ascii"), strict_mode=True)
     except (binascii.Error, UnicodeEncodeError):
         raise ValueError("not base64") from None
+    if canonical and binascii.b2a_base64(data, newline=False) != padded.encode("ascii"):
+        raise ValueError("not the canonical base64 spelling")
+    return data
+
+
+MAX_CACHED_KEY: Final = 256
+"""Longest principal or target whose digest is remembered: a URI or principal comes from the
+request, so longer ones are hashed each time rather than kept (4096 of them could be
+megabytes each)."""
 
 
 @functools.lru_cache(maxsize=4096)
-def principal_digest(principal: str | None) -> bytes:
-    if principal is None:
-        return _NO_PRINCIPAL
+def _principal_digest(principal: str) -> bytes:
     return hashlib.sha256(b"principal\0" + principal.encode()).digest()[:16]
 
 
+def principal_digest(principal: str | None) -> bytes:
+    if principal is None:
+        return _NO_PRINCIPAL
+    if len(principal) > MAX_CACHED_KEY:
+        return _principal_digest.__wrapped__(principal)
+    return _principal_digest(principal)
+
+
 @functools.lru_cache(maxsize=4096)
+def _target_digest(method: str, target: str) -> bytes:
+    return hashlib.sha256(f"{method}\0{target}".encode()).digest()[:8]
+
+
 def target_digest(method: str, target: str) -> bytes:
     """Which method and which tool, prompt, URI (or handle kind) a token belongs to."""
-    return hashlib.sha256(f"{method}\0{target}".encode()).digest()[:8]
+    if len(target) > MAX_CACHED_KEY:
+        return _target_digest.__wrapped__(method, target)
+    return _target_digest(method, target)
 
 
 def arguments_digest(arguments: Any) -> bytes:
