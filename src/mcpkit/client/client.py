@@ -59,6 +59,7 @@ from mcpkit.errors import (
     ResourceNotFoundError,
     TransportError,
 )
+from mcpkit.tracing.spans import active, client_exchange
 from mcpkit.types.constants import LOG_LEVELS, Method
 
 __all__ = ["Client"]
@@ -193,8 +194,10 @@ class Client:
             transport = self._transport
             assert transport is not None
         message = {"jsonrpc": "2.0", "id": next(self._ids), "method": method, "params": params}
+        send = exchange if (tracer := active()) is None else client_exchange(
+            tracer, exchange, self.protocol_version, self._connector or transport)
         try:
-            response = await exchange(
+            response = await send(
                 transport, message, on_notification,
                 self.options.timeout if timeout is _DEFAULT else timeout,
             )
@@ -207,7 +210,7 @@ class Client:
             transport = self._transport
             assert transport is not None
             message = {**message, "id": next(self._ids)}
-            response = await exchange(
+            response = await send(
                 transport, message, on_notification,
                 self.options.timeout if timeout is _DEFAULT else timeout,
             )

@@ -38,6 +38,7 @@ from mcpkit.protocol.envelope import RequestMeta
 from mcpkit.protocol.rejections import initialize_error
 from mcpkit.server.context import Notify
 from mcpkit.server.dispatch import call, serve
+from mcpkit.tracing.spans import note_version
 from mcpkit.types.constants import (
     LEGACY_VERSION,
     LEGACY_VERSIONS,
@@ -241,6 +242,7 @@ class LegacySession:
         peer: RequestPeer | None,
     ) -> dict[str, Any]:
         _legacy_meta(method, params)  # every request, the ones answered here too
+        note_version(self.state.protocol_version)  # on the request's span, when tracing
         if method == Method.PING:
             return {}
         if method == Method.SET_LEVEL:

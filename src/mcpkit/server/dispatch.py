@@ -13,8 +13,9 @@ routes are built once per server by `routes`: every modern request a client send
 it serves (`tools.py`, `resources.py`, `prompts.py`, `discover.py`, `completion.py`,
 `subscriptions.py`).
 
-Imports `mcpkit.protocol`, `mcpkit.errors`, `mcpkit.types` and the server's own modules; the
-`Server` only for its type.
+Imports `mcpkit.protocol`, `mcpkit.errors`, `mcpkit.types`, `mcpkit.tracing` (the span `serve`
+runs a request in while a tracer provider is set) and the server's own modules; the `Server`
+only for its type.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from mcpkit.server.prompts import get_prompt, list_prompts
 from mcpkit.server.resources import list_resources, list_templates, read_resource
 from mcpkit.server.subscriptions import listen
 from mcpkit.server.tools import call_tool, list_tools
+from mcpkit.tracing.spans import server_span
 from mcpkit.types.constants import Method
 from mcpkit.types.methods import METHODS
 
@@ -87,6 +89,9 @@ async def serve(
     """Await `work` for `request` and return its response message; never raises (but for
     cancel). An awaitable rather than a function to call, so a request pays for no extra
     object on its way in (`Server.handle` is on every request's path)."""
+    span = server_span(request)  # None unless a tracer provider is set (mcpkit.tracing)
+    if span is not None:
+        work = span.run(work, errors)
     try:
         result = await work
     except RPCError as exc:
