@@ -21,6 +21,7 @@ from mcpkit.legacy.http_session import escaped_answer, exchange_named
 from mcpkit.protocol.codec import Message, Request, encode
 from mcpkit.protocol.framing import sse_event
 from mcpkit.protocol.headers import RequestHeaders
+from mcpkit.tracing.spans import arrived, left
 from mcpkit.transports.http_endpoint import Receive, Scope, Send, refuse
 from mcpkit.transports.http_sessions import LegacyEndpoint
 
@@ -87,7 +88,7 @@ class SessionlessRoute:
                     receive: Receive, send: Send) -> None:
         sent = _Sent(send)
         assert message is not None
-        await _guarded(self.sessions.open(message, sent), sent, message, "a 2025-11-25 POST of")
+        await _guarded(self.sessions.open(message, sent, scope), sent, message, "a 2025-11-25 POST of")
 
     def close(self) -> None:
         """Nothing of its own: the sessions close with `LegacyRoute`."""
@@ -107,8 +108,12 @@ class LegacyRoute:
         method = scope["method"]
         if method == "POST":
             assert message is not None
-            await _guarded(sessions.post(headers, message, receive, sent),
-                           sent, message, "a 2025-11-25 POST of")
+            traced = arrived(scope)  # the trace headers and session, for the request's span
+            try:
+                await _guarded(sessions.post(headers, message, receive, sent),
+                               sent, message, "a 2025-11-25 POST of")
+            finally:
+                left(traced)
         elif method == "GET":
             await _guarded(sessions.get(headers, receive, sent, scope["headers"]),
                            sent, None, "a 2025-11-25 session GET")

@@ -16,6 +16,7 @@ from mcpkit.protocol.codec import Message, Notification, Request, encode
 from mcpkit.protocol.headers import RequestHeaders
 from mcpkit.protocol.http import Status, accepts, http_status
 from mcpkit.protocol.http_refusals import not_allowed, request_refusal, response_refusal
+from mcpkit.tracing.spans import arrived, left
 from mcpkit.transports.http_endpoint import Receive, Scope, Send, refuse
 from mcpkit.transports.http_exchange import Exchange, Watchlist, plain_response
 from mcpkit.types.constants import Method
@@ -50,8 +51,12 @@ class ModernEndpoint:
                 await refuse(send, refusal)
                 return
             exchange = Exchange(send, receive, self._keepalive)
-            response = await exchange.run(self.server.handle(
-                decoded, notify=exchange.notify if sse_ok else None), self._watchlist)
+            traced = arrived(scope)  # the trace headers, for the span (None: tracing is off)
+            try:
+                response = await exchange.run(self.server.handle(
+                    decoded, notify=exchange.notify if sse_ok else None), self._watchlist)
+            finally:
+                left(traced)
             if response is None:
                 await exchange.abandon()
                 return
