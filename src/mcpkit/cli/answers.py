@@ -34,7 +34,7 @@ from mcpkit.cli.terminal import shown_block as _block
 from mcpkit.client import ElicitationAnswerError, FormField, InputRequest, check_answer, read_form
 from mcpkit.client.url_elicitation import check_url, real_host
 
-__all__ = ["MAX_ATTEMPTS", "elicit_form", "elicit_url", "parse_answer"]
+__all__ = ["MAX_ATTEMPTS", "ask_form", "elicit_form", "elicit_url", "parse_answer"]
 
 MAX_ATTEMPTS: Final = 5
 """Answers one field may be given before the form is cancelled."""
@@ -122,11 +122,14 @@ def _prompt(field: FormField) -> str:
     return f"  {shown(field.label)} ({hint}{optional}){default}: "
 
 
-async def _fill(fields: tuple[FormField, ...]) -> dict[str, Any] | str | None:
-    """The content, each value checked against its field; None at end of input, or a reason
-    to cancel after too many bad answers."""
+async def _fill(fields: tuple[FormField, ...], given: dict[str, Any]) -> dict[str, Any] | str | None:
+    """The content, each value checked against its field (those in `given` already are, and
+    are not asked); None at end of input, or a reason to cancel after too many bad answers."""
     content: dict[str, Any] = {}
     for field in fields:
+        if field.name in given:
+            content[field.name] = given[field.name]
+            continue
         if field.description:
             _say(f"  {_block(field.description)}")
         for _ in range(MAX_ATTEMPTS):
@@ -159,16 +162,26 @@ async def _fill(fields: tuple[FormField, ...]) -> dict[str, Any] | str | None:
 
 async def elicit_form(request: InputRequest) -> dict[str, Any]:
     """Ask each field of the form, show the answers, then send them on consent."""
+    return await ask_form(request) or {"action": "cancel"}
+
+
+async def ask_form(request: InputRequest, given: dict[str, Any] | None = None
+                   ) -> dict[str, Any] | None:
+    """`elicit_form` with some fields already answered (`given`, checked values, not asked);
+    None when input ends before the first answer, so the caller can say that nobody was
+    there to answer instead of sending a "cancel" nobody chose."""
     async with _turn():
-        return await _form_dialogue(request)
+        return await _form_dialogue(request, given or {})
 
 
-async def _form_dialogue(request: InputRequest) -> dict[str, Any]:
+async def _form_dialogue(request: InputRequest, given: dict[str, Any]) -> dict[str, Any] | None:
     form = read_form(request.schema, "the form")  # checked by the client before we are called
     _say(f"\n{_who(request)} asks: {_block(request.message)}")
     choice = await _ask("  (a)nswer, (d)ecline or (c)ancel? [a] ")
+    if choice is None:
+        return None
     while choice is not None and not choice.strip().lower().startswith(("c", "d")):
-        content = await _fill(form.fields)
+        content = await _fill(form.fields, given)
         if content is None:
             break
         if isinstance(content, str):

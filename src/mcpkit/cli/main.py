@@ -1,14 +1,17 @@
 """`mcpkit`: run a server (`mcpkit run`), talk to one (`mcpkit discover|tools|call|read|prompt|
-listen`, in `mcpkit.cli.commands`), print the version.
+listen`, in `mcpkit.cli.commands`), write a host's entry for one (`mcpkit config`, in
+`mcpkit.cli.config`), print the version.
 
-Errors a user can fix (a missing file, a name that is not a Server) are one line on stderr
-and exit status 2.
+Errors a user can fix (a missing file, a name that is not a Server, a bad `--store`) are one
+line on stderr and exit status 2; a port that is taken is one line and status 1.
 """
 
 from __future__ import annotations
 
 import argparse
+import socket
 import sys
+from typing import Any
 
 from mcpkit._version import __version__
 
@@ -21,7 +24,16 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"mcpkit {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    run = sub.add_parser("run", help="serve a Server from a Python file or module")
+    run = sub.add_parser(
+        "run", help="serve a Server from a Python file or module",
+        description="Serve the Server object a Python file or module defines: over stdio (the "
+        "default; an MCP host starts this command and speaks on its stdin and stdout), or over "
+        "Streamable HTTP on 127.0.0.1 with --http, for both protocol eras. With --dev and "
+        "--reload it is a development server: errors are shown in full and it restarts when a "
+        "source file changes.",
+        epilog="examples: mcpkit run server.py | mcpkit run server.py --http 8000 --dev --reload"
+        " | mcpkit run mypkg.app:server --http 127.0.0.1:9000/mcp --store sqlite:state.db",
+    )
     run.add_argument("target", help="path/to/file.py[:name] or package.module[:name] (name defaults to 'server')")
     mode = run.add_mutually_exclusive_group()
     mode.add_argument("--stdio", action="store_true", help="serve on stdin/stdout (the default)")
@@ -38,9 +50,26 @@ def _parser() -> argparse.ArgumentParser:
         "--allow-origin", action="append", default=[], metavar="ORIGIN",
         help="also accept this browser Origin (repeatable; https://app.example.com or *)",
     )
+    run.add_argument(
+        "--dev", action="store_true",
+        help="development: an uncaught exception's type and message reach the client, and "
+        "debug logging goes to stderr (the address is unchanged: 127.0.0.1 unless given)",
+    )
+    run.add_argument(
+        "--store", metavar="STORE",
+        help="where single-use retries are recorded: memory (the default), or sqlite:PATH to "
+        "share them between processes on this host",
+    )
+    run.add_argument(
+        "--reload", action="store_true",
+        help="with --http: restart when a .py file beside the target changes (development)",
+    )
     from mcpkit.cli.commands import register
 
     register(sub)
+    from mcpkit.cli.config import register_config
+
+    register_config(sub)
     from mcpkit.cli.keys import register as register_keys
 
     register_keys(sub)
@@ -55,6 +84,10 @@ def main(argv: list[str] | None = None) -> int:
         from mcpkit.cli.keys import run_keys
 
         return run_keys(args)
+    if getattr(args, "config_command", False):
+        from mcpkit.cli.config import run_config
+
+        return run_config(args)
     if getattr(args, "client_command", None):
         from mcpkit.cli.commands import run_command
 
@@ -64,41 +97,108 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from mcpkit.cli.usage import UsageError
+
+    try:
+        store = _store(args)
+    except UsageError as exc:
+        print(f"mcpkit run: {exc}", file=sys.stderr)
+        return 2
+    if args.reload and args.http is None:
+        print("mcpkit run: --reload restarts an HTTP server; add --http [HOST:]PORT (a stdio "
+              "server is restarted by the host that starts it)", file=sys.stderr)
+        return 2
     if args.http is not None:
-        return _run_http(args)
+        return _run_http(args, store)
     from mcpkit.transports.stdio import claim_stdout, run_stdio
 
     # stdout is the protocol's from here on, before the user's module can print at import.
     claim_stdout()
-    from mcpkit.cli.target import TargetError, load_server
-
-    try:
-        server = load_server(args.target)
-    except TargetError as exc:
-        print(f"mcpkit run: {exc}", file=sys.stderr)
+    server = _load(args, store)
+    if server is None:
         return 2
     run_stdio(server)
     return 0
 
 
-def _run_http(args: argparse.Namespace) -> int:
+def _store(args: argparse.Namespace) -> Any:
+    if args.store is None:
+        return None
+    from mcpkit.cli.run_options import parse_store
+
+    return parse_store(args.store)
+
+
+def _load(args: argparse.Namespace, store: object | None) -> Any:
+    """The target's Server with this run's options, or None once the reason is printed."""
+    from mcpkit.cli.run_options import apply_run_options
     from mcpkit.cli.target import TargetError, load_server
-    from mcpkit.transports.http_server import parse_address, run_http
+    from mcpkit.cli.usage import UsageError
 
     try:
-        parse_address(args.http)
+        server = load_server(args.target)
+        apply_run_options(server, dev=args.dev, store=store)
+    except (TargetError, UsageError) as exc:
+        print(f"mcpkit run: {exc}", file=sys.stderr)
+        return None
+    return server
+
+
+def _passed_on(args: argparse.Namespace) -> list[str]:
+    """The options a reloading parent hands to each `mcpkit run` it starts."""
+    out = [f"--allow-host={h}" for h in args.allow_host]
+    out += [f"--allow-origin={o}" for o in args.allow_origin]
+    out += ["--dev"] * args.dev + ([f"--store={args.store}"] if args.store else [])
+    return out
+
+
+def _port_taken(host: str, port: int) -> str | None:
+    """Why `host:port` cannot be bound, found before the server is built, so a taken port is
+    one line instead of the HTTP server's log; None when it is free (or 0)."""
+    if port == 0:
+        return None
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the server binds
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            return exc.strerror or str(exc)
+    return None
+
+
+def _run_http(args: argparse.Namespace, store: object | None) -> int:
+    from mcpkit.transports.http_server import parse_address
+
+    try:
+        host, port, _ = parse_address(args.http)
     except ValueError as exc:
         print(f"mcpkit run: {exc}", file=sys.stderr)
         return 2
-    try:
-        server = load_server(args.target)
-    except TargetError as exc:
-        print(f"mcpkit run: {exc}", file=sys.stderr)
+    taken = _port_taken(host, port)
+    if taken is not None:
+        print(f"mcpkit run: cannot serve on {host}:{port}: {taken} (is another server running "
+              f"there? choose another port with --http {host}:PORT)", file=sys.stderr)
+        return 1
+    if args.reload:
+        from mcpkit.cli.reload import run_reloading
+
+        return run_reloading(args.target, args.http, _passed_on(args))
+    from mcpkit.transports.http_server import run_http
+
+    server = _load(args, store)
+    if server is None:
         return 2
     try:
         run_http(server, args.http, allowed_hosts=args.allow_host,
                  allowed_origins=args.allow_origin)
     except OSError as exc:
-        print(f"mcpkit run: cannot serve on {args.http}: {exc}", file=sys.stderr)
+        print(f"mcpkit run: cannot serve on {args.http}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    except SystemExit as exc:  # the HTTP server stops this way when it could not start
+        if exc.code in (None, 0):
+            return 0
+        print(f"mcpkit run: the HTTP server on {args.http} did not start (see above)",
+              file=sys.stderr)
         return 1
     return 0

@@ -2,8 +2,10 @@
 
 The server's stdout carries the protocol, one JSON message per line; its stdin is ours and
 carries nothing else. Its stderr is the server's own business: passed through to ours,
-captured into a bounded buffer (shown when the server fails), or discarded, and never read as
-protocol. Shutdown follows the stdio transport's order: close stdin, wait, SIGTERM, wait, SIGKILL
+captured into a bounded buffer (shown when the server fails, its lines kept as lines), or
+discarded, and never read as protocol. A line on stdout that is not a JSON-RPC message is noted
+once per kind for each `StdioServer`, however many lines or restarts repeat it: the note says
+that the server breaks the stdio rule, and a hundred copies of it say nothing more. Shutdown follows the stdio transport's order: close stdin, wait, SIGTERM, wait, SIGKILL
 (STDIO-8), so no child outlives the client.
 """
 
@@ -35,6 +37,8 @@ Stderr = Literal["inherit", "capture", "discard"]
 Tap = Any  # Callable[[str, dict[str, Any]], None]: ("send" | "receive", message)
 
 _STDERR_KEEP = 64 * 1024
+_STDERR_LINES = 10
+"""Lines of a captured stderr put in the message of a server that ended."""
 _POSIX = os.name == "posix"
 _SIGKILL: int = getattr(signal, "SIGKILL", signal.SIGTERM)
 
@@ -75,6 +79,8 @@ class StdioServer:
         self.shutdown_timeout = shutdown_timeout
         self.tap = tap
         self.key = "stdio:" + shlex.join(argv)
+        self.noted: set[str] = set()
+        """The kinds of stray stdout line already noted (each is logged once)."""
 
     async def connect(self) -> StdioTransport:
         stderr = {
@@ -177,8 +183,10 @@ class StdioTransport(RoutedTransport):
 
     def _write(self, message: dict[str, Any]) -> None:
         stdin = self.proc.stdin
-        if stdin is None or stdin.is_closing():
+        if stdin is None:
             raise TransportError(self._exit_reason())
+        if stdin.is_closing():
+            return  # the server is gone: `_drain` says why once its last words are read
         if self._tap is not None:
             self._tap("send", message)
         try:
@@ -186,19 +194,33 @@ class StdioTransport(RoutedTransport):
         except TypeError as exc:
             raise TypeError(f"{message.get('method', 'a response')}: cannot be sent as JSON "
                             f"({exc})") from None
-        try:
-            stdin.write(data + b"\n")
-        except (BrokenPipeError, ConnectionResetError, RuntimeError):
-            raise TransportError(self._exit_reason()) from None
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError, RuntimeError):
+            stdin.write(data + b"\n")  # a failed write: `_drain` sees the pipe closing
 
     async def _drain(self) -> None:
         stdin = self.proc.stdin
         if stdin is None:
             return
         try:
-            await stdin.drain()
+            if not stdin.is_closing():
+                await stdin.drain()
+                return
         except (BrokenPipeError, ConnectionResetError):
-            raise TransportError(self._exit_reason()) from None
+            pass
+        await self._ended()
+        if not self._router.closed:  # stdout still open (a child of the server holds it)
+            raise TransportError(self._exit_reason())
+        # else the reader has failed every request in flight with the reason, this one too
+
+    async def _ended(self) -> None:
+        """Wait (boundedly) for the exit status and the last of stderr: a server that died
+        says why there, and the message is worth the short wait."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.proc.wait(), self.spec.shutdown_timeout)
+        if self._stderr_reader is not None:
+            with contextlib.suppress(TimeoutError, asyncio.CancelledError, Exception):
+                await asyncio.wait_for(asyncio.shield(self._stderr_reader),
+                                       self.spec.shutdown_timeout)
 
     async def _read(self) -> None:
         stdout = self.proc.stdout
@@ -213,9 +235,9 @@ class StdioTransport(RoutedTransport):
                     self._line(line)
             for line in reader.close():
                 self._line(line)
-            # stdout closed: the process is ending; collect its status for the message.
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.proc.wait(), self.spec.shutdown_timeout)
+            # stdout closed: the process is ending; collect its status and the rest of its
+            # stderr (its last words are usually why), both for the message.
+            await self._ended()
         finally:
             self._router.close(self._exit_reason())
 
@@ -230,11 +252,10 @@ class StdioTransport(RoutedTransport):
             message = orjson.loads(line)
         except orjson.JSONDecodeError:
             # STDIO-3 forbids non-protocol output on stdout; tolerate it rather than fail.
-            log.warning("%s: ignored a line on stdout that is not JSON: %r", self.spec, line[:200])
+            self._note("not JSON", line)
             return
         if type(message) is not dict or message.get("jsonrpc") != "2.0":
-            log.warning("%s: ignored a line that is not a JSON-RPC message: %r",
-                        self.spec, line[:200])
+            self._note("not a JSON-RPC message", line)
             return
         if self._tap is not None:
             self._tap("receive", message)
@@ -242,6 +263,17 @@ class StdioTransport(RoutedTransport):
             self._router.receive(message)
         except RPCError as exc:  # pragma: no cover - the router validates what it reads
             log.warning("%s: %s", self.spec, exc)
+
+    def _note(self, kind: str, line: bytes) -> None:
+        """Log a stray stdout line, the first of its kind for this server only."""
+        if kind in self.spec.noted:
+            log.debug("%s: ignored another line on stdout that is %s: %r", self.spec, kind,
+                      line[:200])
+            return
+        self.spec.noted.add(kind)
+        log.warning("%s: ignored a line on stdout that is %s: %r (a stdio server must write "
+                    "only protocol messages there; later ones are not shown)", self.spec, kind,
+                    line[:200])
 
     async def _read_stderr(self) -> None:
         stream = self.proc.stderr
@@ -264,8 +296,8 @@ class StdioTransport(RoutedTransport):
         )
         tail = self.stderr_text.strip()
         if tail:
-            last = tail.splitlines()[-5:]
-            reason += "; its stderr ended with:\n  " + "\n  ".join(last)
+            last = tail.splitlines()[-_STDERR_LINES:]
+            reason += "; its stderr ended with:\n" + "\n".join(last)
         elif self.spec.stderr == "discard":
             reason += " (its stderr was discarded)"
         return reason

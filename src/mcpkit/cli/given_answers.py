@@ -1,0 +1,136 @@
+"""Answering a server's questions without a terminal: `--answer NAME=VALUE`, and what a run
+that has no input does when a question comes anyway.
+
+A script cannot type into a form, and a question it cannot answer must not be taken as a
+"decline" (the server would then act on an answer nobody gave). So the command decides up
+front where answers come from (`input_source`): a terminal, a pipe or file that holds them
+line by line, or nothing (`--no-input`, stdin at /dev/null or closed). Values given with
+`--answer` fill the fields they name in every mode, typed and checked like typed answers. A
+question they do not cover, with nothing to ask on, ends the command (status 2) with the
+question, its fields and the `--answer` that would answer it; nothing is sent for it.
+
+Uses `mcpkit.cli.answers` for asking and typing, and the public client API.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import stat
+import sys
+from typing import Any, Literal
+
+from mcpkit.cli.answers import ask_form, parse_answer
+from mcpkit.cli.terminal import shown, shown_block
+from mcpkit.cli.usage import UsageError
+from mcpkit.client import ElicitationAnswerError, FormField, InputRequest, check_answer, read_form
+
+__all__ = ["Answering", "InputSource", "input_source", "parse_given"]
+
+InputSource = Literal["terminal", "lines", "none"]
+"""Where a question's answers come from: typed at a terminal, read line by line from a pipe or
+file, or nowhere."""
+
+
+def input_source(no_input: bool) -> InputSource:
+    """Where this run's answers come from: `--no-input`, a closed stdin or a character device
+    that is no terminal (/dev/null) give none; a pipe or a file give lines."""
+    if no_input or sys.stdin is None or sys.stdin.closed:
+        return "none"
+    try:
+        if sys.stdin.isatty():
+            return "terminal"
+        mode = os.fstat(sys.stdin.fileno()).st_mode
+    except (OSError, ValueError):
+        return "none"
+    return "lines" if stat.S_ISFIFO(mode) or stat.S_ISREG(mode) or stat.S_ISSOCK(mode) else "none"
+
+
+def parse_given(raw: list[str]) -> dict[str, str]:
+    """`--answer NAME=VALUE` options as `{NAME: VALUE}`; the text is typed per field later."""
+    out: dict[str, str] = {}
+    for item in raw:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            raise UsageError(f"--answer {item!r} must be NAME=VALUE, e.g. --answer startsAt=2031-03-04T09:30:00Z")
+        out[name] = value
+    return out
+
+
+def _typed(field: FormField, text: str) -> Any:
+    try:
+        value = parse_answer(text, field)
+    except ValueError as exc:
+        raise UsageError(f"--answer {field.name}={text!r}: {exc}") from None
+    problem = field.problem(value)
+    if problem is not None:
+        raise UsageError(f"--answer {field.name}={text!r}: {problem}")
+    return value
+
+
+def _what(field: FormField) -> str:
+    return "VALUE" if not field.choices else "|".join(field.choices)
+
+
+class Answering:
+    """The form handler of one command: `--answer` values first, then the terminal or the
+    piped lines, and when neither can answer, the command stops with what to pass."""
+
+    def __init__(self, given: dict[str, str], source: InputSource, no_input: bool) -> None:
+        self.given = given
+        self.source = source
+        self.no_input = no_input
+        self.problem: str | None = None
+        """Why the command stopped at a question (set before it is cancelled)."""
+        self._task: asyncio.Task[Any] | None = None
+
+    def watch(self) -> None:
+        """Remember the command's task: a question that cannot be answered cancels it."""
+        self._task = asyncio.current_task()
+
+    async def __call__(self, request: InputRequest) -> dict[str, Any]:
+        form = read_form(request.schema, "the form")
+        try:
+            filled = {f.name: _typed(f, self.given[f.name]) for f in form.fields
+                      if f.name in self.given}
+        except UsageError as exc:
+            return self._stop(str(exc))
+        missing = [f for f in form.fields if f.name not in filled and f.required
+                   and not f.has_default]
+        if not missing and filled:
+            content = {f.name: f.default for f in form.fields if f.has_default}
+            content.update(filled)
+            answer = {"action": "accept", "content": content}
+            try:
+                check_answer(form, answer, "the form")
+            except ElicitationAnswerError as exc:
+                return self._stop(f"the --answer values do not fit the form: {exc}")
+            print(f"  answers (from --answer): {shown(json.dumps(content, ensure_ascii=False))}",
+                  file=sys.stderr, flush=True)
+            return answer
+        where = ("stdin ended before an answer" if self.source == "lines" else
+                 "input ended before an answer" if self.source == "terminal" else
+                 "--no-input is set" if self.no_input else
+                 "there is no terminal to ask at (stdin is not one)")
+        if self.source != "none":
+            asked = await ask_form(request, given=filled)
+            if asked is not None:
+                return asked
+        asker = (request.server or {}).get("title") or (request.server or {}).get("name")
+        fields = missing or [f for f in form.fields if f.name not in filled]
+        hint = " ".join(f"--answer {f.name}={_what(f)}" for f in fields)
+        return self._stop(
+            f"{shown(asker or 'the server')} asked: {shown_block(request.message)}\n"
+            f"  and {where}; answer it with {shown(hint)}"
+            f" ({', '.join(shown(f.name + ': ' + f.hint()) for f in fields)}),"
+            " or run the command at a terminal"
+        )
+
+    def _stop(self, problem: str) -> dict[str, Any]:
+        """End the command: record why, cancel its task, and tell the server nothing was
+        answered (a legacy server's request still gets a reply while the run closes)."""
+        self.problem = problem
+        if self._task is not None:
+            self._task.cancel()
+        return {"action": "cancel"}

@@ -1,0 +1,79 @@
+"""What `mcpkit run`'s options change on the server it loaded: `--dev` and `--store`.
+
+A server file builds its `Server` with its own `ServerOptions`; the command line then changes a
+few of them for this run. `ServerOptions` is a dataclass, so the change is a new options object
+(`dataclasses.replace`), and whatever the server built from the old one is built again: its
+`Sealer` holds the store and keys, so it is replaced too, and its cached lists are dropped.
+Only options the command line names are touched; everything else the file set stays. The
+lists a server caches do not depend on the options changed here, so they are kept.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import sys
+from typing import Any, Final
+
+from mcpkit.cli.usage import UsageError
+
+__all__ = ["STORE_FORMS", "apply_run_options", "parse_store"]
+
+STORE_FORMS: Final = "memory, or sqlite:PATH (a file every process on the host can share)"
+_CHATTY: Final = ("asyncio", "httpcore", "httpx", "watchfiles")
+_LATER: Final = ("postgres", "postgresql", "redis")
+"""Backends the store interface is meant for that this release does not ship."""
+
+
+def parse_store(value: str) -> Any:
+    """`--store memory | sqlite:PATH` as a `Store`; anything else is one line naming the
+    accepted forms."""
+    text = value.strip()
+    kind, sep, rest = text.partition(":")
+    if text == "memory":
+        from mcpkit.store.memory import MemoryStore
+
+        return MemoryStore()
+    if kind == "sqlite" and sep:
+        path = rest.strip()
+        if not path:
+            raise UsageError(f"--store {value!r}: name the file, e.g. sqlite:state.db")
+        from mcpkit.store.sqlite import SQLiteStore
+
+        return SQLiteStore(path)
+    if kind.lower() in _LATER:
+        raise UsageError(f"--store {value!r}: a {kind} store is not available yet; use {STORE_FORMS}")
+    raise UsageError(f"--store {value!r}: expected {STORE_FORMS}")
+
+
+def apply_run_options(server: Any, *, dev: bool = False, store: Any = None) -> None:
+    """Change the loaded server's options for this run and rebuild what depends on them.
+
+    `dev`: an uncaught exception's type and message reach the client (`expose_errors`), and
+    the server's debug log goes to stderr. `store`: where single-use retries are recorded, so
+    two processes sharing an SQLite file cannot both redeem one retry.
+    """
+    changes: dict[str, Any] = {}
+    if dev:
+        changes["expose_errors"] = True
+    if store is not None:
+        changes["store"] = store
+    if not changes:
+        return
+    from mcpkit.server.mrtr import Sealer
+
+    options = server.options
+    if not dataclasses.is_dataclass(options) or isinstance(options, type):
+        raise UsageError(f"{server.name}: its options are not a ServerOptions")
+    unknown = [name for name in changes if not hasattr(options, name)]
+    if unknown:  # an older mcpkit than this command line
+        raise UsageError(f"this mcpkit's ServerOptions has no {', '.join(unknown)}")
+    server.options = dataclasses.replace(options, **changes)
+    server.sealer = Sealer(server.options)
+    if dev:
+        logging.basicConfig(
+            level=logging.DEBUG, stream=sys.stderr,
+            format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        )
+        for chatty in _CHATTY:  # their wire-level debug lines would bury the server's own
+            logging.getLogger(chatty).setLevel(logging.INFO)

@@ -1,0 +1,114 @@
+"""The SERVER argument of the client commands, and what to tell the user when reaching it
+failed.
+
+SERVER is one argument: an http(s) URL, a Python file holding a `Server` (run over stdio as
+`mcpkit run` runs it), or a stdio command line in one quoted string. What looks like an address
+without its scheme (`127.0.0.1:8000/mcp`) is refused with the URL it probably meant, rather than
+being run as a program of that name. A failure is explained in the user's terms: a port where
+nothing listens, a port that does not speak HTTP, an internal error with the tail of what a
+stdio server wrote on stderr (or how to see it).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from typing import Any, Final
+
+from mcpkit.cli.terminal import shown, shown_block
+from mcpkit.cli.usage import UsageError
+
+__all__ = ["connector_for", "era_cache_path", "explain_failure", "explain_internal_error",
+           "parse_headers"]
+
+_ADDRESS: Final = re.compile(r"^(localhost|\d{1,3}(\.\d{1,3}){3}|\[[0-9A-Fa-f:.]+\]|[\w-]+(\.[\w-]+)+)"
+                             r":\d{1,5}(/\S*)?$")
+"""`host:port[/path]`: an HTTP address written without `http://`."""
+
+_NOT_HTTP: Final = ("ReadError", "WriteError", "RemoteProtocolError",
+                    "disconnected without sending a response", "illegal status line",
+                    "invalid status line", "peer closed connection")
+"""How the HTTP client reports a peer that took the connection but did not answer HTTP."""
+
+STDERR_LINES: Final = 20
+"""Lines of a stdio server's stderr shown after an internal error."""
+
+
+def connector_for(spec: str, *, headers: dict[str, str] | None = None,
+                  stderr: str = "capture") -> Any:
+    """The connector SERVER names: a URL, a Python file with a Server, or a command line."""
+    spec = spec.strip()
+    if not spec:
+        raise UsageError("SERVER is empty; give a URL, a .py file or a command line")
+    if spec.startswith(("http://", "https://")):
+        from mcpkit.transports.http_client import HTTPConnector
+
+        return HTTPConnector(spec, headers=headers or {})
+    from mcpkit.transports.stdio_client import StdioServer, python_server
+
+    path = spec.rsplit(":", 1)[0] if spec.count(":") == 1 and not os.path.exists(spec) else spec
+    if path.endswith(".py") and " " not in spec:
+        if not os.path.isfile(path):
+            raise UsageError(f"file not found: {path}")
+        return python_server(spec, stderr=stderr)
+    if _ADDRESS.match(spec) and not os.path.exists(spec):
+        raise UsageError(f"{spec!r} has no scheme; did you mean http://{spec} ? "
+                         "(SERVER is a URL, a .py file, or a command line to run)")
+    try:
+        argv = shlex.split(spec)
+    except ValueError as exc:
+        raise UsageError(f"cannot split the command {spec!r}: {exc}") from None
+    return StdioServer(argv, stderr=stderr)  # type: ignore[arg-type]
+
+
+def parse_headers(raw: list[str]) -> dict[str, str]:
+    """`-H 'Name: value'` options as a header dict."""
+    out = {}
+    for item in raw:
+        name, sep, value = item.partition(":")
+        if not sep or not name.strip():
+            raise UsageError(f"--header {item!r} must look like 'Name: value'")
+        out[name.strip()] = value.strip()
+    return out
+
+
+def era_cache_path() -> str:
+    """Where the client remembers each server's era between runs (the user's cache folder)."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "mcpkit", "eras.json")
+
+
+def explain_failure(spec: str, message: str) -> str:
+    """A transport failure as the user can act on it: for an HTTP target, whether anything
+    listens there and whether it speaks HTTP; otherwise the message itself, its line breaks
+    kept (a server's stderr tail follows it)."""
+    if spec.strip().startswith(("http://", "https://")):
+        from urllib.parse import urlsplit
+
+        where = urlsplit(spec.strip()).netloc or spec
+        if "cannot connect" in message:
+            return (f"nothing is listening at {shown(where)} ({shown(message)}); start the "
+                    "server first, e.g. `mcpkit run server.py --http PORT`")
+        if any(sign in message for sign in _NOT_HTTP):
+            return (f"{shown(where)} took the connection but did not answer HTTP ({shown(message)});"
+                    " is this the port of an MCP server? (`mcpkit run server.py --http PORT` "
+                    "serves one)")
+    return shown_block(message)
+
+
+def explain_internal_error(client: Any, spec: str, stderr: str) -> str:
+    """What to add to an internal error (-32603): the server's traceback is in its log, not in
+    the answer, so show the tail of a stdio server's stderr, or say where to look."""
+    transport = getattr(client, "transport", None)
+    captured = getattr(transport, "stderr_text", None)
+    if isinstance(captured, str) and captured.strip():
+        tail = captured.rstrip().splitlines()[-STDERR_LINES:]
+        return "the server's stderr ended with:\n  | " + "\n  | ".join(shown(t) for t in tail)
+    if stderr == "inherit":
+        return "the server's stderr is above"
+    if spec.strip().startswith(("http://", "https://")):
+        return ("the details are in the server's log (its stderr); serve it with "
+                "`mcpkit run --dev` to get the error's type and message in the answer")
+    return ("the server wrote nothing on stderr; serve it with `mcpkit run --dev` to get the "
+            "error's type and message in the answer")
