@@ -225,7 +225,7 @@ async def test_the_client_reports_a_refused_redirect_instead_of_guessing_the_era
     site: Site
 ) -> None:
     # With the era left to the probe, a redirect is not mistaken for a legacy server.
-    with pytest.raises(HTTPStatusError, match="redirected .* HTTP 302"):
+    with pytest.raises(HTTPStatusError, match=r"redirected .* HTTP 302"):
         async with Client(checked_transport(site.url + "/found")) as client:
             await client.list_tools()
     assert site.recorder.seen == []

@@ -10,14 +10,19 @@ that route: `ModernEndpoint` (2026-07-28, stateless: `mcpkit.transports.http_mod
 come from `mcpkit.protocol.http_refusals`.
 
 It is raw ASGI with no framework underneath, so it runs under any ASGI server (uvicorn,
-hypercorn, granian) and mounts in Starlette or FastAPI. Imports the layers below and the
-standard library; uvicorn only in `run_http`.
+hypercorn, granian) and mounts in Starlette or FastAPI. Mounted, it sees no ASGI lifespan
+(Starlette delivers none to mounted apps), and needs none to start: nothing runs in the
+background until a request comes (the session store sweeps as it saves). Shutting down is
+`close()`, awaitable or not, or the application's lifespan handing it `app.lifespan`. Imports
+the layers below and the standard library; uvicorn only in `run_http` and `serve_http`.
 """
 
 from __future__ import annotations
 
+import asyncio
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,7 +57,7 @@ from mcpkit.transports.http_modern import ModernEndpoint
 from mcpkit.transports.http_sessions import LegacyEndpoint
 from mcpkit.types.constants import SUPPORTED_VERSIONS
 
-__all__ = ["HTTPApp", "HTTPOptions", "parse_address", "run_http"]
+__all__ = ["HTTPApp", "HTTPOptions", "parse_address", "run_http", "serve_http"]
 
 Scope = dict[str, Any]
 
@@ -125,6 +130,12 @@ class HTTPApp:
             self._routes[LEGACY] = SessionlessRoute(self._legacy)
             self._routes[SESSION] = LegacyRoute(self._legacy)
         self._endpoints = tuple(dict.fromkeys(self._routes.values()))
+        self._closed = False
+
+    @property
+    def closed(self) -> bool:
+        """Whether `close()` has run: the server is shutting down."""
+        return self._closed
 
     # -- ASGI ---------------------------------------------------------------------------------
 
@@ -137,7 +148,7 @@ class HTTPApp:
                 await send({"type": "websocket.close", "code": 1003})
             return
         if self._path is not None:
-            path = scope["path"]
+            path = _mounted_path(scope)
             if path != self._path and path.rstrip("/") != self._path:
                 await plain_response(send, Status.NOT_FOUND)
                 return
@@ -176,16 +187,50 @@ class HTTPApp:
             if message["type"] == "lifespan.startup":
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
-                self.close()
+                await self.aclose()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 
-    def close(self) -> None:
+    # -- shutting down -------------------------------------------------------------------------
+
+    def close(self) -> Awaitable[None]:
         """End open streams gracefully (listen streams get their final result, legacy session
         streams close; a legacy request's stream ends with its request); call it when the
-        server shuts down, before waiting for connections to drain."""
-        for endpoint in self._endpoints:
-            endpoint.close()
+        server shuts down, before waiting for connections to drain. Safe to call again.
+
+        The work is done before it returns, so it serves plain code (`app.close()`, a signal
+        handler) and async code alike: what it returns may be awaited, as `await app.close()`
+        in a Starlette or FastAPI lifespan, the way `mcpkit.Client` is closed."""
+        if not self._closed:
+            self._closed = True
+            for endpoint in self._endpoints:
+                endpoint.close()
+        return _Done()
+
+    async def aclose(self) -> None:
+        """`close()` as a coroutine, the name `contextlib.aclosing` and httpx use."""
+        await self.close()
+
+    async def __aenter__(self) -> HTTPApp:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    def lifespan(self, app: object = None) -> AbstractAsyncContextManager[None]:
+        """A ready lifespan for the application this one is mounted in, which closes it on
+        shutdown: `Starlette(routes=..., lifespan=mcp.lifespan)`, `FastAPI(lifespan=
+        mcp.lifespan)`. An application with a lifespan of its own enters it instead:
+        `async with mcp.lifespan(app): yield`. `app` (the framework passes its application)
+        is not used: nothing here needs starting."""
+        return self._lifespan_context()
+
+    @asynccontextmanager
+    async def _lifespan_context(self) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            await self.aclose()
 
     # -- a POST's body ----------------------------------------------------------------------------
 
@@ -234,6 +279,28 @@ class HTTPApp:
             return None
 
 
+class _Done:
+    """What `HTTPApp.close()` returns: already complete when awaited, and nothing left pending
+    (no "never awaited" warning) when it is not."""
+
+    __slots__ = ()
+
+    def __await__(self) -> Generator[Any, None, None]:
+        yield from ()
+
+
+def _mounted_path(scope: Scope) -> str:
+    """The request's path below where the app is mounted: ASGI's `path` includes `root_path`
+    (Starlette's `Mount` sets it, as does an ASGI server's `--root-path`), and `path=` names
+    the path inside the app, so `Mount("/mcp", server.asgi(path="/"))` serves `/mcp/`."""
+    path: str = scope["path"]
+    root: str = scope.get("root_path", "")
+    if not root or not path.startswith(root):
+        return path
+    below = path[len(root):]
+    return below or "/" if below[:1] in ("", "/") else path
+
+
 # -- running it -----------------------------------------------------------------------------------
 
 
@@ -271,17 +338,49 @@ def run_http(
     allowed_origins: Iterable[str] = (),
     announce: Callable[[str], None] | None = None,
 ) -> None:
-    """Serve `server` with uvicorn (one process) until interrupted.
+    """Serve `server` with uvicorn (one process, a loop of its own) until interrupted.
 
     Bound to loopback, the Host allow-list is the loopback names plus `allowed_hosts`; bound
     elsewhere, it is `allowed_hosts`, or any host (with a warning) when none is given.
     """
-    import uvicorn
-
     from mcpkit.transports.loop import freeze_startup_heap
 
+    runner = _uvicorn(server, address, tuple(allowed_hosts), tuple(allowed_origins), announce)
+    freeze_startup_heap()
+    runner.run()
+
+
+async def serve_http(
+    server: Any,
+    address: str = "127.0.0.1:8000/mcp",
+    *,
+    allowed_hosts: Iterable[str] = (),
+    allowed_origins: Iterable[str] = (),
+    announce: Callable[[str], None] | None = None,
+) -> None:
+    """`run_http` in the running event loop: serves until interrupted, or until the task
+    awaiting it is cancelled, which shuts the server down as an interrupt does (streams
+    closed, connections drained for up to 5 s) before the cancellation goes on."""
+    runner = _uvicorn(server, address, tuple(allowed_hosts), tuple(allowed_origins), announce)
+    serving = asyncio.ensure_future(runner.serve())
+    try:
+        await asyncio.shield(serving)
+    except asyncio.CancelledError:
+        runner.should_exit = True
+        await serving
+        raise
+
+
+def _uvicorn(server: Any, address: str, allowed_hosts: tuple[str, ...],
+             allowed_origins: tuple[str, ...], announce: Callable[[str], None] | None) -> Any:
+    """The uvicorn server `run_http` and `serve_http` run: it announces the URL it bound, and
+    closes the app as shutdown begins, before it waits for connections to drain (uvicorn's
+    lifespan shutdown comes only after they have, too late for a listen stream that stays
+    open)."""
+    import uvicorn
+
     host, port, path = parse_address(address)
-    hosts = tuple(allowed_hosts)
+    hosts = allowed_hosts
     if _is_loopback(host):
         hosts = LOOPBACK_HOSTS + hosts
     elif not hosts:
@@ -289,7 +388,7 @@ def run_http(
         print(f"mcpkit: warning: serving on {host} with any Host header accepted; name the "
               "public host with --allow-host to keep DNS-rebinding protection", file=sys.stderr)
     app = HTTPApp(server, HTTPOptions(path=path, allowed_hosts=hosts,
-                                      allowed_origins=tuple(allowed_origins)))
+                                      allowed_origins=allowed_origins))
     say = announce or (lambda line: print(line, file=sys.stderr, flush=True))
 
     class _Uvicorn(uvicorn.Server):
@@ -302,12 +401,11 @@ def run_http(
                     f"({', '.join(SUPPORTED_VERSIONS)})")
 
         async def shutdown(self, sockets: Any = None) -> None:
-            app.close()
+            await app.aclose()
             await super().shutdown(sockets)
 
     config = uvicorn.Config(
         app, host=host, port=port, lifespan="on", log_level="warning", access_log=False,
         server_header=False, timeout_graceful_shutdown=5,
     )
-    freeze_startup_heap()
-    _Uvicorn(config).run()
+    return _Uvicorn(config)
