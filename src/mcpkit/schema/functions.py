@@ -193,8 +193,16 @@ def _derive_output(
             raise TypeError(f"{name}: structured output needs a return annotation other than None")
         return None, False
     if passthrough and _mentions(base, passthrough):
+        # Content blocks or a result spelled out (`-> ToolResult`): what the function returns
+        # is the result itself, so its class's own fields are no output to describe.
+        if forced:
+            raise TypeError(
+                f"{name}: structured output needs a schema, and a return annotation of content "
+                "or a ToolResult describes none; pass output_schema= to publish one"
+            )
         return None, False
-    if not forced and base in (str, Any, object):
+    if not forced and strip_optional(base)[0] in (str, Any, object):
+        # Text (or nothing) is content, like a plain `str`; `Any` promises no shape at all.
         return None, False
     compiler = Compiler(mode="serialization")
     try:
@@ -226,9 +234,11 @@ def derive_signature(
     """Read a function once: its schemas, its injected parameters and its argument checker.
 
     `input_schema`/`output_schema` replace the derived ones verbatim (checked here for dialect,
-    `$ref`s and cost; see `mcpkit.schema.raw`). A return annotation of `str`, of a `passthrough_types` class (content
-    blocks), `None` or none at all is unstructured; objects become the output schema as they
-    are; anything else is wrapped as `{"result": value}`. `structured_output` forces either way.
+    `$ref`s and cost; see `mcpkit.schema.raw`). A return annotation of `str` (or `str | None`),
+    `Any`, one that mentions a `passthrough_types` class (content blocks, a spelled-out result),
+    `None` or none at all is unstructured; objects become the output schema as they are;
+    anything else is wrapped as `{"result": value}`. `structured_output` forces either way, but
+    a passthrough annotation cannot be forced: it describes no schema (`output_schema` does).
     `clock` times each call checked against a raw `input_schema` (its `MAX_SECONDS` budget);
     without one, only its steps are counted.
     """
