@@ -1,4 +1,4 @@
-"""The smallest useful mcpkit server: `mcpkit run examples/quickstart/server.py`."""
+"""The smallest useful mcpkit server: `python examples/quickstart/server.py`, or `mcpkit run` it."""
 
 from typing import TypedDict
 
@@ -21,3 +21,7 @@ def echo(text: str) -> str:
 def add(a: int, b: int) -> Sum:
     """Add two integers."""
     return {"sum": a + b}
+
+
+if __name__ == "__main__":
+    server.run()  # stdio, as `mcpkit run examples/quickstart/server.py`; run(http=8000) for HTTP

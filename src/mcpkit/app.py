@@ -1,18 +1,25 @@
-"""`mcpkit.Server`: the server applications import, the core `Server` plus serving over HTTP.
+"""`mcpkit.Server`: the server applications import, the core `Server` plus serving it.
 
 The core class (`mcpkit.server.server.Server`) registers and serves requests and knows no
 transport: the server layer sits below `transports/` and never imports one, not even when a
-method is called. What an application wants in one call, its server as an ASGI application, is
-added here, a layer above the transports (like `testing/` and `cli/`), so the dependency points
-down and `from mcpkit import Server; Server("x").asgi()` still needs nothing else.
+method is called. What an application wants in one call is added here, a layer above the
+transports (like `testing/` and `cli/`), so the dependency points down: its server as an ASGI
+application (`asgi()`), and serving it from a script (`run()`, so that `python server.py` works
+as `mcpkit run server.py` does) or from a running event loop (`serve_stdio()`,
+`serve_http()`).
 
 Every transport, registry and check takes the core class, so an instance of either serves the
-same everywhere (`isinstance(mcpkit.Server(...), mcpkit.server.server.Server)` holds). The HTTP
-endpoint loads only when `asgi()` is called: a server run over stdio never imports it.
+same everywhere (`isinstance(mcpkit.Server(...), mcpkit.server.server.Server)` holds). Each
+transport loads only when it is asked for: a server run over stdio never imports HTTP.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import os
+import sys
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from mcpkit.server.server import Server as CoreServer
@@ -21,6 +28,8 @@ if TYPE_CHECKING:
     from mcpkit.transports.http_server import HTTPApp, HTTPOptions
 
 __all__ = ["Server"]
+
+_DEFAULT_ADDRESS = "127.0.0.1:8000/mcp"
 
 
 class Server(CoreServer):
@@ -35,3 +44,142 @@ class Server(CoreServer):
         from mcpkit.transports.http_server import HTTPApp
 
         return HTTPApp(self, options, **settings)
+
+    def run(
+        self,
+        http: str | int | None = None,
+        *,
+        allowed_hosts: Iterable[str] = (),
+        allowed_origins: Iterable[str] = (),
+    ) -> None:
+        """Serve until the client goes (stdio) or until interrupted (HTTP), in an event loop
+        of its own: the last line of a script, `if __name__ == "__main__": server.run()`.
+
+        Without `http`, it serves stdio exactly as `mcpkit run server.py` does: stdout is the
+        protocol's from this call on, and a `print()` (or logging, or a C extension writing to
+        descriptor 1) goes to stderr, as does anything the script printed while it loaded that
+        Python still held in its buffer. (Output already flushed before this call cannot be
+        taken back; `mcpkit run` claims stdout before the script is imported at all.)
+
+        `http` serves Streamable HTTP (both eras) with uvicorn on the address `mcpkit run
+        --http` takes: `[HOST:]PORT[/PATH]`, e.g. `8000`, `"127.0.0.1:8000/mcp"` (the
+        default path is `/mcp`, the host 127.0.0.1; port 0 picks a free one). The URL is
+        printed on stderr. `allowed_hosts` adds `Host` values to accept (the public name
+        behind a reverse proxy; bound to loopback, the loopback names are always accepted),
+        `allowed_origins` browser origins.
+
+        Inside a running event loop (a notebook, an async main) it is refused: await
+        `serve_stdio()` or `serve_http()` there instead.
+        """
+        address = None if http is None else _address(http)
+        hosts, origins = _names("allowed_hosts", allowed_hosts), _names(
+            "allowed_origins", allowed_origins)
+        if _loop_running():
+            raise _inside_a_loop(address)
+        if address is None:
+            from mcpkit.transports.stdio import run_stdio
+
+            _claim_stdout()
+            _hint_on_a_terminal(self)
+            run_stdio(self)
+            return
+        from mcpkit.transports.http_server import run_http
+
+        run_http(self, address, allowed_hosts=hosts, allowed_origins=origins)
+
+    async def serve_stdio(self) -> None:
+        """Serve on this process's stdin and stdout until stdin closes, in the running event
+        loop; stdout is claimed for the protocol as `run()` claims it."""
+        from mcpkit.transports.stdio import serve_stdio
+
+        _claim_stdout()
+        await serve_stdio(self)
+
+    async def serve_http(
+        self,
+        address: str | int = _DEFAULT_ADDRESS,
+        *,
+        allowed_hosts: Iterable[str] = (),
+        allowed_origins: Iterable[str] = (),
+    ) -> None:
+        """Serve Streamable HTTP with uvicorn in the running event loop until interrupted or
+        cancelled; the address and options are those of `run(http=...)`."""
+        from mcpkit.transports.http_server import serve_http
+
+        await serve_http(self, _address(address),
+                         allowed_hosts=_names("allowed_hosts", allowed_hosts),
+                         allowed_origins=_names("allowed_origins", allowed_origins))
+
+
+def _address(http: object) -> str:
+    """`run(http=...)`'s address, checked before anything starts: a port number, or the text
+    `mcpkit run --http` takes."""
+    from mcpkit.transports.http_server import parse_address
+
+    if isinstance(http, bool) or not isinstance(http, str | int):
+        raise TypeError(f"Server.run(http=...) takes an address such as '127.0.0.1:8000/mcp' "
+                        f"or a port number, not {http!r}")
+    address = str(http)
+    try:
+        parse_address(address)
+    except ValueError:
+        raise ValueError(f"Server.run(http={http!r}): expected [HOST:]PORT[/PATH], e.g. 8000, "
+                         "'127.0.0.1:8000' or '0.0.0.0:8000/mcp'") from None
+    return address
+
+
+def _names(option: str, names: Iterable[str]) -> tuple[str, ...]:
+    """A list of host or origin names; a lone string would otherwise be read letter by
+    letter, accepting hosts named `m`, `c` and `p`."""
+    if isinstance(names, str):
+        raise TypeError(f"Server.run({option}=...) takes a list of names, not the string "
+                        f"{names!r}: write ({names!r},)")
+    listed = tuple(names)
+    for name in listed:
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"Server.run({option}=...): {name!r} is not a host or origin name")
+    return listed
+
+
+def _loop_running() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+def _inside_a_loop(address: str | None) -> RuntimeError:
+    form = "await server.serve_stdio()" if address is None else (
+        f"await server.serve_http({address!r})")
+    return RuntimeError(f"Server.run() starts an event loop of its own, and one is already "
+                        f"running here; use {form} instead")
+
+
+def _claim_stdout() -> None:
+    """Make stdout the protocol's, first sending what the script printed while it loaded and
+    Python still buffers (stdout to a pipe is block-buffered) to stderr, where `mcpkit run`
+    would have sent it: flushed onto the real stdout, it would reach the client as a line
+    that is no message."""
+    from mcpkit.transports.stdio import claim_stdout
+
+    if sys.stdout is not sys.stderr:
+        saved = os.dup(1)
+        try:
+            os.dup2(2, 1)
+            with contextlib.suppress(Exception):
+                sys.stdout.flush()
+        finally:
+            os.dup2(saved, 1)
+            os.close(saved)
+    claim_stdout()
+
+
+def _hint_on_a_terminal(server: CoreServer) -> None:
+    """`python server.py` typed at a terminal waits silently for JSON-RPC on stdin; one line on
+    stderr says so. A host launching the server gives it pipes, and sees nothing of this."""
+    with contextlib.suppress(OSError, ValueError):
+        if os.isatty(0):
+            print(f"mcpkit: serving {server.name} over stdio: an MCP client talks to it on "
+                  "stdin and stdout (Ctrl-D ends it); server.run(http=8000) serves HTTP",
+                  file=sys.stderr, flush=True)
