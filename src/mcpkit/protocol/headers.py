@@ -15,7 +15,19 @@ from typing import Final
 
 from mcpkit.types.constants import Header
 
-__all__ = ["RequestHeaders", "read_headers"]
+__all__ = ["MAX_CACHED_VALUE", "REPEAT_SEPARATOR", "RequestHeaders", "read_headers"]
+
+MAX_CACHED_VALUE: Final = 256
+"""Longest header value the protocol's caches remember (Accept, Content-Type, Host and Origin,
+the mirrored headers). The values that recur on every request are short; a longer one is
+judged each time instead, so a client sending ever new long values cannot make the caches
+hold their bytes (a cache's entries are bounded too, but each entry would be as long as the
+server's header limit allows)."""
+
+REPEAT_SEPARATOR: Final = b"\n"
+"""What joins the values of a `Host` or `Origin` sent more than once: a line feed, which no
+single header value can hold (HTTP/1.1 servers refuse it), so a joined value never passes for
+one sent once, and the Host policy refuses it (`mcpkit.protocol.http.HostPolicy`)."""
 
 _HOST, _ORIGIN, _ACCEPT, _CTYPE, _CLEN, _VERSION, _METHOD, _NAME, _SESSION = range(9)
 _FIELDS: Final = {
@@ -46,7 +58,10 @@ class RequestHeaders:
     """The headers mcpkit reads from one request, raw bytes as the ASGI server gave them.
 
     `duplicate` names the first MCP header sent twice: two values for one header let a gateway
-    and the server read different things, so such a request is refused. `params()` maps the
+    and the server read different things, so such a request is refused. For the same reason a
+    `Host` or `Origin` sent more than once keeps every value, joined by `REPEAT_SEPARATOR`,
+    rather than the last: RFC 9112 answers two Host headers with 400, and a proxy that checked
+    the first must not see the server act on the second. `params()` maps the
     lower-cased name after `Mcp-Param-` to its value; it is read only for tools that declare
     mirrored arguments.
     """
@@ -108,8 +123,12 @@ def _read_repeated(pairs: list[tuple[bytes, bytes]]) -> RequestHeaders:
     for name, value in pairs:
         slot = fields.get(name)
         if slot is not None:
-            if slot >= _VERSION and values[slot] is not None and duplicate is None:
-                duplicate = _DISPLAY[slot]
+            before = values[slot]
+            if before is not None:
+                if slot >= _VERSION and duplicate is None:
+                    duplicate = _DISPLAY[slot]
+                elif slot <= _ORIGIN:
+                    value = before + REPEAT_SEPARATOR + value
             values[slot] = value
         elif name.startswith(_PARAM_PREFIX):
             key = name[len(_PARAM_PREFIX):].decode("latin-1")

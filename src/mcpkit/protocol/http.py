@@ -29,7 +29,12 @@ from mcpkit.errors import (
     UnsupportedProtocolVersionError,
 )
 from mcpkit.protocol.codec import Message
-from mcpkit.protocol.headers import RequestHeaders, read_headers
+from mcpkit.protocol.headers import (
+    MAX_CACHED_VALUE,
+    REPEAT_SEPARATOR,
+    RequestHeaders,
+    read_headers,
+)
 from mcpkit.protocol.http_mirror import (
     ScreenedTools,
     check_request_headers,
@@ -46,6 +51,7 @@ __all__ = [
     "SESSION",
     "STATUS_BY_CODE",
     "HostPolicy",
+    "HostRefusal",
     "RequestHeaders",
     "ScreenedTools",
     "Status",
@@ -92,10 +98,11 @@ class Status:
     ACCEPTED: Final = 202
     """A notification, a client's response, a request cancelled before anything was sent."""
     BAD_REQUEST: Final = 400
-    """Refused by the transport: a malformed header, a message no session can take, a
-    `Last-Event-ID` this session never issued."""
+    """Refused by the transport: a malformed header, `Host` sent more than once (RFC 9112
+    §3.2), a message no session can take, a `Last-Event-ID` this session never issued."""
     FORBIDDEN: Final = 403
-    """`Host` or `Origin` not allowed."""
+    """`Host` or `Origin` not allowed; `Origin` sent more than once (the origin of such a
+    request cannot be told, and an Origin that is not valid is answered with 403)."""
     NOT_FOUND: Final = 404
     """A path not served; a legacy session that ended or expired (the client initializes
     anew, so never for anything else)."""
@@ -156,6 +163,10 @@ def route(method: str, session_id: bytes | None, version: bytes | None,
 
 # -- content negotiation ------------------------------------------------------------------------
 
+CACHE_ENTRIES: Final = 256
+"""Most values each negotiation cache holds; when full it starts again (the values in use come
+back at once). Values longer than `MAX_CACHED_VALUE` are never kept."""
+
 _ACCEPT_CACHE: dict[bytes | None, tuple[bool, bool]] = {}
 
 
@@ -179,12 +190,15 @@ def accepts(accept: bytes | None) -> tuple[bool, bool]:
             if media in ("*/*", "text/event-stream", "text/*"):
                 sse_ok = True
         result = (json_ok, sse_ok)
-    if len(_ACCEPT_CACHE) < 256:
+    if accept is None or len(accept) <= MAX_CACHED_VALUE:
+        if len(_ACCEPT_CACHE) >= CACHE_ENTRIES:
+            _ACCEPT_CACHE.clear()
         _ACCEPT_CACHE[accept] = result
     return result
 
 
-_JSON_CONTENT: dict[bytes | None, bool] = {None: True, b"application/json": True}
+_JSON_SEEDS: Final[dict[bytes | None, bool]] = {None: True, b"application/json": True}
+_JSON_CONTENT: dict[bytes | None, bool] = dict(_JSON_SEEDS)
 
 
 def is_json_content(content_type: bytes | None) -> bool:
@@ -194,7 +208,10 @@ def is_json_content(content_type: bytes | None) -> bool:
         return known
     assert content_type is not None
     result = content_type.split(b";", 1)[0].strip().lower() == b"application/json"
-    if len(_JSON_CONTENT) < 256:
+    if len(content_type) <= MAX_CACHED_VALUE:
+        if len(_JSON_CONTENT) >= CACHE_ENTRIES:
+            _JSON_CONTENT.clear()
+            _JSON_CONTENT.update(_JSON_SEEDS)
         _JSON_CONTENT[content_type] = result
     return result
 
@@ -202,7 +219,23 @@ def is_json_content(content_type: bytes | None) -> bool:
 # -- DNS-rebinding protection -------------------------------------------------------------------
 
 LOOPBACK_HOSTS: Final = ("localhost", "127.0.0.1", "[::1]")
+POLICY_ENTRIES: Final = 1024
+"""Most (Host, Origin) pairs a `HostPolicy` remembers its answer for; when full it starts
+again. A pair with a value longer than `MAX_CACHED_VALUE` is judged each time."""
 _UNKNOWN: Final = object()
+
+
+class HostRefusal(str):
+    """Why a `HostPolicy` refused a request (the text of the answer), and with which status:
+    `Status.FORBIDDEN` for a Host or Origin not allowed or an Origin sent twice,
+    `Status.BAD_REQUEST` for a Host sent twice. A `str`, so the reason reads as before."""
+
+    status: int
+
+    def __new__(cls, reason: str, status: int = Status.FORBIDDEN) -> HostRefusal:
+        refusal = super().__new__(cls, reason)
+        refusal.status = status
+        return refusal
 
 
 def _split_authority(authority: str) -> tuple[str, str | None]:
@@ -242,7 +275,7 @@ class HostPolicy:
         self._exact = {h for h in self.hosts if _split_authority(h)[1] is not None}
         self._suffixes = tuple(h[1:] for h in self.hosts if h.startswith("*.") and len(h) > 2)
         self._origins = frozenset(self.origins)
-        self._cache: dict[tuple[bytes | None, bytes | None], str | None] = {}
+        self._cache: dict[tuple[bytes | None, bytes | None], HostRefusal | None] = {}
 
     def _host_ok(self, authority: str) -> bool:
         if self._any_host or authority in self._exact:
@@ -252,23 +285,36 @@ class HostPolicy:
             return True
         return bool(self._suffixes) and host.endswith(self._suffixes)
 
-    def check(self, host: bytes | None, origin: bytes | None) -> str | None:
-        """None when allowed, else the reason (for a 403 body)."""
+    def check(self, host: bytes | None, origin: bytes | None) -> HostRefusal | None:
+        """None when allowed, else the reason and the status of the refusal (`HostRefusal`).
+
+        A value joined by `REPEAT_SEPARATOR` (the header was sent more than once) is refused:
+        two Host headers with 400 (RFC 9112 §3.2), two Origin headers with 403."""
         key = (host, origin)
         cache = self._cache
         reason = cache.get(key, _UNKNOWN)
         if reason is not _UNKNOWN:
             return reason  # type: ignore[return-value]
         reason = self._decide(host, origin)
-        if len(cache) >= 1024:
-            cache.clear()
-        cache[key] = reason
+        if ((host is None or len(host) <= MAX_CACHED_VALUE)
+                and (origin is None or len(origin) <= MAX_CACHED_VALUE)):
+            if len(cache) >= POLICY_ENTRIES:
+                cache.clear()
+            cache[key] = reason
         return reason
 
-    def _decide(self, host: bytes | None, origin: bytes | None) -> str | None:
+    def _decide(self, host: bytes | None, origin: bytes | None) -> HostRefusal | None:
+        if host is not None and REPEAT_SEPARATOR in host:
+            return HostRefusal(
+                f"the Host header appears {host.count(REPEAT_SEPARATOR) + 1} times; a request "
+                "names its host once", Status.BAD_REQUEST)
+        if origin is not None and REPEAT_SEPARATOR in origin:
+            return HostRefusal(
+                f"the Origin header appears {origin.count(REPEAT_SEPARATOR) + 1} times; a "
+                "request comes from one origin")
         authority = host.decode("latin-1").strip().lower() if host is not None else None
         if authority is not None and not self._host_ok(authority):
-            return (
+            return HostRefusal(
                 f"Host {authority!r} is not allowed; allowed: {', '.join(self.hosts)} "
                 "(behind a reverse proxy, allow the public name with --allow-host or "
                 "HTTPOptions.allowed_hosts)"
@@ -284,7 +330,7 @@ class HostPolicy:
                 return None
             if self._any_host and not self._origins and authority == rest:
                 return None
-        return (
+        return HostRefusal(
             f"Origin {value!r} is not allowed (allow it with --allow-origin or "
             "HTTPOptions.allowed_origins)"
         )

@@ -14,11 +14,11 @@ method, read from `mcpkit.types.methods.METHODS`. Value encoding (the
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
 
 from mcpkit.errors import HeaderMismatchError
 from mcpkit.protocol.codec import Request
-from mcpkit.protocol.headers import RequestHeaders
+from mcpkit.protocol.headers import MAX_CACHED_VALUE, RequestHeaders
 from mcpkit.protocol.mcp_headers import (
     InvalidHeaderDeclaration,
     decode_header_value,
@@ -46,13 +46,17 @@ def _mismatch(message: str) -> HeaderMismatchError:
 
 _PLAIN_SEEN: dict[bytes, str] = {}
 _NAMES_SEEN: dict[bytes, str] = {}
-"""Header values already read and found valid: the same few recur on every request."""
+"""Header values already read and found valid: the same few recur on every request. At most
+`SEEN_ENTRIES` each, none longer than `MAX_CACHED_VALUE` (an `Mcp-Name` can be a long URI:
+it is decoded each time)."""
+SEEN_ENTRIES: Final = 1024
 
 
 def _remember(cache: dict[bytes, str], raw: bytes, value: str) -> str:
-    if len(cache) >= 1024:
-        cache.clear()
-    cache[raw] = value
+    if len(raw) <= MAX_CACHED_VALUE:
+        if len(cache) >= SEEN_ENTRIES:
+            cache.clear()
+        cache[raw] = value
     return value
 
 

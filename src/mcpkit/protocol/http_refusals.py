@@ -62,8 +62,11 @@ def _invalid(request_id: RequestId | None, message: str) -> dict[str, Any]:
 
 
 def forbidden(reason: str) -> Refusal:
-    """A `Host` or `Origin` the `HostPolicy` refused, for `reason`."""
-    return Refusal(Status.FORBIDDEN, _invalid(None, f"Forbidden: {reason}"))
+    """A `Host` or `Origin` the `HostPolicy` refused, for `reason`: 403, or the status a
+    `HostRefusal` carries (400 for a Host sent twice)."""
+    status = getattr(reason, "status", Status.FORBIDDEN)
+    title = "Bad Request" if status == Status.BAD_REQUEST else "Forbidden"
+    return Refusal(status, _invalid(None, f"{title}: {reason}"))
 
 
 def not_allowed(method: str, sessions: bool) -> Refusal:
