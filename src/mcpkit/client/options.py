@@ -4,13 +4,12 @@ Every option has a safe default, so `Client(connector)` alone is a correct clien
 here are raised on this side only and carry no JSON-RPC code (MSG-16): nothing the server said
 can be mistaken for them.
 
-May import `mcpkit.types` and `mcpkit.errors`.
+May import `mcpkit.types`, `mcpkit.errors` and `mcpkit.tracing` (the current trace context).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import inspect
 import logging
 import os
@@ -20,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal, Protocol
 
 from mcpkit.errors import InputRoundsExceededError, RequestTimeoutError
+from mcpkit.tracing.spans import current_trace_context
 from mcpkit.types.constants import LEGACY_VERSION, LOG_LEVELS, TRACE_KEYS, Method
 
 __all__ = [
@@ -112,7 +112,8 @@ class ClientOptions:
     max_rounds: int = 10
     """Most `input_required` rounds one call may take before `InputRoundsExceededError`."""
     log_level: str | None = None
-    """Ask for log messages at this level and above on every request (LOG-4)."""
+    """Ask for log messages at this level and above on every request (LOG-4). None: no level,
+    unless the Client has an `on_log` handler, which asks for `DEFAULT_LOG_LEVEL` ("info")."""
     trace_context: TraceContext | None = None
     """Called for each request; its W3C trace context goes into `_meta` (META-10)."""
     cache: bool = True
@@ -174,15 +175,12 @@ def valid_trace_context(context: Mapping[str, str]) -> dict[str, str]:
 def otel_trace_context() -> dict[str, str]:
     """The active OpenTelemetry context, if `opentelemetry` is installed (else nothing).
 
-    Pass it as `ClientOptions(trace_context=otel_trace_context)`.
+    Pass it as `ClientOptions(trace_context=otel_trace_context)` to send the current context
+    without a tracer provider (one another library extracted, say). With a provider set there
+    is no need: the client makes a span per request and sends that span's context, whose
+    parent is what this returns (`mcpkit.tracing`).
     """
-    try:
-        propagate = importlib.import_module("opentelemetry.propagate")
-    except ImportError:
-        return {}
-    carrier: dict[str, str] = {}
-    propagate.inject(carrier)
-    return carrier
+    return current_trace_context()
 
 
 def log_options(options: ClientOptions, on_log: LogHandler | None) -> ClientOptions:
