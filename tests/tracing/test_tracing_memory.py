@@ -17,7 +17,7 @@ from opentelemetry.trace import SpanKind, StatusCode
 from schema_tap import SchemaTap
 from span_capture import Spans
 
-from mcpkit import Context, Server, ToolError
+from mcpkit import Server, ToolError
 from mcpkit.client import Client, ClientOptions
 from mcpkit.errors import InvalidParamsError
 from mcpkit.transports.memory import InMemory

@@ -4,12 +4,13 @@ Every option has a safe default, so `Client(connector)` alone is a correct clien
 here are raised on this side only and carry no JSON-RPC code (MSG-16): nothing the server said
 can be mistaken for them.
 
-May import `mcpkit.types`, `mcpkit.errors` and `mcpkit.tracing` (the current trace context).
+May import `mcpkit.types` and `mcpkit.errors`.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import inspect
 import logging
 import os
@@ -19,7 +20,6 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal, Protocol
 
 from mcpkit.errors import InputRoundsExceededError, RequestTimeoutError
-from mcpkit.tracing.spans import current_trace_context
 from mcpkit.types.constants import LEGACY_VERSION, LOG_LEVELS, TRACE_KEYS, Method
 
 __all__ = [
@@ -180,7 +180,13 @@ def otel_trace_context() -> dict[str, str]:
     is no need: the client makes a span per request and sends that span's context, whose
     parent is what this returns (`mcpkit.tracing`).
     """
-    return current_trace_context()
+    try:
+        propagate = importlib.import_module("opentelemetry.propagate")
+    except ImportError:
+        return {}
+    carrier: dict[str, str] = {}
+    propagate.inject(carrier)
+    return carrier
 
 
 def log_options(options: ClientOptions, on_log: LogHandler | None) -> ClientOptions:

@@ -38,7 +38,7 @@ from mcpkit.protocol.envelope import RequestMeta
 from mcpkit.protocol.rejections import initialize_error
 from mcpkit.server.context import Notify
 from mcpkit.server.dispatch import call, serve
-from mcpkit.tracing.spans import note_version
+from mcpkit.tracing.spans import note_version, trace_keys
 from mcpkit.types.constants import (
     LEGACY_VERSION,
     LEGACY_VERSIONS,
@@ -275,6 +275,8 @@ class LegacySession:
         modern.pop("inputResponses", None)  # not legacy fields: this session fills them
         modern.pop("requestState", None)
         modern["_meta"] = self.meta(params, method).to_meta()
+        # The client's trace context (META-10) goes on: `ctx.trace` reads as in a modern request.
+        modern["_meta"].update(trace_keys(params.get("_meta") if params else None))
         result = await call(server, method, modern, request_id, notify, principal)
         for _ in range(MAX_INPUT_ROUNDS):
             if result.get("resultType") != "input_required":

@@ -50,6 +50,7 @@ __all__ = [
     "left",
     "note_version",
     "server_span",
+    "trace_keys",
     "use_tracer_provider",
 ]
 
@@ -78,7 +79,6 @@ class _API:
         self.trace = trace
         self.context = opentelemetry.context
         self.propagate = opentelemetry.propagate
-        self.idle = (trace.ProxyTracerProvider, trace.NoOpTracerProvider)
         self.client = trace.SpanKind.CLIENT
         self.server = trace.SpanKind.SERVER
         self.error = trace.StatusCode.ERROR
@@ -115,12 +115,17 @@ def active() -> Any:
 
 
 def _find() -> Any:
+    """The tracer of the chosen or global provider; None while the global one is idle (the
+    rest of the API is imported only once a provider is there)."""
     global _api, _tracer
+    provider = _chosen
+    if provider is None:
+        trace = sys.modules["opentelemetry.trace"]
+        provider = trace.get_tracer_provider()
+        if isinstance(provider, (trace.ProxyTracerProvider, trace.NoOpTracerProvider)):
+            return None
     if _api is None:
         _api = _API()
-    provider = _chosen if _chosen is not None else _api.trace.get_tracer_provider()
-    if isinstance(provider, _api.idle):
-        return None
     _tracer = provider.get_tracer("mcpkit", __version__)
     return _tracer
 
@@ -140,8 +145,8 @@ def current_trace_context() -> dict[str, str]:
     return carrier
 
 
-def _trace_keys(meta: Any) -> dict[str, str]:
-    """The W3C trace keys a `_meta` object holds as strings."""
+def trace_keys(meta: Any) -> dict[str, str]:
+    """The W3C trace keys a `_meta` object holds as strings (META-10)."""
     if type(meta) is not dict:
         return {}
     return {k: v for k in TRACE_KEYS if type(v := meta.get(k)) is str}
@@ -242,7 +247,7 @@ class ServerSpan:
             attributes[Attr.PROTOCOL_VERSION] = version
         scope = _SCOPE.get()
         headers = _http(scope, attributes) if scope is not None else {}
-        carrier = _trace_keys(meta)
+        carrier = trace_keys(meta)
         if carrier:
             parent = api.propagate.extract(carrier)
         elif headers and not api.trace.get_current_span().get_span_context().is_valid:
@@ -347,7 +352,7 @@ def client_exchange(tracer: Any, exchange: Exchange, version: str | None, where:
             attributes[Attr.PROTOCOL_VERSION] = version
         _peer(where, transport, attributes)
         meta = params.get("_meta") if type(params) is dict else None
-        given = _trace_keys(meta)
+        given = trace_keys(meta)
         parent = api.propagate.extract(given) if given else api.context.get_current()
         span = tracer.start_span(name, context=parent, kind=api.client, attributes=attributes,
                                  record_exception=False, set_status_on_exception=False)
