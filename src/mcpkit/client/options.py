@@ -175,7 +175,10 @@ def valid_trace_context(context: Mapping[str, str]) -> dict[str, str]:
 def otel_trace_context() -> dict[str, str]:
     """The active OpenTelemetry context, if `opentelemetry` is installed (else nothing).
 
-    Pass it as `ClientOptions(trace_context=otel_trace_context)`.
+    Pass it as `ClientOptions(trace_context=otel_trace_context)` to send the current context
+    without a tracer provider (one another library extracted, say). With a provider set there
+    is no need: the client makes a span per request and sends that span's context, whose
+    parent is what this returns (`mcpkit.tracing`).
     """
     try:
         propagate = importlib.import_module("opentelemetry.propagate")
