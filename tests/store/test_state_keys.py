@@ -173,7 +173,7 @@ def test_a_corrupt_key_file_is_refused_and_left_alone(
     path.write_bytes(content)
     path.chmod(0o600)
     for attempt in (lambda: load_or_create(path), lambda: rotate(path, NOW)):
-        with pytest.raises(KeyFileError, match="restore .* from a backup, or delete it") as bad:
+        with pytest.raises(KeyFileError, match=r"restore .* from a backup, or delete it") as bad:
             attempt()
         assert says in str(bad.value) and str(path) in str(bad.value)
     assert path.read_bytes() == content

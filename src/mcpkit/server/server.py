@@ -61,8 +61,12 @@ class ServerOptions:
     state_keys: tuple[str | bytes, ...] = ()
     """Keys sealing `requestState` and handles (base64 text or raw bytes, 32 bytes
     recommended): the first seals, all open, so a key rotates in before the old one is
-    dropped. Empty: the MCPKIT_STATE_KEYS environment variable, else a random per-process key
-    (retries then fail on other instances). Make one with `mcpkit.server.mrtr.new_state_key()`."""
+    dropped. Empty: the MCPKIT_STATE_KEYS environment variable, else the key ring persisted in
+    the user's data folder (`mcpkit keys path`), which every server of this user on this host
+    shares, so a retry may reach any of them; only when that ring can be neither read nor
+    created, a key of this process's own (said once in the log). Replicas on several hosts
+    need the same keys, here or in MCPKIT_STATE_KEYS (docs/state.md). Make one with
+    `mcpkit keys new` or `mcpkit.server.mrtr.new_state_key()`."""
     state_ttl: float = 300.0
     """Seconds a sealed `requestState` stays valid."""
     store: Store | None = None
