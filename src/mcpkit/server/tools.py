@@ -217,12 +217,14 @@ def _json_data(tool: Tool, value: Any) -> Any:
         raise _refused(tool, f"a value that is not JSON data: {exc}") from None
 
 
-def _structured_text(tool: Tool, structured: Any) -> str:
-    """The JSON text copy of structured content (TOOL-11), refusing what JSON cannot carry."""
+def _structured_text(tool: Tool, structured: Any, field: str | None) -> str:
+    """The JSON text of a returned value, refusing what JSON cannot carry; `field` is where
+    the value goes besides the text (`structuredContent`), named in the refusal."""
     try:
         return json_text(structured)
     except TypeError as exc:
-        raise _refused(tool, json_refusal(structured, exc)) from None
+        named = structured if field is None else {field: structured}
+        raise _refused(tool, json_refusal(named, exc)) from None
 
 
 def _spelled_out(tool: Tool, value: ToolResult) -> dict[str, Any]:
@@ -275,12 +277,13 @@ def call_result(tool: Tool, value: Any) -> dict[str, Any]:
         if content is not None:
             if content and not isinstance(value, str | ContentBlock | bytes | bytearray):
                 # Block dicts are the tool's own data: they may hold what JSON cannot carry.
-                problem = json_problem(content)
+                problem = json_problem({"content": content})
                 if problem is not None:
                     raise _refused(tool, problem)
             return {"resultType": "complete", "content": content}
         structured = _json_data(tool, value)
-        return {"resultType": "complete", "content": [text_block(_structured_text(tool, structured))]}
+        text = _structured_text(tool, structured, None)
+        return {"resultType": "complete", "content": [text_block(text)]}
     structured = _json_data(tool, value)
     if sig.wrap_output:
         structured = {"result": structured}
@@ -288,7 +291,7 @@ def call_result(tool: Tool, value: Any) -> dict[str, Any]:
         tool.check_output(structured)
     return {
         "resultType": "complete",
-        "content": [text_block(_structured_text(tool, structured))],
+        "content": [text_block(_structured_text(tool, structured, "structuredContent"))],
         "structuredContent": structured,
     }
 
@@ -314,28 +317,60 @@ def arguments_of(tool: Tool, params: Mapping[str, Any]) -> dict[str, Any] | dict
         raise ToolError(f"Invalid arguments for tool {tool.name!r}: {exc}") from None
     for key, value in kwargs.items():
         kind = type(value)
-        if kind in _SCALARS or (kind is int and value in JSON_INTEGERS):
+        if kind in _SCALARS:
             continue
-        found = ("", value) if kind is int else big_integer(value)
-        if found is not None:
-            raise ToolError(
-                f"Invalid arguments for tool {tool.name!r}: {_out_of_range(key, *found)}"
-            )
+        raw = args.get(key) if args is not None else None
+        if kind is int:
+            place = None if _faithful(raw, value) else ""
+        else:
+            found = big_integer(value)
+            place = found[0] if found is not None else _rounded(raw, value)
+        if place is not None:
+            raise ToolError(f"Invalid arguments for tool {tool.name!r}: {_out_of_range(key, place)}")
     return kwargs
 
 
 _SCALARS = frozenset({str, float, bool, type(None)})
 
 
-def _out_of_range(key: str, place: str, number: int) -> str:
-    """Why an integer argument is refused: JSON carries integers in 64 bits, and the wire
-    hands a longer one over as the nearest double (2**64 + 1 arrives as 2**64), so taking it
-    would give the tool a number the client never sent."""
-    where = f"{key}{'' if not place or place.startswith('[') else '.'}{place}"
-    shown = str(number) if number.bit_length() <= 256 else f"{number.bit_length()} bits"
+def _faithful(raw: Any, value: int) -> bool:
+    """Whether an integer argument is the number the client sent.
+
+    The wire decodes an integer literal inside the 64-bit range as that integer and one
+    outside it as the nearest double, which the argument check then takes as an integer: so
+    an integer made from a double is the client's only strictly inside the range (-2**63 - 1
+    arrives as the double -2**63).
+    """
+    if type(raw) is float:
+        return -(2**63) < value < 2**64
+    return value in JSON_INTEGERS
+
+
+def _rounded(raw: Any, value: Any, place: str = "") -> str | None:
+    """The place of the first integer in `value` (arguments after the check) that is not the
+    number the client sent in `raw` (as decoded), walking both alike."""
+    if type(value) is int:
+        return None if _faithful(raw, value) else place
+    if type(value) is dict and type(raw) is dict:
+        for key, item in value.items():
+            found = _rounded(raw.get(key), item, f"{place}.{key}")
+            if found is not None:
+                return found
+    elif isinstance(value, list | tuple) and isinstance(raw, list):
+        for i, (sent, item) in enumerate(zip(raw, value, strict=False)):
+            found = _rounded(sent, item, f"{place}[{i}]")
+            if found is not None:
+                return found
+    return None
+
+
+def _out_of_range(key: str, place: str) -> str:
+    """Why an integer argument is refused: taking it would give the tool a number the client
+    never sent (the wire hands a literal past 64 bits over as the nearest double)."""
+    where = f"{key}{'' if not place or place[0] in '.[' else '.'}{place}"
     return (
-        f"arguments.{where}: {shown} is outside the 64-bit range a JSON integer can carry "
-        f"(-2**63 to 2**64-1); send it as a string"
+        f"arguments.{where}: an integer outside the 64-bit range a JSON integer can carry "
+        "(-2**63 to 2**64-1); send it as a string"
     )
 
 
