@@ -28,6 +28,7 @@ from mcpkit.cli.arguments import prompt_arguments, typed_arguments
 from mcpkit.cli.servers import (
     connector_for,
     era_cache_path,
+    error_id_in,
     explain_failure,
     explain_internal_error,
     parse_headers,
@@ -118,7 +119,7 @@ async def _run(args: argparse.Namespace) -> int:
     from mcpkit.client import Client, ClientOptions
     from mcpkit.errors import MCPError, RPCError
 
-    stderr = "inherit" if args.server_stderr else "capture"
+    stderr = args.stderr_mode = "inherit" if args.server_stderr else "capture"
     connector = connector_for(args.server, headers=parse_headers(args.header), stderr=stderr)
     source = input_source(args.no_input)
     answering = Answering(parse_given(args.answer), source, args.no_input)
@@ -136,8 +137,9 @@ async def _run(args: argparse.Namespace) -> int:
             except RPCError as exc:  # while connected: a stdio server's stderr is still here
                 _say_rpc_error(command, exc)
                 if exc.code == _INTERNAL_ERROR:
-                    print(f"  {explain_internal_error(client, args.server, stderr)}",
-                          file=sys.stderr)
+                    why = await explain_internal_error(client, args.server, stderr,
+                                                       error_id_in(exc.message))
+                    print(f"  {why}", file=sys.stderr)
     except asyncio.CancelledError:
         if answering.problem is None:
             raise
@@ -207,7 +209,14 @@ async def _call(client: Any, args: argparse.Namespace) -> int:
         progress.done()
     note(client, args.json)
     show_result(result, args.json)
-    return 1 if result.get("isError") else 0
+    if not result.get("isError"):
+        return 0
+    texts = [b.get("text") for b in result.get("content") or [] if isinstance(b, dict)]
+    error_id = next((found for t in texts if (found := error_id_in(t))), None)
+    if error_id is not None:  # it raised unexpectedly: the why is in the server's log
+        why = await explain_internal_error(client, args.server, args.stderr_mode, error_id)
+        print(f"mcpkit call: {why}", file=sys.stderr)
+    return 1
 
 
 async def _read(client: Any, args: argparse.Namespace) -> int:

@@ -11,6 +11,7 @@ stdio server wrote on stderr (or how to see it).
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import shlex
@@ -19,8 +20,14 @@ from typing import Any, Final
 from mcpkit.cli.terminal import shown, shown_block
 from mcpkit.cli.usage import UsageError
 
-__all__ = ["connector_for", "era_cache_path", "explain_failure", "explain_internal_error",
-           "parse_headers"]
+__all__ = [
+    "connector_for",
+    "era_cache_path",
+    "error_id_in",
+    "explain_failure",
+    "explain_internal_error",
+    "parse_headers",
+]
 
 _ADDRESS: Final = re.compile(r"^(localhost|\d{1,3}(\.\d{1,3}){3}|\[[0-9A-Fa-f:.]+\]|[\w-]+(\.[\w-]+)+)"
                              r":\d{1,5}(/\S*)?$")
@@ -31,8 +38,11 @@ _NOT_HTTP: Final = ("ReadError", "WriteError", "RemoteProtocolError",
                     "invalid status line", "peer closed connection")
 """How the HTTP client reports a peer that took the connection but did not answer HTTP."""
 
-STDERR_LINES: Final = 20
-"""Lines of a stdio server's stderr shown after an internal error."""
+STDERR_LINES: Final = 30
+"""Lines of a stdio server's stderr shown after an unexpected failure (a traceback's worth)."""
+_STDERR_WAITS: Final = 50
+"""Looks, 20 ms apart, for the failure's log line to arrive on stderr before showing it."""
+_ERROR_ID: Final = re.compile(r"failed \(error id ([0-9a-f]{8,32})\)")
 
 
 def connector_for(spec: str, *, headers: dict[str, str] | None = None,
@@ -97,18 +107,34 @@ def explain_failure(spec: str, message: str) -> str:
     return shown_block(message)
 
 
-def explain_internal_error(client: Any, spec: str, stderr: str) -> str:
-    """What to add to an internal error (-32603): the server's traceback is in its log, not in
-    the answer, so show the tail of a stdio server's stderr, or say where to look."""
-    transport = getattr(client, "transport", None)
-    captured = getattr(transport, "stderr_text", None)
-    if isinstance(captured, str) and captured.strip():
-        tail = captured.rstrip().splitlines()[-STDERR_LINES:]
-        return "the server's stderr ended with:\n  | " + "\n  | ".join(shown(t) for t in tail)
+def error_id_in(text: Any) -> str | None:
+    """The error id a server's failure text carries (`tool 'x' failed (error id ...)`)."""
+    found = _ERROR_ID.search(text) if isinstance(text, str) else None
+    return found.group(1) if found else None
+
+
+async def explain_internal_error(client: Any, spec: str, stderr: str,
+                                 error_id: str | None = None) -> str:
+    """What to add to an unexpected failure (an `isError` with an error id, a -32603): the
+    traceback is in the server's log, not in the answer, so show a stdio server's stderr from
+    the line naming the error id (or its tail), or say where to look."""
+    transport: Any = getattr(client, "transport", None)
+    if isinstance(getattr(transport, "stderr_text", None), str):
+        # The server logged before it answered; its stderr may still be on the way in.
+        for _ in range(_STDERR_WAITS):
+            if error_id is None or error_id in transport.stderr_text:
+                break
+            await asyncio.sleep(0.02)
+        lines = transport.stderr_text.rstrip().splitlines()
+        start = next((i for i, line in enumerate(lines) if error_id and error_id in line), None)
+        tail = lines[start:start + STDERR_LINES] if start is not None else lines[-STDERR_LINES:]
+        if tail:
+            return "the server's stderr ended with:\n  | " + "\n  | ".join(shown(t) for t in tail)
     if stderr == "inherit":
         return "the server's stderr is above"
     if spec.strip().startswith(("http://", "https://")):
-        return ("the details are in the server's log (its stderr); serve it with "
+        where = f" under error id {error_id}" if error_id else ""
+        return (f"the details are in the server's log (its stderr){where}; serve it with "
                 "`mcpkit run --dev` to get the error's type and message in the answer")
     return ("the server wrote nothing on stderr; serve it with `mcpkit run --dev` to get the "
             "error's type and message in the answer")

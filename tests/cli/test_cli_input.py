@@ -1,0 +1,58 @@
+"""A run with no input to read: stdin at /dev/null behaves as `--no-input`, and a question
+the command cannot answer ends it naming the question and the `--answer` that answers it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from cli_run import CALENDAR, checked, mcpkit
+
+WHEN = "2031-03-04T09:30:00+00:00"
+
+
+@pytest.mark.parametrize("era", ["auto", "legacy"])
+@pytest.mark.parametrize("how", ["devnull", "no-input"])
+def test_a_question_with_no_input_ends_the_call_naming_it_and_how_to_answer(
+    tmp_path: Path, era: str, how: str
+) -> None:
+    extra = ("--no-input",) if how == "no-input" else ()
+    done = mcpkit(tmp_path, "call", checked(CALENDAR), "create_event", "title=Dev", "--era",
+                  era, *extra, devnull=how == "devnull")
+    assert done.returncode == 2, done.stderr
+    assert done.stdout == ""
+    assert 'calendar asked: When should "Dev" start?' in done.stderr
+    assert "--answer startsAt=" in done.stderr
+    assert "(a)nswer" not in done.stderr  # nothing was asked
+    assert "No event created" not in done.stdout + done.stderr  # nor a decline sent
+    assert "Traceback" not in done.stderr
+
+
+def test_answer_fills_the_question_without_a_terminal(tmp_path: Path) -> None:
+    done = mcpkit(tmp_path, "call", checked(CALENDAR), "create_event", "title=Dev",
+                  f"--answer=startsAt={WHEN}", "--json", devnull=True)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["structuredContent"]["startsAt"] == WHEN
+    assert f'answers (from --answer): {{"startsAt": "{WHEN}"}}' in done.stderr
+
+
+def test_an_answer_that_does_not_fit_the_field_is_one_line(tmp_path: Path) -> None:
+    done = mcpkit(tmp_path, "call", checked(CALENDAR), "create_event", "title=Dev",
+                  "--answer", "startsAt=tomorrow", devnull=True)
+    assert done.returncode == 2
+    assert "--answer startsAt='tomorrow'" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_answers_piped_on_stdin_are_still_read(tmp_path: Path) -> None:
+    done = mcpkit(tmp_path, "call", checked(CALENDAR), "create_event", "title=Piped", "--json",
+                  stdin=f"a\n{WHEN}\ns\n")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["structuredContent"]["startsAt"] == WHEN
+
+
+def test_an_empty_pipe_is_no_answer_not_a_decline(tmp_path: Path) -> None:
+    done = mcpkit(tmp_path, "call", checked(CALENDAR), "create_event", "title=Dev", stdin="")
+    assert done.returncode == 2
+    assert "stdin ended before an answer" in done.stderr
+    assert "No event created" not in done.stdout

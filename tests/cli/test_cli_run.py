@@ -1,0 +1,161 @@
+"""`mcpkit run` for development and for more than one process: a description in --help, a
+taken port in one line, --dev showing an exception's text, --store sqlite: making a retry
+single-use across processes, --reload serving the new code after a change."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cli_run import HERE, ROOT, SERVER, environ, free_port, mcpkit
+from http_peer import ServerProcess, checked_transport
+from stdio_peer import StdioPeer, meta
+
+from mcpkit.client import Client, ClientOptions
+from mcpkit.server.mrtr import new_state_key
+
+
+def test_run_help_describes_the_command(tmp_path: Path) -> None:
+    done = mcpkit(tmp_path, "run", "--help")
+    assert done.returncode == 0
+    assert "Serve the Server object a Python file or module defines" in done.stdout
+    for flag in ("--dev", "--store", "--reload"):
+        assert flag in done.stdout
+
+
+def test_a_taken_port_is_one_line_and_exit_1(tmp_path: Path) -> None:
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        done = mcpkit(tmp_path, "run", SERVER, "--http", f"127.0.0.1:{port}")
+    assert done.returncode == 1
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith(f"mcpkit run: cannot serve on 127.0.0.1:{port}: ")
+    assert "in use" in done.stderr and "--http 127.0.0.1:PORT" in done.stderr
+
+
+@pytest.mark.parametrize("value", ["redis://x", "postgres:db", "sqlite:", "disk"])
+def test_a_bad_store_is_one_line_naming_the_accepted_forms(tmp_path: Path, value: str) -> None:
+    done = mcpkit(tmp_path, "run", SERVER, "--store", value)
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert f"--store {value!r}" in done.stderr
+    if value.startswith(("redis", "postgres")):
+        assert "not available yet" in done.stderr
+    if value != "sqlite:":
+        assert "memory, or sqlite:PATH" in done.stderr
+
+
+async def _called(url: str, tool: str, **arguments: Any) -> dict[str, Any]:
+    async with Client(checked_transport(url, check_server=True),
+                      options=ClientOptions(era="modern")) as client:
+        return await client.call_tool(tool, arguments)
+
+
+@pytest.mark.parametrize("dev", [False, True])
+async def test_dev_shows_the_exception_s_type_and_message(dev: bool) -> None:
+    server = await asyncio.to_thread(ServerProcess.start, SERVER, *(["--dev"] if dev else []))
+    try:
+        result = await _called(server.url, "crash")
+        text = result["content"][0]["text"]
+        assert result["isError"] is True
+        assert ("RuntimeError: the secret reason is boom" in text) is dev
+        assert server.url.startswith("http://127.0.0.1:")  # --dev opens no other address
+        logged = server.output()
+    finally:
+        await asyncio.to_thread(server.stop)
+    # --dev: the debug log goes to stderr
+    assert ("DEBUG first_hour: about to crash on purpose" in logged) is dev
+
+
+def _confirm(request_id: int, **extra: Any) -> dict[str, Any]:
+    capable = {"io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}}
+    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": {
+        "name": "confirm", "arguments": {"what": "deploy"}, "_meta": meta(**capable), **extra}}
+
+
+async def _exchange(env: dict[str, str], message: dict[str, Any], *run: str) -> dict[str, Any]:
+    """One request to a fresh `mcpkit run SERVER ...` process over stdio."""
+    peer = await StdioPeer.start(SERVER, *run, env=env)
+    try:
+        peer.send(message)
+        reply = await peer.read()
+        code, stderr = await peer.close()
+        assert code == 0, stderr
+        return reply
+    finally:
+        await peer.kill()
+
+
+@pytest.mark.parametrize("store", ["sqlite", "memory"])
+async def test_store_sqlite_makes_a_retry_single_use_across_processes(
+    tmp_path: Path, store: str
+) -> None:
+    done_file = tmp_path / "done.txt"
+    env = {**environ(tmp_path), "MCPKIT_STATE_KEYS": new_state_key(),
+           "FIRST_HOUR_DONE": str(done_file)}
+    run = ("--store", f"sqlite:{tmp_path / 'state.db'}") if store == "sqlite" else ()
+    asked = (await _exchange(env, _confirm(1), *run))["result"]
+    assert asked["resultType"] == "input_required"
+    retry = {"inputResponses": {"ok": {"action": "accept", "content": {"ok": True}}},
+             "requestState": asked["requestState"]}
+    first = await _exchange(env, _confirm(2, **retry), *run)
+    assert first["result"]["content"][0]["text"] == "did deploy"
+    replayed = await _exchange(env, _confirm(3, **retry), *run)
+    if store == "sqlite":  # the second process sees the first one's record in the file
+        assert "error" in replayed or replayed["result"].get("isError"), replayed
+        assert done_file.read_text() == "deploy\n"
+    else:  # each process remembers only its own retries: the replay is done again
+        assert done_file.read_text() == "deploy\ndeploy\n"
+
+
+async def test_reload_serves_the_new_code_after_the_file_changes(tmp_path: Path) -> None:
+    source = tmp_path / "growing.py"
+    source.write_text((HERE / "reload_server.py").read_text())
+    port = free_port()
+    log = tmp_path / "reload.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "mcpkit", "run", str(source), "--http", f"127.0.0.1:{port}",
+             "--reload"], cwd=ROOT, stdout=out, stderr=out, stdin=subprocess.DEVNULL,
+            env=environ(tmp_path))
+    url = f"http://127.0.0.1:{port}/mcp"
+    try:
+        assert await _tool_names(url, log) == ["first"]
+        text = source.read_text().replace("# more tools here",
+                                          "@server.tool()\ndef second() -> str:\n"
+                                          "    return 'two'\n")
+        source.write_text(text)
+        names: list[str] = []
+        for _ in range(200):  # at most about 20 s
+            names = await _tool_names(url, log)
+            if "second" in names:
+                break
+            await asyncio.sleep(0.1)
+        assert names == ["first", "second"], log.read_text()
+        assert "growing.py changed; restarting" in log.read_text()
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+async def _tool_names(url: str, log: Path) -> list[str]:
+    """The served tools' names; [] while no server answers (it is restarting), for at most
+    about 20 s before the test fails."""
+    for _ in range(200):
+        try:
+            async with Client(checked_transport(url, check_server=True),
+                              options=ClientOptions(era="modern", timeout=10)) as client:
+                return sorted(t["name"] for t in await client.list_tools(fresh=True))
+        except Exception:
+            await asyncio.sleep(0.1)
+    raise AssertionError(f"no server answered at {url}: {log.read_text()}")
+
