@@ -16,11 +16,14 @@ import re
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
+from http_peer import Peer, ServerProcess
 from stdio_peer import StdioPeer
 
 from mcpkit import Context, Server, ToolError
-from mcpkit.errors import InvalidParamsError, MissingRequiredClientCapabilityError
+from mcpkit.errors import InternalError, InvalidParamsError, MissingRequiredClientCapabilityError
+from mcpkit.protocol.http import http_status
 from mcpkit.server.server import ServerOptions
 
 FAILING = str(Path(__file__).parent / "failing_server.py")
@@ -269,3 +272,28 @@ async def test_over_stdio_expose_errors_shows_the_exception() -> None:
     error_id = error_id_in(text)
     assert text.endswith(f"): RuntimeError: cannot connect to {SECRET}")
     assert f"tool 'explode' failed (error id {error_id})" in stderr.decode()
+
+
+# -- over Streamable HTTP, a real `mcpkit run --http` on 127.0.0.1 ------------------------------
+
+
+async def test_over_http_a_raising_tool_is_is_error_and_a_raising_resource_is_its_error() -> None:
+    server = ServerProcess.start(FAILING)
+    try:
+        async with httpx.AsyncClient(timeout=20) as client:
+            peer = Peer(server.url, client)
+            tool = await peer.post(peer.request_message("tools/call", {"name": "explode"}))
+            read = await peer.post(
+                peer.request_message("resources/read", {"uri": "failing://report"}))
+        log = server.output()
+    finally:
+        server.stop()
+    assert tool.status == 200
+    text = is_error_text(tool.message)
+    assert "hunter2" not in text
+    assert f"tool 'explode' failed (error id {error_id_in(text)})" in log
+    assert read.status == http_status(InternalError.code)
+    assert read.error["code"] == -32603 and "hunter2" not in read.error["message"]
+    error_id = error_id_in(read.error["message"])
+    assert read.error["data"] == {"uri": "failing://report", "errorId": error_id}
+    assert f"resource 'failing://report' failed (error id {error_id})" in log
