@@ -238,6 +238,22 @@ async def test_expose_errors_names_the_exception_of_a_resource_and_a_prompt(
     assert got["message"].endswith(f"): ValueError: no brief in {SECRET}")
 
 
+async def test_a_legacy_session_gets_the_same_failures(wire_factory: Any) -> None:
+    """The 2025-11-25 adapter serves the same handlers, so the same rule reaches its wire."""
+    wire = wire_factory(failing_server())
+    opened = await wire.request("initialize", {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "legacy-client", "version": "1.0"}}, with_meta=False)
+    assert opened["result"]["protocolVersion"] == "2025-11-25"
+    wire.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    tool = await wire.request("tools/call", {"name": "explode", "arguments": {}}, with_meta=False)
+    assert tool["result"]["isError"] is True
+    assert tool["result"]["content"][0]["text"].startswith("tool 'explode' failed (error id ")
+    read = await wire.request("resources/read", {"uri": "failing://report"}, with_meta=False)
+    assert read["error"]["code"] == -32603
+    assert read["error"]["data"]["errorId"] == error_id_in(read["error"]["message"])
+
+
 # -- over a real `mcpkit run` subprocess ----------------------------------------------------------
 
 
