@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Where one Streamable HTTP `tools/call` goes inside mcpkit's ASGI app, piece by piece.
 
-    python bench/breakdown.py [--rounds 5] [--n 100000]
+    python bench/breakdown.py [--rounds 5] [--n 100000] [--otel]
 
 No sockets and no ASGI server: the app is called in a loop with the bench's request already
 read, so each figure is mcpkit's own work with warm caches (best of the rounds, µs per call).
@@ -9,6 +9,10 @@ The pieces are the same calls the app makes, timed one at a time; beside them th
 floor (`bench/servers/floor_asgi.py`) under the same driver. Under wrk the server also pays
 uvicorn's parsing and the two write system calls, which the floor pays too. It runs on uvloop
 when it is installed, as `mcpkit run --http` does.
+
+`--otel` sets OpenTelemetry's global tracer provider first (the SDK's, its spans handed to an
+exporter that drops them), so every figure includes the SERVER span of each request; without
+it no provider is set and mcpkit's tracing costs one check per request.
 """
 
 from __future__ import annotations
@@ -84,8 +88,30 @@ async def best_of(fn: Callable[[], Awaitable[Any]], rounds: int, n: int) -> floa
     return best
 
 
-async def main(rounds: int, n: int) -> None:
+def trace_everything() -> list[int]:
+    """The global SDK provider, each span ended and exported (to nowhere) as it finishes;
+    returns the count of spans exported, so the report shows the provider was really used."""
+    from opentelemetry import trace
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
+
+    exported = [0]
+
+    class Dropped(SpanExporter):
+        def export(self, spans: Any) -> SpanExportResult:
+            exported[0] += len(spans)
+            return SpanExportResult.SUCCESS
+
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(Dropped()))
+    trace.set_tracer_provider(provider)
+    return exported
+
+
+async def main(rounds: int, n: int, otel: bool = False) -> None:
     import floor_asgi
+
+    exported = trace_everything() if otel else None
 
     logging.getLogger("mcpkit").setLevel(logging.ERROR)  # no state keys: fine here
     floor = floor_asgi.create_app()
@@ -129,22 +155,28 @@ async def main(rounds: int, n: int) -> None:
         ("  encode and the two ASGI sends", reply),
     ]
     print(f"µs per call, best of {rounds} rounds of {n:,} ({sys.version.split()[0]}, "
-          f"{type(asyncio.get_running_loop()).__module__.split('.')[0]})")
+          f"{type(asyncio.get_running_loop()).__module__.split('.')[0]}"
+          f"{', OpenTelemetry SDK provider set' if otel else ''})")
     print()
     print("| piece | µs |")
     print("|---|---:|")
     for label, fn in rows:
         print(f"| {label} | {await best_of(fn, rounds, n):.2f} |")
+    if exported is not None:
+        print()
+        print(f"spans exported: {exported[0]:,}")
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--n", type=int, default=100_000)
+    parser.add_argument("--otel", action="store_true",
+                        help="set an OpenTelemetry SDK tracer provider (spans dropped)")
     args = parser.parse_args()
     try:
         import uvloop
     except ImportError:
-        asyncio.run(main(args.rounds, args.n))
+        asyncio.run(main(args.rounds, args.n, args.otel))
     else:
-        uvloop.run(main(args.rounds, args.n))
+        uvloop.run(main(args.rounds, args.n, args.otel))

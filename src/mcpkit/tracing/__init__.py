@@ -17,6 +17,6 @@ core: it reads OpenTelemetry's global state and its spans read the clock.
 from __future__ import annotations
 
 from mcpkit.tracing.conventions import Attr
-from mcpkit.tracing.spans import current_trace_context, use_tracer_provider
+from mcpkit.tracing.spans import use_tracer_provider
 
-__all__ = ["Attr", "current_trace_context", "use_tracer_provider"]
+__all__ = ["Attr", "use_tracer_provider"]

@@ -46,7 +46,6 @@ __all__ = [
     "active",
     "arrived",
     "client_exchange",
-    "current_trace_context",
     "left",
     "note_version",
     "server_span",
@@ -128,21 +127,6 @@ def _find() -> Any:
         _api = _API()
     _tracer = provider.get_tracer("mcpkit", __version__)
     return _tracer
-
-
-def current_trace_context() -> dict[str, str]:
-    """The current OpenTelemetry context as W3C trace keys (nothing without OpenTelemetry)."""
-    if "opentelemetry.trace" not in sys.modules:
-        try:
-            import opentelemetry.trace  # noqa: F401 -- the API is there, though unused so far
-        except ImportError:
-            return {}
-    global _api
-    if _api is None:
-        _api = _API()
-    carrier: dict[str, str] = {}
-    _api.propagate.inject(carrier)
-    return carrier
 
 
 def trace_keys(meta: Any) -> dict[str, str]:
