@@ -131,7 +131,9 @@ def classify(obj: Any) -> Message:
         error = obj.get("error")
         if ("result" in obj) == ("error" in obj):
             raise _invalid("a response has exactly one of result and error", id)
-        if error is not None and (type(error) is not dict or type(error.get("code")) is not int):
+        # Checked by presence, not by value: `"error": null` is no error object, and taken for
+        # an absent one it would make a response with neither member, read as a success.
+        if "error" in obj and (type(error) is not dict or type(error.get("code")) is not int):
             raise _invalid('"error" must be an object with an integer "code"', id)
         if "result" in obj and type(result) is not dict:
             raise _invalid('"result" must be an object', id)
