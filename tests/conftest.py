@@ -5,6 +5,7 @@ to the processes tests start."""
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -29,6 +30,10 @@ from mcpkit.testing import ServerWire
 CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
 
 
+_DATA_DIR = tempfile.TemporaryDirectory(prefix="mcpkit-test-data-")
+"""The run's data folder (removed when the run's process ends)."""
+
+
 def pytest_sessionstart(session: pytest.Session) -> None:
     """Give the processes tests start the folders pytest's `pythonpath` gives the tests.
 
@@ -40,6 +45,10 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     folders = [str(path) for path in session.config.getini("pythonpath")]
     inherited = os.environ.get("PYTHONPATH")
     os.environ["PYTHONPATH"] = os.pathsep.join([*folders, *([inherited] if inherited else [])])
+    # A server given no state keys keeps its key ring in the user's data folder: the run's
+    # servers (and the ones it starts) share one in a folder of the run's own, never the home.
+    if "MCPKIT_DATA_DIR" not in os.environ:
+        os.environ["MCPKIT_DATA_DIR"] = _DATA_DIR.name
 
 
 class Wire(ServerWire):
