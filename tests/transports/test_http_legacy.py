@@ -41,7 +41,11 @@ async def test_legacy_handler_errors_travel_with_200(legacy: Peer) -> None:
     assert unknown.status == 200 and unknown.error["code"] == -32602
     missing = await send(legacy, "resources/read", {"uri": "memo://missing"})
     assert missing.status == 200 and missing.error["code"] == -32002
-    internal = await send(legacy, "tools/call", {"name": "boom", "arguments": {}})
+    # A tool's unexpected exception is a tool error, isError in its result, not a -32603.
+    failed = await send(legacy, "tools/call", {"name": "boom", "arguments": {}})
+    assert failed.status == 200 and failed.message["result"]["isError"] is True
+    assert failed.message["result"]["content"][0]["text"].startswith("tool 'boom' failed")
+    internal = await send(legacy, "tools/call", {"name": "fail_late", "arguments": {}})
     assert internal.status == 200 and internal.error["code"] == -32603
 
 

@@ -75,7 +75,7 @@ async def _unsupported_version(peer: Peer) -> Reply:
 
 
 async def _internal_error(peer: Peer) -> Reply:
-    return await call(peer, "boom")
+    return await call(peer, "fail_late")
 
 
 STATUS_CASES: dict[int, tuple[Callable[[Peer], Awaitable[Reply]], Any]] = {

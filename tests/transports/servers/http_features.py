@@ -10,7 +10,7 @@ import asyncio
 from typing import Annotated, Any
 
 from mcpkit import Context, Param, Server, ToolError
-from mcpkit.errors import MissingRequiredClientCapabilityError
+from mcpkit.errors import InternalError, MissingRequiredClientCapabilityError
 
 server = Server("http-features", "1.0.0")
 
@@ -133,9 +133,10 @@ async def boom() -> str:
 
 @server.tool()
 async def fail_late(ctx: Context) -> str:
-    """Report progress, then fail unexpectedly."""
+    """Report progress, then fail with a JSON-RPC error (a tool's unexpected exception is
+    `isError`, so this one is raised as the error it is meant to be)."""
     await ctx.report_progress(1, 2)
-    raise RuntimeError("the tool broke halfway")
+    raise InternalError("the tool broke halfway")
 
 
 @server.tool()
