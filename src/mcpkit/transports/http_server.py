@@ -23,10 +23,11 @@ import asyncio
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from mcpkit.errors import RPCError
+from mcpkit.legacy.session_quota import SessionLimits
 from mcpkit.protocol.codec import Message, decode
 from mcpkit.protocol.http import (
     LEGACY,
@@ -53,6 +54,7 @@ from mcpkit.store.sessions import MemorySessionStore, SessionStore
 from mcpkit.transports.http_endpoint import Endpoint, Receive, Send, refuse
 from mcpkit.transports.http_exchange import plain_response
 from mcpkit.transports.http_legacy import LegacyRoute, SessionlessRoute
+from mcpkit.transports.http_limits import ListenerLimits
 from mcpkit.transports.http_modern import ModernEndpoint
 from mcpkit.transports.http_sessions import LegacyEndpoint
 from mcpkit.types.constants import SUPPORTED_VERSIONS
@@ -91,6 +93,14 @@ class HTTPOptions:
     `Last-Event-ID`, where the rest and the response arrive. None: connections stay open."""
     sse_poll_after_s: float = 1.0
     """How long a legacy stream keeps its connection in polling mode (`sse_retry_ms`)."""
+    session_idle_s: float = 3600.0
+    """A legacy session unused this long ends (the default store's idle expiry; `mcpkit run
+    --session-idle`): abandoned sessions, which clients rarely DELETE, do not pile up."""
+    sessions: SessionLimits = field(default_factory=SessionLimits)
+    """How many legacy sessions, how fast, per client and in all (see docs/security.md)."""
+    listener: ListenerLimits = field(default_factory=ListenerLimits)
+    """The listener's limits on heads, slow clients and connections, applied by `run_http`
+    (under another ASGI server, that server's settings apply)."""
 
     def __post_init__(self) -> None:
         if self.sse_retry_ms is not None and (
@@ -100,6 +110,9 @@ class HTTPOptions:
         if not self.sse_poll_after_s >= 0:
             raise ValueError(f"HTTPOptions.sse_poll_after_s must be seconds >= 0, not "
                              f"{self.sse_poll_after_s!r}")
+        if type(self.session_idle_s) not in (int, float) or not self.session_idle_s > 0:
+            raise ValueError(f"HTTPOptions.session_idle_s must be seconds > 0, not "
+                             f"{self.session_idle_s!r}")
 
 
 class HTTPApp:
@@ -337,15 +350,21 @@ def run_http(
     allowed_hosts: Iterable[str] = (),
     allowed_origins: Iterable[str] = (),
     announce: Callable[[str], None] | None = None,
+    listener: ListenerLimits | None = None,
+    sessions: SessionLimits | None = None,
+    session_idle_s: float | None = None,
 ) -> None:
     """Serve `server` with uvicorn (one process, a loop of its own) until interrupted.
 
     Bound to loopback, the Host allow-list is the loopback names plus `allowed_hosts`; bound
     elsewhere, it is `allowed_hosts`, or any host (with a warning) when none is given.
+    `listener`, `sessions` and `session_idle_s` replace those of `HTTPOptions`' defaults.
     """
     from mcpkit.transports.loop import freeze_startup_heap
 
-    runner = _uvicorn(server, address, tuple(allowed_hosts), tuple(allowed_origins), announce)
+    runner = _uvicorn(server, address, tuple(allowed_hosts), tuple(allowed_origins), announce,
+                      {"listener": listener, "sessions": sessions,
+                       "session_idle_s": session_idle_s})
     freeze_startup_heap()
     runner.run()
 
@@ -357,11 +376,16 @@ async def serve_http(
     allowed_hosts: Iterable[str] = (),
     allowed_origins: Iterable[str] = (),
     announce: Callable[[str], None] | None = None,
+    listener: ListenerLimits | None = None,
+    sessions: SessionLimits | None = None,
+    session_idle_s: float | None = None,
 ) -> None:
     """`run_http` in the running event loop: serves until interrupted, or until the task
     awaiting it is cancelled, which shuts the server down as an interrupt does (streams
     closed, connections drained for up to 5 s) before the cancellation goes on."""
-    runner = _uvicorn(server, address, tuple(allowed_hosts), tuple(allowed_origins), announce)
+    runner = _uvicorn(server, address, tuple(allowed_hosts), tuple(allowed_origins), announce,
+                      {"listener": listener, "sessions": sessions,
+                       "session_idle_s": session_idle_s})
     serving = asyncio.ensure_future(runner.serve())
     try:
         await asyncio.shield(serving)
@@ -372,12 +396,15 @@ async def serve_http(
 
 
 def _uvicorn(server: Any, address: str, allowed_hosts: tuple[str, ...],
-             allowed_origins: tuple[str, ...], announce: Callable[[str], None] | None) -> Any:
+             allowed_origins: tuple[str, ...], announce: Callable[[str], None] | None,
+             limits: dict[str, Any]) -> Any:
     """The uvicorn server `run_http` and `serve_http` run: it announces the URL it bound, and
     closes the app as shutdown begins, before it waits for connections to drain (uvicorn's
     lifespan shutdown comes only after they have, too late for a listen stream that stays
     open)."""
     import uvicorn
+
+    from mcpkit.transports.http_listener import uvicorn_settings
 
     host, port, path = parse_address(address)
     hosts = allowed_hosts
@@ -388,7 +415,8 @@ def _uvicorn(server: Any, address: str, allowed_hosts: tuple[str, ...],
         print(f"mcpkit: warning: serving on {host} with any Host header accepted; name the "
               "public host with --allow-host to keep DNS-rebinding protection", file=sys.stderr)
     app = HTTPApp(server, HTTPOptions(path=path, allowed_hosts=hosts,
-                                      allowed_origins=allowed_origins))
+                                      allowed_origins=allowed_origins,
+                                      **{k: v for k, v in limits.items() if v is not None}))
     say = announce or (lambda line: print(line, file=sys.stderr, flush=True))
 
     class _Uvicorn(uvicorn.Server):
@@ -407,5 +435,6 @@ def _uvicorn(server: Any, address: str, allowed_hosts: tuple[str, ...],
     config = uvicorn.Config(
         app, host=host, port=port, lifespan="on", log_level="warning", access_log=False,
         server_header=False, timeout_graceful_shutdown=5,
+        **uvicorn_settings(app.options.listener),
     )
     return _Uvicorn(config)

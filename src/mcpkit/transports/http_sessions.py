@@ -24,7 +24,8 @@ import functools
 import itertools
 import logging
 import secrets
-from collections.abc import Awaitable, Callable, Iterator
+import time
+from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
 from mcpkit.errors import RPCError, TransportError
@@ -50,6 +51,7 @@ from mcpkit.legacy.resumption import (
     session_stream_id,
 )
 from mcpkit.legacy.session import LegacyState
+from mcpkit.legacy.session_quota import CreationRate, owner_of, rate_refusal, store_full_refusal
 from mcpkit.protocol.codec import (
     Message,
     Notification,
@@ -60,7 +62,7 @@ from mcpkit.protocol.codec import (
     result_message,
 )
 from mcpkit.protocol.http import RequestHeaders, Status, accepts
-from mcpkit.protocol.outstanding import Outstanding, peer_id, unnamed_id
+from mcpkit.protocol.outstanding import peer_id, unnamed_id
 from mcpkit.protocol.rejections import error_response
 from mcpkit.store.events import EventReplayError, EventStore, MemoryEventStore
 from mcpkit.store.sessions import MemorySessionStore, SessionStore
@@ -71,6 +73,7 @@ from mcpkit.transports.http_resume import (
     refuse_resume,
     replay_only,
 )
+from mcpkit.transports.http_session_live import LiveSession
 from mcpkit.types.constants import Header
 
 __all__ = ["LegacyEndpoint", "MemorySessionStore", "SessionStore"]
@@ -85,25 +88,6 @@ _LAST_EVENT_ID: Final = Header.LAST_EVENT_ID.encode()
 _END: Final = {"type": "http.response.body", "body": b"", "more_body": False}
 
 
-class _Live:
-    """What one session has open in this process right now."""
-
-    __slots__ = ("inflight", "pending", "stream", "streams")
-
-    def __init__(self, ids: Iterator[int]) -> None:
-        self.pending: Outstanding[asyncio.Future[dict[str, Any]]] = Outstanding("mcpkit-", ids)
-        """Our requests to the client awaiting its answers (ids unique across sessions)."""
-        self.inflight: dict[RequestId, Exchange] = {}
-        self.stream: Exchange | None = None
-        """The connection carrying the session's GET stream."""
-        self.streams: dict[str, Channel] = {}
-        """Request streams not ended yet, by stream id (a GET may resume them)."""
-
-    def idle(self) -> bool:
-        return (not self.pending and not self.inflight and self.stream is None
-                and not self.streams)
-
-
 def _log_unnamed(value: Any) -> None:
     reason = unnamed_id(value)
     if reason is not None:
@@ -111,7 +95,7 @@ def _log_unnamed(value: Any) -> None:
 
 
 async def _refuse(send: Send, refusal: Refusal) -> None:
-    await plain_response(send, refusal.status, refusal.message)
+    await plain_response(send, refusal.status, refusal.message, list(refusal.headers) or None)
 
 
 class LegacyEndpoint:
@@ -123,14 +107,19 @@ class LegacyEndpoint:
         self.options = options
         self.events: EventStore = (MemoryEventStore() if options.event_store is None
                                    else options.event_store)
-        self._live: dict[str, _Live] = {}
+        self._live: dict[str, LiveSession] = {}
         self._ids = itertools.count(1)
         self._tasks: set[asyncio.Task[bool]] = set()
+        if options.session_store is None and isinstance(store, MemorySessionStore):
+            # The store made for these options (none was given) takes their bounds.
+            store.max_sessions, store.idle_s = options.sessions.max_sessions, options.session_idle_s
+        self._rate = CreationRate(options.sessions)
+        """Each client's sessions opened lately (`mcpkit.legacy.session_quota`)."""
 
-    def _live_for(self, session_id: str) -> _Live:
+    def _live_for(self, session_id: str) -> LiveSession:
         live = self._live.get(session_id)
         if live is None:
-            live = self._live[session_id] = _Live(self._ids)
+            live = self._live[session_id] = LiveSession(self._ids)
         return live
 
     def _release(self, session_id: str) -> None:
@@ -164,13 +153,13 @@ class LegacyEndpoint:
 
     # -- POST -----------------------------------------------------------------------------------
 
-    async def open(self, message: Message, send: Send) -> None:
-        """A legacy POST naming no session: an `initialize` opens one, anything else is
-        answered by `sessionless_answer`."""
+    async def open(self, message: Message, send: Send, scope: dict[str, Any]) -> None:
+        """A legacy POST naming no session: an `initialize` opens one (if its client is within
+        its `SessionLimits`), anything else is answered by `sessionless_answer`."""
         answer = sessionless_answer(message)
         if answer is None:
             assert type(message) is Request
-            await self._initialize(message, send)
+            await self._initialize(message, send, scope)
         else:
             await _refuse(send, answer)
 
@@ -192,14 +181,23 @@ class LegacyEndpoint:
             self._answer(session_id, message)
             await plain_response(send, Status.ACCEPTED)
 
-    async def _initialize(self, request: Request, send: Send) -> None:
+    async def _initialize(self, request: Request, send: Send, scope: dict[str, Any]) -> None:
+        limits = self.options.sessions
+        owner = owner_of(scope)
+        wait = self._rate.take(owner.key, time.monotonic())
+        if wait is not None:
+            await _refuse(send, rate_refusal(request.id, wait, limits))
+            return
         try:
             session, result = LegacySession.open(self.server, request.params)
         except RPCError as exc:
             await plain_response(send, Status.OK, error_response(request.id, exc))
             return
         session_id = secrets.token_urlsafe(24)
-        await self.store.create(session_id, session.state)
+        # False: full, and nothing may make room; None: a store that predates owners.
+        if await self.store.create(session_id, session.state, owner, limits.per_client) is False:
+            await _refuse(send, store_full_refusal(request.id, limits))
+            return
         await plain_response(send, Status.OK, result_message(request.id, result),
                              [(_SESSION_HEADER, session_id.encode())])
 
@@ -342,7 +340,7 @@ class LegacyEndpoint:
                           primes)
         await self._session_stream(session_id, live, channel, None, receive, send)
 
-    async def _session_stream(self, session_id: str, live: _Live, channel: Channel,
+    async def _session_stream(self, session_id: str, live: LiveSession, channel: Channel,
                               last_event_id: str | None, receive: Receive, send: Send) -> None:
         exchange = Exchange(send, receive, self.options.keepalive_s)
         live.stream = exchange
@@ -390,7 +388,7 @@ class LegacyEndpoint:
         await channel.poll(exchange, retry_or_default(self.options.sse_retry_ms))
         return {}
 
-    async def _resume(self, session_id: str, live: _Live, primes: bool, last_event_id: str,
+    async def _resume(self, session_id: str, live: LiveSession, primes: bool, last_event_id: str,
                       receive: Receive, send: Send) -> None:
         """GET with `Last-Event-ID` (LEG-12): replay what the named stream carried after that
         event, then carry on with it on this connection."""

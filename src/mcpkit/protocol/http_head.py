@@ -1,0 +1,127 @@
+"""How big an HTTP/1.1 request head may grow, measured as its bytes arrive, without I/O.
+
+An HTTP parser keeps a header it has not finished in memory; neither httptools nor h11 has a
+bound of its own on a header's size or on how many there are (h11 bounds only the whole head,
+and answers 400 past it). `HeadMeter` is fed the raw bytes of a connection before the parser
+sees them, while a request head is being read, and says when the head is over a limit: the
+whole head (`max_bytes`), one line of it (`max_line_bytes`: the request line or one header),
+or the number of header lines (`max_headers`). The listener (`mcpkit.transports.http_limits`)
+then answers 431 (414 for the request line) and closes, so the parser's buffer goes with the
+connection. It refuses one shape too, a folded header line (400), which parsers and proxies
+join differently. The meter reads nothing but line ends and line starts: it does not parse,
+and it stops at the blank line that ends the head, whatever comes after it in the same read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+__all__ = ["BAD_REQUEST", "HEADERS_TOO_LARGE", "URI_TOO_LONG", "HeadMeter", "HeadOverflow"]
+
+BAD_REQUEST: Final = 400
+"""A head whose shape parsers read differently (a folded header line)."""
+HEADERS_TOO_LARGE: Final = 431
+"""Request Header Fields Too Large: the head, one header, or their number is over its limit."""
+URI_TOO_LONG: Final = 414
+"""URI Too Long: the request line alone is over the per-line limit."""
+
+
+@dataclass(frozen=True, slots=True)
+class HeadOverflow:
+    """Which limit a head went over, and the words that tell the client."""
+
+    status: int
+    reason: str
+
+
+class HeadMeter:
+    """The running measure of one request head, fed raw bytes as they arrive.
+
+    `feed(data)` returns how many bytes of `data` belonged to the head once its end was seen
+    (the rest is body, or the next request), None while the head goes on; and raises nothing:
+    a head over a limit sets `overflow`, which the caller checks after each feed."""
+
+    __slots__ = ("_line", "_lines", "_max_bytes", "_max_headers", "_max_line", "_tail",
+                 "overflow", "size")
+
+    def __init__(self, max_bytes: int, max_line_bytes: int, max_headers: int) -> None:
+        self._max_bytes = max_bytes
+        self._max_line = max_line_bytes
+        self._max_headers = max_headers
+        self.size = 0
+        """Bytes of the head seen so far."""
+        self._line = 0
+        """Bytes of the line not ended yet."""
+        self._lines = 0
+        """Lines ended so far (the request line, then one per header)."""
+        self._tail = b""
+        """The last bytes fed, to find a head's end split between two reads."""
+        self.overflow: HeadOverflow | None = None
+
+    def feed(self, data: bytes) -> int | None:
+        end = self._end_in(data)
+        part = data if end is None else data[:end]
+        self.size += len(part)
+        start = 0
+        while (newline := part.find(b"\n", start)) >= 0:
+            if self._folded(part, start):
+                return end
+            self._line += newline - start
+            if self._line_over():
+                return end
+            self._line = 0
+            self._lines += 1
+            start = newline + 1
+        if self._folded(part, start):
+            return end
+        self._line += len(part) - start
+        if end is None:
+            self._line_over()
+            self._tail = (self._tail + data)[-3:]
+        if self.overflow is None:
+            self._check_totals(end is not None)
+        return end
+
+    def _end_in(self, data: bytes) -> int | None:
+        """Where the blank line that ends the head finishes in `data` (CRLF CRLF, or the bare
+        LF line ends a lenient parser takes), counting bytes carried from the last read."""
+        seen = self._tail + data
+        ends = [i + len(mark) for mark in (b"\r\n\r\n", b"\n\n", b"\n\r\n")
+                if (i := seen.find(mark)) >= 0]
+        if not ends:
+            return None
+        return max(min(ends) - len(self._tail), 0)
+
+    def _folded(self, part: bytes, start: int) -> bool:
+        """A header line that begins with a space or tab continues the one before (obs-fold,
+        RFC 9112 5.2): parsers and proxies join it, or not, each their own way."""
+        if self._line or self._lines == 0 or start >= len(part) or part[start] not in b" \t":
+            return False
+        self.overflow = HeadOverflow(BAD_REQUEST, (
+            "Bad Request: a header line begins with whitespace (obs-fold); send each header "
+            "on one line"))
+        return True
+
+    def _line_over(self) -> bool:
+        if self._line <= self._max_line:
+            return False
+        if self._lines == 0:
+            self.overflow = HeadOverflow(URI_TOO_LONG, (
+                f"URI Too Long: the request line is over {self._max_line} bytes"))
+        else:
+            self.overflow = HeadOverflow(HEADERS_TOO_LARGE, (
+                f"Request Header Fields Too Large: a header line is over {self._max_line} "
+                "bytes"))
+        return True
+
+    def _check_totals(self, ended: bool) -> None:
+        # The request line and, once the head ended, the blank line are not headers.
+        headers = self._lines - 1 - (1 if ended else 0)
+        if headers > self._max_headers:
+            self.overflow = HeadOverflow(HEADERS_TOO_LARGE, (
+                f"Request Header Fields Too Large: more than {self._max_headers} headers"))
+        elif self.size > self._max_bytes:
+            self.overflow = HeadOverflow(HEADERS_TOO_LARGE, (
+                f"Request Header Fields Too Large: the request head is over {self._max_bytes} "
+                "bytes"))

@@ -1,0 +1,301 @@
+"""What the HTTP listener refuses before the app sees a request: heads that are too big, clients
+too slow to send one, bodies that stall, and more connections than the server can carry.
+
+uvicorn has no limit on a request head: its httptools parser keeps a header it has not finished
+in memory however long it grows (one 64 MiB header was taken whole), and h11 bounds only the
+whole head, answering 400 past it. Nor does uvicorn time out a client that opens a connection
+and never finishes its head, or stops half-way through a body: each holds a connection, and
+its buffers, for as long as it likes. So `run_http` serves with a protocol of ours, a subclass
+of uvicorn's own for httptools (`LimitedHttpTools`) or h11 (`LimitedH11`), which meters each
+head as its bytes arrive (`mcpkit.protocol.http_head.HeadMeter`) and times the head and the
+body. What uvicorn's public configuration already does (its bound on concurrent connections
+and tasks, the keep-alive timeout, which proxies' forwarded headers are believed) is set through
+that configuration, from the same `ListenerLimits` (`mcpkit.transports.http_limits`;
+`uvicorn_settings`).
+
+Importing this module imports uvicorn; only `run_http` and tests do.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any, Final
+
+import h11
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from mcpkit.errors import InvalidRequestError
+from mcpkit.protocol.codec import encode
+from mcpkit.protocol.http_head import HeadMeter
+from mcpkit.protocol.rejections import error_response
+from mcpkit.transports.http_limits import ListenerLimits
+
+__all__ = ["LimitedH11", "LimitedHttpTools", "protocol_for", "uvicorn_settings"]
+
+log = logging.getLogger("mcpkit.transport")
+
+REQUEST_TIMEOUT: Final = 408
+LINGER_S: Final = 1.0
+"""How long a refused connection's input is still read, and dropped, before it closes."""
+
+
+def _refusal(status: int, reason: str, phrase: bytes,
+             default_headers: list[tuple[bytes, bytes]]) -> bytes:
+    """A complete response the listener writes itself (no app is running for the request):
+    uvicorn's default headers (the date), the JSON-RPC error every refusal of the endpoint
+    carries, and `connection: close`."""
+    body = encode(error_response(None, InvalidRequestError(reason)))
+    head = b"".join(b"%s: %s\r\n" % pair for pair in default_headers)
+    return (b"HTTP/1.1 %d %s\r\n%scontent-type: application/json\r\ncontent-length: %d\r\n"
+            b"connection: close\r\n\r\n%s" % (status, phrase, head, len(body), body))
+
+
+_PHRASES: Final = {400: b"Bad Request", 408: b"Request Timeout", 414: b"URI Too Long",
+                   431: b"Request Header Fields Too Large"}
+
+
+class _Guard:
+    """The part shared by both protocols: a head metered and timed from its first byte, a body
+    timed between its pieces. The subclass tells it when a head ended (`_head_done`) and when
+    a request's whole body came (`_body_done`)."""
+
+    # Set by uvicorn's protocol this is mixed into.
+    transport: asyncio.Transport
+    loop: asyncio.AbstractEventLoop
+    cycle: Any
+    flow: Any
+    client: tuple[str, int] | None
+    config: Any
+    server_state: Any
+
+    limits: ListenerLimits = ListenerLimits()
+    """Set per server by `protocol_for`."""
+    _meter: HeadMeter | None
+    _timer: asyncio.TimerHandle | None
+    _in_body: bool
+    _lingering: bool
+
+    def _guard_start(self) -> None:
+        self._meter = None
+        self._timer = None
+        self._in_body = False
+        self._lingering = False
+        # A connection that never sends a byte is held no longer than a slow head.
+        self._arm(self.limits.header_timeout_s, self._head_timed_out)
+
+    def _arm(self, delay: float, then: Any) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer = self.loop.call_later(delay, then)
+
+    def _disarm(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _metered(self, data: bytes) -> bool:
+        """Meter `data` before the parser sees it; False once the request was refused."""
+        if self._lingering:
+            return False
+        if self._in_body:
+            self._arm(self.limits.body_timeout_s, self._body_timed_out)
+            return True
+        meter = self._meter
+        if meter is None:
+            limits = self.limits
+            meter = self._meter = HeadMeter(limits.max_header_bytes,
+                                            limits.max_header_line_bytes, limits.max_headers)
+            self._arm(limits.header_timeout_s, self._head_timed_out)
+        meter.feed(data)
+        overflow = meter.overflow
+        if overflow is None:
+            return True
+        log.warning("refused a request head from %s: %s", self._peer(), overflow.reason)
+        self._close_with(overflow.status, overflow.reason, answer=True)
+        return False
+
+    def _head_done(self) -> None:
+        """The parser read a whole head: the body (if any) is timed from here."""
+        self._meter = None
+        self._in_body = True
+        self._arm(self.limits.body_timeout_s, self._body_timed_out)
+
+    def _body_done(self) -> None:
+        """A request's whole body came; until the next request begins only uvicorn's
+        keep-alive timeout applies."""
+        self._in_body = False
+        self._disarm()
+
+    def _guard_end(self) -> None:
+        self._disarm()
+        self._meter = None
+
+    def _head_timed_out(self) -> None:
+        self._timer = None
+        if self.transport.is_closing():
+            return
+        if self._meter is None or self._meter.size == 0:
+            self.transport.close()  # nothing was asked: nothing to answer
+            return
+        log.warning("closed a connection from %s: its request head took over %s s",
+                    self._peer(), self.limits.header_timeout_s)
+        self._close_with(REQUEST_TIMEOUT, f"Request Timeout: the request head did not come "
+                         f"within {self.limits.header_timeout_s} s", answer=True)
+
+    def _body_timed_out(self) -> None:
+        self._timer = None
+        if self.transport.is_closing():
+            return
+        cycle = self.cycle
+        if self.flow.read_paused or (cycle is not None and getattr(
+                cycle, "waiting_for_100_continue", False)):
+            # The app is the one not reading yet: the client is not slow.
+            self._arm(self.limits.body_timeout_s, self._body_timed_out)
+            return
+        log.warning("closed a connection from %s: its request body stopped for over %s s",
+                    self._peer(), self.limits.body_timeout_s)
+        # Answered only while the app has not: after its response a 408 would read as the
+        # answer to a request the client has not sent.
+        self._close_with(REQUEST_TIMEOUT, f"Request Timeout: the request body stopped for "
+                         f"over {self.limits.body_timeout_s} s",
+                         answer=cycle is None or not cycle.response_started)
+
+    def _close_with(self, status: int, reason: str, answer: bool) -> None:
+        """Close the connection, answering `status` first when `answer` and no response is
+        under way on it (a head pipelined behind a stream is refused by closing); the app, if
+        one runs for the request, sees a disconnect."""
+        cycle = self.cycle
+        streaming = cycle is not None and cycle.response_started and not cycle.response_complete
+        if cycle is not None and not cycle.response_complete:
+            cycle.disconnected = True
+            cycle.message_event.set()
+        self._guard_end()
+        transport = self.transport
+        if not answer or streaming or not transport.can_write_eof():
+            transport.close()
+            return
+        transport.write(_refusal(status, reason, _PHRASES[status],
+                                 self.server_state.default_headers))
+        # A lingering close: closing with the client's bytes unread would reset the
+        # connection, and a reset can destroy the answer before the client reads it. So our
+        # side ends after the answer, and what still comes is read and dropped, unparsed, for
+        # a moment; then the connection closes.
+        transport.write_eof()
+        self._lingering = True
+        self.flow.resume_reading()
+        self._arm(LINGER_S, transport.close)
+
+    def _peer(self) -> str:
+        return f"{self.client[0]}:{self.client[1]}" if self.client else "an unknown peer"
+
+
+def _httptools_class() -> type[Any] | None:
+    try:
+        from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+    except ImportError:  # the `fast` extra is not installed
+        return None
+
+    class LimitedHttpTools(_Guard, HttpToolsProtocol):
+        """uvicorn's httptools protocol with the listener's limits (see the module)."""
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            self._guard_start()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._guard_end()
+            super().connection_lost(exc)
+
+        def data_received(self, data: bytes) -> None:
+            if self.parser is not None and self._metered(data):
+                super().data_received(data)
+
+        def on_message_begin(self) -> None:
+            super().on_message_begin()
+            if self._in_body:  # a pipelined request began in the read that ended the last
+                self._body_done()
+
+        def on_headers_complete(self) -> None:
+            self._head_done()
+            super().on_headers_complete()
+
+        def on_message_complete(self) -> None:
+            self._body_done()
+            super().on_message_complete()
+
+    return LimitedHttpTools
+
+
+class _StrictConnection(h11.Connection):
+    """h11's connection, refusing a head with both Content-Length and Transfer-Encoding: h11
+    goes by the latter and keeps the connection open, while a proxy in front may go by the
+    former, and read the rest as another request (request smuggling). httptools refuses it
+    itself, as both do two different Content-Length values. Raising h11's own error makes
+    uvicorn answer 400 and close, before any app runs."""
+
+    def next_event(self) -> Any:
+        event = super().next_event()
+        if type(event) is h11.Request:
+            names = {name for name, _ in event.headers}
+            if b"content-length" in names and b"transfer-encoding" in names:
+                raise h11.RemoteProtocolError("Content-Length with Transfer-Encoding")
+        return event
+
+
+class LimitedH11(_Guard, H11Protocol):
+    """uvicorn's h11 protocol with the listener's limits (see the module); h11's own bound on
+    a head (`h11_max_incomplete_event_size`) is set to the same size, for what arrives
+    pipelined behind a request, which the meter does not see."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.conn = _StrictConnection(h11.SERVER, self.limits.max_header_bytes)
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._guard_start()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._guard_end()
+        super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        if self._metered(data):
+            super().data_received(data)
+
+    def handle_events(self) -> None:
+        before = self.conn.their_state
+        super().handle_events()
+        after = self.conn.their_state
+        if after is h11.SEND_BODY and before is not h11.SEND_BODY:
+            self._head_done()
+        elif after in (h11.DONE, h11.MUST_CLOSE) and (self._in_body or self._meter):
+            self._body_done()
+            self._meter = None
+
+
+LimitedHttpTools = _httptools_class()
+
+
+def protocol_for(limits: ListenerLimits, parser: str = "auto") -> type[Any]:
+    """The protocol class to serve with under `limits`: httptools' when it is installed (as
+    uvicorn's own "auto" choice), else h11's; `parser` "h11" or "httptools" picks one."""
+    base: type[Any] | None = LimitedH11 if parser == "h11" else LimitedHttpTools
+    if base is None:
+        if parser == "httptools":
+            raise ValueError("the httptools parser is not installed (pip install mcpkit[fast])")
+        base = LimitedH11
+    return type(base.__name__, (base,), {"limits": limits, "__module__": __name__})
+
+
+def uvicorn_settings(limits: ListenerLimits, parser: str = "auto") -> dict[str, Any]:
+    """The `uvicorn.Config` keywords that serve under `limits`."""
+    return {
+        "http": protocol_for(limits, parser),
+        "limit_concurrency": limits.max_connections,
+        "timeout_keep_alive": limits.keep_alive_s,
+        "h11_max_incomplete_event_size": limits.max_header_bytes,
+        "proxy_headers": bool(limits.trusted_proxies),
+        "forwarded_allow_ips": list(limits.trusted_proxies) or None,
+    }
