@@ -138,6 +138,8 @@ class SSEDecoder:
             elif name == "id":
                 self._id = value
                 self._fields = True
-            elif name == "retry" and value.isdigit():
+            # ASCII digits only: str.isdigit() also holds for "²" or "٣", which int() refuses
+            # or reads as a number the server never wrote; such a retry field is ignored.
+            elif name == "retry" and value.isascii() and value.isdigit():
                 self._retry = int(value)
                 self._fields = True

@@ -380,7 +380,8 @@ class HTTPClientTransport:
                 decoder = SSEDecoder()
                 block = _BlockSize()
                 async for chunk in response.aiter_bytes():
-                    if block.add(chunk) > self.max_message_bytes:
+                    block.add(chunk)
+                    if block.largest > self.max_message_bytes:
                         log.warning("the session stream sent an SSE event larger than %d bytes "
                                     "(max_message_bytes); it is closed", self.max_message_bytes)
                         return

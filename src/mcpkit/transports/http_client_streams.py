@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
+import re
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final
 
@@ -41,19 +43,37 @@ class BlockSize:
     read, which `max_message_bytes` bounds. Counting from the last blank line rather than the
     last dispatched event lets keep-alive comment blocks, which dispatch nothing, end a block
     too: a long call that a server keeps alive is never taken for an event over the limit. A
-    blank line split between two chunks is found through the previous chunk's last bytes."""
+    blank line split between two chunks is found through the previous chunk's last bytes.
 
-    _ENDS: Final = (b"\n\n", b"\n\r\n")
+    Every block a chunk ends is measured, not only the one it leaves open: an event over the
+    limit followed by a small one in the same chunk must be refused as it is when the network
+    cuts the bytes between them, or the limit would depend on where the cuts fell."""
+
+    _ENDS: Final = re.compile(rb"(?=\n\r?\n)")
+    """Where each blank line starts (zero-width, so "\n\n\n" is two ends, as it is parsed)."""
 
     def __init__(self) -> None:
         self.size = 0
+        self.largest = 0
+        """The largest block the last chunk ended or extended (one it ended is counted
+        without its last line feed, as it stood while that line feed had not yet come)."""
         self._tail = b""
 
     def add(self, chunk: bytes) -> int:
-        """Count `chunk` in; returns the size of the block now being read."""
+        """Count `chunk` in; returns the size of the block now being read (`largest` is what
+        to hold against the limit)."""
         seen = self._tail + chunk
-        ends = [found + len(end) for end in self._ENDS if (found := seen.rfind(end)) >= 0]
-        self.size = len(seen) - max(ends) if ends else self.size + len(chunk)
+        ends = [m.start() + (3 if seen[m.start() + 1] == 0x0D else 2)
+                for m in self._ENDS.finditer(seen)]
+        if not ends:
+            self.size += len(chunk)
+            self.largest = self.size
+        else:
+            largest = self.size + ends[0] - len(self._tail) - 1
+            for before, after in itertools.pairwise(ends):
+                largest = max(largest, after - before - 1)
+            self.size = len(seen) - ends[-1]
+            self.largest = max(largest, self.size)
         self._tail = seen[-2:]
         return self.size
 
@@ -79,7 +99,8 @@ async def read_response(response: httpx.Response, message: Mapping[str, Any],
         except httpx.HTTPError as exc:
             raise BrokenStreamError(
                 f"the response stream broke ({describe(exc)})", last_id, retry) from None
-        if block.add(chunk) > max_message_bytes:
+        block.add(chunk)
+        if block.largest > max_message_bytes:
             raise TransportError(
                 f"{message.get('method')}: an SSE event is larger than "
                 f"{max_message_bytes} bytes (max_message_bytes)")
