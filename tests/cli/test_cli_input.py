@@ -1,5 +1,6 @@
-"""A run with no input to read: stdin at /dev/null behaves as `--no-input`, and a question
-the command cannot answer ends it naming the question and the `--answer` that answers it."""
+"""A run with no terminal: any stdin that is not one (/dev/null, a pipe, a file) behaves as
+`--no-input` unless `--answers-from-stdin` says it holds the answers, and a question the
+command cannot answer ends it naming the question and the `--answer` that answers it."""
 
 from __future__ import annotations
 
@@ -13,13 +14,15 @@ WHEN = "2031-03-04T09:30:00+00:00"
 
 
 @pytest.mark.parametrize("era", ["auto", "legacy"])
-@pytest.mark.parametrize("how", ["devnull", "no-input"])
+@pytest.mark.parametrize("how", ["devnull", "no-input", "pipe"])
 def test_a_question_with_no_input_ends_the_call_naming_it_and_how_to_answer(
     tmp_path: Path, era: str, how: str
 ) -> None:
     extra = ("--no-input",) if how == "no-input" else ()
+    # A pipe holding what would answer the question is still no input without the opt-in.
     done = mcpkit(tmp_path, "call", checked(CALENDAR), "create_event", "title=Dev", "--era",
-                  era, *extra, devnull=how == "devnull")
+                  era, *extra, devnull=how == "devnull",
+                  stdin=f"a\n{WHEN}\ns\n" if how == "pipe" else "")
     assert done.returncode == 2, done.stderr
     assert done.stdout == ""
     assert 'calendar asked: When should "Dev" start?' in done.stderr
@@ -44,15 +47,16 @@ def test_an_answer_that_does_not_fit_the_field_is_one_line(tmp_path: Path) -> No
     assert "--answer startsAt='tomorrow'" in done.stderr and "Traceback" not in done.stderr
 
 
-def test_answers_piped_on_stdin_are_still_read(tmp_path: Path) -> None:
+def test_answers_piped_on_stdin_are_read_when_asked_to(tmp_path: Path) -> None:
     done = mcpkit(tmp_path, "call", checked(CALENDAR), "create_event", "title=Piped", "--json",
-                  stdin=f"a\n{WHEN}\ns\n")
+                  "--answers-from-stdin", stdin=f"a\n{WHEN}\ns\n")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["structuredContent"]["startsAt"] == WHEN
 
 
 def test_an_empty_pipe_is_no_answer_not_a_decline(tmp_path: Path) -> None:
-    done = mcpkit(tmp_path, "call", checked(CALENDAR), "create_event", "title=Dev", stdin="")
+    done = mcpkit(tmp_path, "call", checked(CALENDAR), "create_event", "title=Dev",
+                  "--answers-from-stdin", stdin="")
     assert done.returncode == 2
     assert "stdin ended before an answer" in done.stderr
     assert "No event created" not in done.stdout

@@ -34,6 +34,9 @@ def mcpkit(tmp_path: Path, *args: str, stdin: str = "",
     environ = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
     environ.pop("BROWSER", None)  # a page is only ever "opened" by the tests' own visitor
     environ.update(env or {})
+    # Answers on a pipe are read only when the command is told to (--answers-from-stdin).
+    if stdin:
+        args = (args[0], "--answers-from-stdin", *args[1:])
     return subprocess.run([sys.executable, "-m", "mcpkit", *args], input=stdin,
                           capture_output=True, text=True, cwd=ROOT, timeout=60, env=environ)
 
@@ -125,6 +128,7 @@ async def test_the_form_is_asked_the_same_over_http(tmp_path: Path, era: str) ->
     async with serving(clients) as (url, recorder):
         proc = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "mcpkit", "call", url, "register", "--json", "--era", era,
+            "--answers-from-stdin",
             cwd=ROOT, env={**os.environ, "XDG_CACHE_HOME": str(tmp_path)},
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE)

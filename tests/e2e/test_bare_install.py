@@ -93,6 +93,8 @@ def bare() -> Path:
 
 def run(bare: Path, *args: str, stdin: str = "", env: dict[str, str] | None = None,
         timeout: float = 90) -> subprocess.CompletedProcess[str]:
+    if stdin:  # answers on a pipe are read only when the command is told to
+        args = (args[0], "--answers-from-stdin", *args[1:])
     return subprocess.run([str(bare / "mcpkit"), *args], input=stdin, capture_output=True,
                           text=True, cwd=ROOT, timeout=timeout, env=env or _clean_env())
 

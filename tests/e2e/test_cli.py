@@ -21,6 +21,9 @@ WHEN = "2031-03-04T09:30:00+00:00"
 
 
 def mcpkit(*args: str, stdin: str = "", timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    # Answers on a pipe are read only when the command is told to (--answers-from-stdin).
+    if stdin:
+        args = (args[0], "--answers-from-stdin", *args[1:])
     return subprocess.run([sys.executable, "-m", "mcpkit", *args], input=stdin,
                           capture_output=True, text=True, cwd=ROOT, timeout=timeout,
                           env=dict(os.environ))

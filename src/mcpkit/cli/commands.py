@@ -7,7 +7,7 @@ line in one quoted string. Output is for people on a terminal, or JSON with `--j
 JSON or a result). A call's progress is drawn on stderr, and with `--log-level` the server's
 log messages too. Arguments are typed and checked against what the server declared
 (`mcpkit.cli.arguments`). A server's questions are asked at the terminal, or answered from
-`--answer`; with nothing to ask on (`--no-input`, stdin at /dev/null or closed) a question
+`--answer`; with nothing to ask on (`--no-input`, a stdin that is no terminal) a question
 `--answer` does not cover ends the command, naming it (`mcpkit.cli.given_answers`).
 
 Exit status: 0 success, 1 the server said no (an error, `isError`, a failed connection), 2 a
@@ -95,8 +95,11 @@ def register(sub: Any) -> None:
                        help="show the server's log messages at LEVEL and above on stderr "
                        f"({', '.join(_LEVELS)})")
         p.add_argument("--no-input", action="store_true",
-                       help="never ask at the terminal (nor when stdin is /dev/null or closed): "
-                       "a question --answer does not answer ends the command")
+                       help="never ask at the terminal (nor when stdin is no terminal): a "
+                       "question --answer does not answer ends the command")
+        p.add_argument("--answers-from-stdin", action="store_true",
+                       help="when stdin is a pipe or a file, read the answers to the server's "
+                       "questions from it, a line each, as they would be typed")
         p.add_argument("--answer", action="append", default=[], metavar="FIELD=VALUE",
                        help="answer a field of the server's question without asking "
                        "(repeatable), e.g. --answer startsAt=2031-03-04T09:30:00Z")
@@ -121,7 +124,7 @@ async def _run(args: argparse.Namespace) -> int:
 
     stderr = args.stderr_mode = "inherit" if args.server_stderr else "capture"
     connector = connector_for(args.server, headers=parse_headers(args.header), stderr=stderr)
-    source = input_source(args.no_input)
+    source = input_source(args.no_input, args.answers_from_stdin)
     answering = Answering(parse_given(args.answer), source, args.no_input)
     options = ClientOptions(era=args.era, timeout=args.timeout, era_cache=era_cache_path(),
                             probe_timeout=min(10.0, args.timeout), log_level=args.log_level)

@@ -4,8 +4,8 @@ that has no input does when a question comes anyway.
 A script cannot type into a form, and a question it cannot answer must not be taken as a
 "decline" (the server would then act on an answer nobody gave). So the command decides up
 front where answers come from (`input_source`): a terminal, a pipe or file that holds them
-line by line, or nothing (`--no-input`, stdin at /dev/null or closed). Values given with
-`--answer` fill the fields they name in every mode, typed and checked like typed answers. A
+line by line (only with `--answers-from-stdin`), or nothing (`--no-input`, or any stdin that
+is no terminal). Values given with `--answer` fill the fields they name in every mode, typed and checked like typed answers. A
 question they do not cover, with nothing to ask on, ends the command (status 2) with the
 question, its fields and the `--answer` that would answer it; nothing is sent for it.
 
@@ -33,9 +33,14 @@ InputSource = Literal["terminal", "lines", "none"]
 file, or nowhere."""
 
 
-def input_source(no_input: bool) -> InputSource:
-    """Where this run's answers come from: `--no-input`, a closed stdin or a character device
-    that is no terminal (/dev/null) give none; a pipe or a file give lines."""
+def input_source(no_input: bool, from_stdin: bool = False) -> InputSource:
+    """Where this run's answers come from.
+
+    A terminal is asked. Anything else on stdin (a pipe, a file, /dev/null, nothing) gives no
+    answers, as `--no-input` does, unless `--answers-from-stdin` says the lines there are
+    answers: a command run by a script or a host must end with a clear message, never wait on
+    a pipe nobody writes to.
+    """
     if no_input or sys.stdin is None or sys.stdin.closed:
         return "none"
     try:
@@ -43,6 +48,8 @@ def input_source(no_input: bool) -> InputSource:
             return "terminal"
         mode = os.fstat(sys.stdin.fileno()).st_mode
     except (OSError, ValueError):
+        return "none"
+    if not from_stdin:
         return "none"
     return "lines" if stat.S_ISFIFO(mode) or stat.S_ISREG(mode) or stat.S_ISSOCK(mode) else "none"
 
