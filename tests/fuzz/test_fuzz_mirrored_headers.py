@@ -1,0 +1,144 @@
+"""The mirrored headers of a modern HTTP request and the Base64 sentinel, as a client may send
+them.
+
+Whatever header bytes and body arrive, the server's check (`check_request_headers` over
+`read_headers`) accepts or refuses with HeaderMismatchError (-32020) and a message naming the
+header; nothing else escapes. The other direction is a round trip: the headers our own client
+writes for a request (`client_headers`), sent as an HTTP client sends them, are always
+accepted by the server's check, for any tool name, URI and mirrored argument value; and the
+sentinel reads back every string it writes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import example, given
+from hypothesis import strategies as st
+from peer_values import json_values, near_miss_params
+
+from mcpkit.errors import HeaderMismatchError
+from mcpkit.protocol.codec import Request
+from mcpkit.protocol.headers import read_headers
+from mcpkit.protocol.http_mirror import check_request_headers, client_headers
+from mcpkit.protocol.mcp_headers import (
+    MAX_SAFE_INTEGER,
+    SENTINEL_PREFIX,
+    SENTINEL_SUFFIX,
+    decode_header_value,
+    encode_header_value,
+    header_matches_body,
+)
+from mcpkit.types.constants import MODERN_VERSION, PROTOCOL_VERSION_KEY
+from mcpkit.types.methods import METHODS
+
+CLIENT_METHODS = sorted(name for name, m in METHODS.items() if m.by_client and m.is_request)
+HEADER_NAMES = st.sampled_from([
+    b"mcp-method", b"mcp-name", b"mcp-protocol-version", b"mcp-param-region", b"mcp-param-n",
+    b"mcp-param-flag", b"mcp-session-id", b"host", b"accept", b"content-type",
+]) | st.binary(min_size=1, max_size=12)
+HEADER_VALUES = st.binary(max_size=40) | st.sampled_from([
+    b"tools/call", b"add", MODERN_VERSION.encode(), b"=?base64?YWRk?=", b"=?base64?YWRk?",
+    b"=?base64?YW=k?=", b"=?base64?YWQ?=", b"=?base64?/w==?=", b" add\t", b"\xe4dd", b"1e999999",
+    b"=?BASE64?YWRk?=",
+])
+TABLE = {"Region": ("region",), "N": ("n",), "Flag": ("opts", "flag")}
+"""An `x-mcp-header` table (header name -> argument path), as a tool may declare one."""
+
+
+def _checked(raw: list[tuple[bytes, bytes]], request: Request,
+             table: dict[str, tuple[str, ...]] | None) -> HeaderMismatchError | None:
+    try:
+        check_request_headers(read_headers(raw), request, table)
+    except HeaderMismatchError as exc:
+        assert exc.to_error()["code"] == -32020
+        assert exc.message.startswith("Header mismatch: "), exc.message
+        return exc
+    return None
+
+
+@given(st.lists(st.tuples(HEADER_NAMES, HEADER_VALUES), max_size=8),
+       st.sampled_from(CLIENT_METHODS), near_miss_params(), st.booleans())
+@example([(b"mcp-method", b"tools/call"), (b"mcp-protocol-version", b"2026-07-28"),
+          (b"mcp-name", b"=?base64?//79?=")], "tools/call", {"name": "x"}, False)
+@example([(b"mcp-method", b"tools/call"), (b"mcp-protocol-version", b"2026-07-28"),
+          (b"mcp-param-n", b"1e999999999999999999")], "tools/call",
+         {"arguments": {"n": 1}}, True)
+def test_any_headers_and_body_are_accepted_or_refused_as_a_mismatch(
+    raw: list[tuple[bytes, bytes]], method: str, params: Any, with_table: bool
+) -> None:
+    request = Request(1, method, params if type(params) is dict else None)
+    _checked(raw, request, TABLE if with_table else None)
+
+
+def _as_sent(headers: dict[str, str]) -> list[tuple[bytes, bytes]]:
+    """Headers as an HTTP client puts them on the wire and an ASGI server hands them on:
+    lower-cased names, values as ASCII bytes (a client cannot send anything else)."""
+    return [(name.lower().encode("ascii"), value.encode("ascii")) for name, value in headers.items()]
+
+
+ARGUMENT_VALUES = st.one_of(
+    st.text(max_size=30), st.integers(-MAX_SAFE_INTEGER, MAX_SAFE_INTEGER), st.booleans(),
+    st.integers(-(2**40), 2**40).map(float), st.none(),
+)
+
+
+@given(st.sampled_from(CLIENT_METHODS), st.text(max_size=40), ARGUMENT_VALUES, ARGUMENT_VALUES,
+       ARGUMENT_VALUES, json_values(4))
+@example("tools/call", " leading space", "=?base64?YWRk?=", 0, True, None)
+@example("resources/read", "file:///tmp/\u00e9t\u00e9 \t.txt", "", -0.0, False, None)
+def test_what_our_client_mirrors_our_server_accepts(
+    method: str, name: str, region: Any, n: Any, flag: Any, other: Any
+) -> None:
+    field = METHODS[method].mcp_name
+    params: dict[str, Any] = {"_meta": {PROTOCOL_VERSION_KEY: MODERN_VERSION}}
+    if field is not None:
+        params[field] = name
+    arguments = {"region": region, "n": n, "opts": {"flag": flag}, "other": other}
+    params["arguments"] = arguments
+    message = {"jsonrpc": "2.0", "id": 7, "method": method, "params": params}
+    try:
+        headers = client_headers(message, TABLE)
+    except ValueError:
+        # A value that cannot be mirrored (a float that is no integer where a header is
+        # declared): the client refuses to send the call at all.
+        assert any(type(v) is float for v in (region, n, flag))
+        return
+    for value in headers.values():
+        assert all(" " <= ch <= "~" for ch in value), value
+    request = Request(7, method, params)
+    refused = _checked(_as_sent(headers), request, TABLE if method == "tools/call" else None)
+    assert refused is None, refused
+
+
+@given(st.text(max_size=60))
+@example(SENTINEL_PREFIX + "YWRk" + SENTINEL_SUFFIX)
+@example(" x")
+@example("x\t")
+def test_the_sentinel_reads_back_every_string_it_writes(value: str) -> None:
+    encoded = encode_header_value(value)
+    assert all(" " <= ch <= "~" for ch in encoded)
+    assert decode_header_value(encoded) == value
+    assert header_matches_body(decode_header_value(encoded), value)
+
+
+@given(st.text(max_size=60) | st.binary(max_size=60).map(lambda b: b.decode("latin-1")))
+@example("=?base64?" + "A" * 3 + "?=")
+@example("=?base64?====?=")
+@example("=?base64?8J+Y?=")
+def test_any_received_value_reads_as_one_string_or_is_refused(raw: str) -> None:
+    try:
+        value = decode_header_value(raw)
+    except ValueError as exc:
+        assert str(exc), raw
+        return
+    assert type(value) is str
+    if not raw.strip(" \t").startswith(SENTINEL_PREFIX):
+        assert value == raw.strip(" \t")
+
+
+@given(st.text(max_size=30) | st.sampled_from(["1", "1.0", "1e3", "-0", "1e999999999999999999",
+                                                "1e-999999999999999999", "9" * 400]),
+       json_values(2))
+def test_a_header_is_compared_with_any_body_value_without_error(decoded: str, body: Any) -> None:
+    assert type(header_matches_body(decoded, body)) is bool
