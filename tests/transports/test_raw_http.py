@@ -3,7 +3,7 @@ folded header, the shapes of request smuggling, slow senders, clients that leave
 bodies that stop half-way, and more connections than the server takes.
 
 Every case runs against a real uvicorn on 127.0.0.1 (port 0), served as `run_http` serves
-(`uvicorn_settings`), with httptools and with h11; most with small limits and short timeouts,
+(`listening`), with httptools and with h11; most with small limits and short timeouts,
 and the 64 MiB head against `mcpkit run --http` with the defaults. Each asserts the status,
 checks every message of ours against the official schema, and shows that the server still
 answers a plain request afterwards. Timeouts are short so the tests are quick; nothing is
@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import socket
 from collections.abc import AsyncIterator, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,16 +22,14 @@ from typing import Any
 import httpx
 import orjson
 import pytest
-import uvicorn
 from http_peer import FEATURES, Peer, ServerProcess
+from listening import BOUND, Listening, listening
 from wire import MODERN, check_server_message
 
 from mcpkit import Server
 from mcpkit.transports.http_limits import ListenerLimits
 from mcpkit.transports.http_listener import uvicorn_settings
-
-BOUND = 10.0
-"""The longest any exchange may take before the test fails: far above every timeout here."""
+from mcpkit.transports.http_server import HTTPOptions
 
 LIMITS = ListenerLimits(max_header_bytes=8192, max_header_line_bytes=2048, max_headers=20,
                         header_timeout_s=0.5, body_timeout_s=0.5)
@@ -126,16 +123,8 @@ async def exchange(port: int, pieces: Iterable[bytes], *, pause: float = 0.0) ->
 
 # -- the server under test ------------------------------------------------------------------------
 
-@dataclass
-class Listening:
-    port: int
-    url: str
-    state: uvicorn.server.ServerState
-
-
-@contextlib.asynccontextmanager
-async def listening(limits: ListenerLimits, parser: str) -> AsyncIterator[Listening]:
-    """The app `server.asgi()` makes, under uvicorn with `limits` as `run_http` applies them."""
+def echo_app() -> Any:
+    """The app `server.asgi()` makes for a server with one tool."""
     server = Server("raw-http", "1.0.0")
 
     @server.tool()
@@ -143,25 +132,12 @@ async def listening(limits: ListenerLimits, parser: str) -> AsyncIterator[Listen
         """Answer at once."""
         return text
 
-    app = server.asgi()
-    runner = uvicorn.Server(uvicorn.Config(app, log_level="critical", lifespan="off",
-                                           **uvicorn_settings(limits, parser)))
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    sock.listen()
-    task = asyncio.create_task(runner.serve(sockets=[sock]))
-    port = sock.getsockname()[1]
-    try:
-        yield Listening(port, f"http://127.0.0.1:{port}/mcp", runner.server_state)
-    finally:
-        runner.should_exit = True
-        await asyncio.wait_for(task, BOUND)
-        sock.close()
+    return server.asgi()
 
 
 @pytest.fixture(params=["httptools", "h11"])
 async def site(request: pytest.FixtureRequest) -> AsyncIterator[Listening]:
-    async with listening(LIMITS, request.param) as where:
+    async with listening(echo_app(), LIMITS, request.param) as where:
         yield where
 
 
@@ -336,7 +312,7 @@ async def test_two_requests_in_one_read_are_both_metered_and_served(site: Listen
 @pytest.mark.parametrize("parser", ["httptools", "h11"])
 async def test_past_the_connection_limit_a_request_gets_503(parser: str) -> None:
     limits = ListenerLimits(max_connections=2, header_timeout_s=BOUND * 3)
-    async with listening(limits, parser) as site:
+    async with listening(echo_app(), limits, parser) as site:
         idle = [await asyncio.open_connection("127.0.0.1", site.port) for _ in range(2)]
         await _until(lambda: len(site.state.connections) == 2)
         answer = await exchange(site.port, [head("Connection: close") + DISCOVER])
@@ -355,3 +331,28 @@ async def _until(condition: object) -> None:
             return
         await asyncio.sleep(0.01)
     raise AssertionError("the server's state never got there")
+
+
+# -- the options ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("bad", [{"max_headers": 0}, {"max_header_bytes": 1.5},
+                                 {"header_timeout_s": 0}, {"body_timeout_s": True},
+                                 {"max_connections": 0}, {"trusted_proxies": "10.0.0.1"}])
+def test_listener_limits_that_cannot_work_are_refused_at_once(bad: dict[str, Any]) -> None:
+    with pytest.raises(ValueError, match="ListenerLimits"):
+        ListenerLimits(**bad)
+
+
+@pytest.mark.parametrize("idle", [0, -1, "600", None])
+def test_a_session_idle_time_that_is_no_duration_is_refused(idle: Any) -> None:
+    with pytest.raises(ValueError, match="session_idle_s"):
+        HTTPOptions(session_idle_s=idle)
+
+
+def test_uvicorn_gets_the_limits_it_has_settings_for() -> None:
+    settings = uvicorn_settings(ListenerLimits(max_connections=7, keep_alive_s=65.0))
+    assert settings["limit_concurrency"] == 7 and settings["timeout_keep_alive"] == 65.0
+    assert settings["proxy_headers"] is False  # uvicorn alone believes 127.0.0.1
+    trusted = uvicorn_settings(ListenerLimits(trusted_proxies=("10.0.0.0/8",)))
+    assert trusted["proxy_headers"] is True and trusted["forwarded_allow_ips"] == ["10.0.0.0/8"]
+    assert settings["http"].limits.max_headers == 100
