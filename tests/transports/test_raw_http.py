@@ -356,3 +356,12 @@ def test_uvicorn_gets_the_limits_it_has_settings_for() -> None:
     trusted = uvicorn_settings(ListenerLimits(trusted_proxies=("10.0.0.0/8",)))
     assert trusted["proxy_headers"] is True and trusted["forwarded_allow_ips"] == ["10.0.0.0/8"]
     assert settings["http"].limits.max_headers == 100
+
+
+async def test_a_host_sent_twice_gets_400(site: Listening) -> None:
+    answer = await exchange(site.port, [head("Host: evil.example", "Connection: close")
+                                        + DISCOVER])
+    assert answer.statuses == [400]
+    if answer.responses[0][1].get("content-type") == "application/json":  # h11 refuses it itself
+        assert "Host" in answer.message()["error"]["message"]
+    await still_answers(site.url)
