@@ -29,6 +29,7 @@ __all__ = [
     "json_objects",
     "json_values",
     "meta_objects",
+    "mostly_valid_requests",
     "near_miss_messages",
     "near_miss_params",
 ]
@@ -129,3 +130,62 @@ def near_miss_messages() -> st.SearchStrategy[Any]:
     )
     whole = parts.map(lambda ps: {k: v for p in ps for k, v in p.items()})
     return st.one_of(whole, whole, whole, json_values(6))
+
+
+VALID_META = {
+    PROTOCOL_VERSION_KEY: "2026-07-28",
+    CLIENT_CAPABILITIES_KEY: {},
+    CLIENT_INFO_KEY: {"name": "fuzz", "version": "1"},
+}
+
+
+def _arguments() -> st.SearchStrategy[Any]:
+    """Arguments for the sample server's tools: the right names, values of any type."""
+    values = st.one_of(st.integers(-5, 5), st.text(max_size=5), json_values(3))
+    return st.one_of(
+        st.fixed_dictionaries({}, optional={"a": values, "b": values, "text": values,
+                                            "extra": values}),
+        json_values(3),
+    )
+
+
+def mostly_valid_requests(modern: bool) -> st.SearchStrategy[dict[str, Any]]:
+    """Requests that pass the envelope most of the time, so the methods' own reading of their
+    params is reached: a known method, a valid `_meta` (on a modern connection) most of the
+    time, and the members the methods read with the right names and values of any type."""
+    meta = st.one_of(st.just(VALID_META), st.just(VALID_META), st.just(VALID_META),
+                     meta_objects())
+    members = st.fixed_dictionaries({}, optional={
+        "name": st.sampled_from(["add", "echo", "fail", "crash", "greet", "nope"]) | json_values(2),
+        "uri": st.sampled_from(["test://static", "test://item/7/data", "test://none",
+                                "test://item//data"]) | json_values(2),
+        "arguments": _arguments(),
+        "cursor": st.text(max_size=8) | json_values(2),
+        "requestState": st.text(max_size=20) | json_values(2),
+        "inputResponses": json_values(4),
+        "ref": st.one_of(
+            st.fixed_dictionaries({"type": st.sampled_from(["ref/prompt", "ref/resource", "x"]),
+                                   "name": st.sampled_from(["greet", "nope"]) | json_values(1),
+                                   "uri": st.sampled_from(["test://item/{id}/data"])}),
+            json_values(3)),
+        "argument": st.one_of(
+            st.fixed_dictionaries({"name": st.sampled_from(["name", "id"]) | json_values(1),
+                                   "value": st.text(max_size=4) | json_values(1)}),
+            json_values(3)),
+        "context": json_values(3),
+        "level": st.sampled_from(["debug", "error", "nope"]) | json_values(1),
+        "filter": json_values(4),
+        "notifications": json_values(4),
+        "requestId": ANY_ID,
+        "progressToken": ANY_ID,
+    })
+    if modern:
+        params = st.tuples(meta, members).map(lambda mp: {"_meta": mp[0], **mp[1]})
+    else:
+        params = members
+    return st.fixed_dictionaries({
+        "jsonrpc": st.just("2.0"),
+        "id": st.integers(1000, 10**6) | st.text(min_size=1, max_size=6),
+        "method": st.sampled_from(METHOD_NAMES),
+        "params": params,
+    })

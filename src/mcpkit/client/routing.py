@@ -23,9 +23,22 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from mcpkit.client.transport import NotificationHandler, RequestHandler
-from mcpkit.errors import InternalError, MethodNotFoundError, RPCError, TransportError
-from mcpkit.protocol.codec import error_message, notification_message, result_message
-from mcpkit.protocol.outstanding import Outstanding
+from mcpkit.errors import (
+    InternalError,
+    InvalidRequestError,
+    MethodNotFoundError,
+    RPCError,
+    TransportError,
+)
+from mcpkit.protocol.codec import (
+    Request,
+    Response,
+    classify,
+    error_message,
+    notification_message,
+    result_message,
+)
+from mcpkit.protocol.outstanding import Outstanding, peer_id
 from mcpkit.types.constants import (
     LOG_LEVEL_KEY,
     PROGRESS_TOKEN_KEY,
@@ -133,20 +146,30 @@ class StreamRouter:
     # -- input from the transport ----------------------------------------------------------
 
     def receive(self, message: dict[str, Any]) -> None:
-        """Route one decoded message from the server."""
-        method = message.get("method")
-        if method is None:
-            self._response(message)
-        elif "id" in message:
-            self._server_request(message["id"], method, message.get("params"))
-        else:
-            self._notification(method, message)
+        """Route one decoded message from the server; one that is not JSON-RPC is ignored.
 
-    def _response(self, message: dict[str, Any]) -> None:
-        entry = self._pending.get(message.get("id"))
+        The codec's shape check comes first, so an id here is a string or an integer and a
+        method a non-empty string: a list as an id would be unhashable in the tables of
+        requests in flight (a TypeError that ends the stream's reader), and `true` or `1.0`
+        would answer request 1. A request whose id is not one cannot be answered at all.
+        """
+        try:
+            decoded = classify(message)
+        except InvalidRequestError as exc:
+            log.warning("ignored a message from the server: %s", exc.message)
+            return
+        if isinstance(decoded, Response):
+            self._response(decoded.id, message)
+        elif isinstance(decoded, Request):
+            self._server_request(decoded.id, decoded.method, decoded.params)
+        else:
+            self._notification(decoded.method, message)
+
+    def _response(self, request_id: Any, message: dict[str, Any]) -> None:
+        entry = self._pending.get(request_id) if request_id is not None else None
         if entry is None:
             # A late answer to a request we cancelled or stopped waiting for (CANC-3).
-            log.debug("ignored a response to id %r, which is not in flight", message.get("id"))
+            log.debug("ignored a response to id %r, which is not in flight", request_id)
             return
         if not entry.future.done():
             entry.future.set_result(message)
@@ -155,28 +178,34 @@ class StreamRouter:
         params = message.get("params")
         params = params if type(params) is dict else {}
         targets: list[_Pending] = []
+        # Every id, token and subscription id the server names is checked with `peer_id`
+        # before it is looked up: any other JSON value names nothing of ours.
         if method == Method.PROGRESS:
-            request_id = self._tokens.get(params.get(PROGRESS_TOKEN_KEY))
+            token = peer_id(params.get(PROGRESS_TOKEN_KEY))
+            request_id = self._tokens.get(token) if token is not None else None
             entry = self._pending.get(request_id) if request_id is not None else None
             if entry is not None:
                 targets.append(entry)
         elif method == Method.MESSAGE:
             targets = [p for p in self._pending.waiters() if p.logs]
         elif method == Method.CANCELLED:
-            entry = self._pending.get(params.get("requestId"))
+            cancelled = peer_id(params.get("requestId"))
+            entry = self._pending.get(cancelled) if cancelled is not None else None
             if entry is not None:
                 # The server ended a request of ours (a listen stream it tears down).
                 self._deliver(entry, message)
+                reason = params.get("reason")
                 if not entry.future.done():
                     entry.future.set_exception(TransportError(
                         f"{entry.method}: the server cancelled it"
-                        + (f" ({params['reason']})" if params.get("reason") else "")
+                        + (f" ({reason})" if type(reason) is str and reason else "")
                     ))
                 return
         else:
             meta = params.get("_meta")
-            if type(meta) is dict and SUBSCRIPTION_ID_KEY in meta:
-                entry = self._pending.get(meta[SUBSCRIPTION_ID_KEY])
+            subscription = peer_id(meta.get(SUBSCRIPTION_ID_KEY)) if type(meta) is dict else None
+            if subscription is not None:
+                entry = self._pending.get(subscription)
                 if entry is not None:
                     targets.append(entry)
         if targets:
@@ -189,8 +218,8 @@ class StreamRouter:
         if entry.on_notification is not None:
             self._spawn(entry.on_notification(message))
 
-    def _server_request(self, request_id: Any, method: str, params: Any) -> None:
-        self._spawn(self._answer(request_id, method, params if type(params) is dict else None))
+    def _server_request(self, request_id: Any, method: str, params: dict[str, Any] | None) -> None:
+        self._spawn(self._answer(request_id, method, params))
 
     async def _answer(self, request_id: Any, method: str, params: dict[str, Any] | None) -> None:
         handler = self._request_handler
