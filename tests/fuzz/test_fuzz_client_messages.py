@@ -12,7 +12,10 @@ of the connection's revision.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,11 +23,13 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 from peer_values import near_miss_messages
 from sample_server import make_server
-from wire import LEGACY, MODERN, check_client_message
+from wire import LEGACY, MODERN, check_client_message, check_server_message
 
-from mcpkit.client import ClientOptions
-from mcpkit.errors import ProtocolViolation, TransportError
+from mcpkit.client import Client, ClientOptions
+from mcpkit.errors import InvalidRequestError, ProtocolViolation, TransportError
+from mcpkit.protocol.codec import Response, classify
 from mcpkit.testing import WireRecorder, connect
+from mcpkit.transports.stdio_client import StdioServer
 
 ERAS = ["modern", "legacy"]
 HOSTILE = [
@@ -141,3 +146,44 @@ def test_any_server_messages_leave_the_client_working(
     era: str, messages: list[Any]
 ) -> None:
     asyncio.run(_scenario(era, messages))
+
+
+RELAY = str(Path(__file__).with_name("injecting_relay.py"))
+
+
+def _answer_from_the_server(message: dict[str, Any]) -> bool:
+    """A response the real server wrote (the relay's injected lines are not schema-checked:
+    they are off the schema on purpose, and the relay's own id-1 forgeries are among them)."""
+    try:
+        decoded = classify(message)
+    except InvalidRequestError:
+        return False
+    return isinstance(decoded, Response) and message not in HOSTILE
+NOT_MESSAGES = ["not json", "[1, 2]", '{"jsonrpc": "1.0", "id": 1, "result": {}}', "\udcff",
+                '{"jsonrpc": "2.0", "id": 1, "error": null}']
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_hostile_lines_from_a_real_stdio_server_leave_the_client_working(era: str) -> None:
+    """Over a real process: lines a server writes before an answer (each of HOSTILE, lines that
+    are no message) are ignored, the answer still arrives, and the next call works. A
+    TypeError here used to end the stdio reader, failing the call with a closed connection."""
+    revision = MODERN if era == "modern" else LEGACY
+    methods: dict[Any, str] = {}
+
+    def tap(direction: str, message: dict[str, Any]) -> None:
+        if direction == "send":
+            check_client_message(revision, message)
+            if "id" in message and "method" in message:
+                methods[message["id"]] = message["method"]
+        elif _answer_from_the_server(message) and message["id"] in methods:
+            check_server_message(revision, message, methods[message["id"]])
+
+    lines = [json.dumps(m) for m in HOSTILE] + NOT_MESSAGES
+    client = Client(StdioServer([sys.executable, RELAY], stderr="capture", tap=tap),
+                    options=ClientOptions(era=era))  # type: ignore[arg-type]
+    async with client:
+        text = "INJECT:" + json.dumps(lines)
+        reply = await client.call_tool("echo", {"text": text})
+        assert reply["content"][0]["text"] == text
+        assert (await client.call_tool("add", {"a": 4, "b": 5}))["structuredContent"] == {"sum": 9}

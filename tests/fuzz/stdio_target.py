@@ -1,0 +1,7 @@
+"""The sample server as `mcpkit run` serves it, for the relay of the stdio fuzz test."""
+
+from __future__ import annotations
+
+from sample_server import make_server
+
+server = make_server()
