@@ -13,6 +13,7 @@ from mcpkit.legacy.session_quota import (
     PRINCIPAL_SCOPE_KEY,
     CreationRate,
     SessionLimits,
+    exempt,
     owner_of,
     rate_refusal,
     store_full_refusal,
@@ -59,6 +60,18 @@ def test_the_table_of_buckets_is_bounded() -> None:
 def test_who_a_request_counts_as(scope: dict[str, Any], key: str, authenticated: bool) -> None:
     owner = owner_of(scope)
     assert owner.key.startswith(key) and owner.authenticated is authenticated
+
+
+@pytest.mark.parametrize(("scope", "free"), [
+    ({"client": ("127.0.0.1", 5)}, True), ({"client": ("::1", 5)}, True),
+    ({"client": ("127.0.0.9", 5)}, True), ({"client": ("10.0.0.1", 5)}, False),
+    ({"client": ("127.0.0.1", 5), PRINCIPAL_SCOPE_KEY: "alice"}, False),
+    ({"client": None}, False), ({"client": ("/run/mcp.sock", 0)}, False),
+])
+def test_only_anonymous_loopback_clients_are_free_of_the_client_limits(
+        scope: dict[str, Any], free: bool) -> None:
+    assert exempt(scope, owner_of(scope), SessionLimits()) is free
+    assert exempt(scope, owner_of(scope), SessionLimits(limit_loopback=True)) is False
 
 
 def test_forwarded_headers_are_not_read() -> None:

@@ -28,7 +28,9 @@ from mcpkit.legacy.session_quota import PRINCIPAL_SCOPE_KEY, SessionLimits
 from mcpkit.store.sessions import MemorySessionStore, SessionOwner
 from mcpkit.transports.http_limits import ListenerLimits
 
-SMALL = SessionLimits(per_client=3, rate_per_s=0.001, burst=2, max_sessions=5)
+SMALL = SessionLimits(per_client=3, rate_per_s=0.001, burst=2, max_sessions=5,
+                      limit_loopback=True)
+"""Small limits, held for loopback clients too: every client of these tests is one."""
 
 
 def app_with(**options: Any) -> Any:
@@ -156,7 +158,8 @@ async def test_a_store_of_authenticated_sessions_refuses_anonymous_creates_with_
 
 async def test_a_client_over_its_session_limit_ends_only_its_own_oldest(
         clients: list[Client]) -> None:
-    limits = SessionLimits(per_client=3, rate_per_s=0.001, burst=10, max_sessions=50)
+    limits = SessionLimits(per_client=3, rate_per_s=0.001, burst=10, max_sessions=50,
+                           limit_loopback=True)
     async with listening(app_with(sessions=limits)) as site:
         other = Client(site.url, "127.0.0.3")
         busy = Client(site.url, "127.0.0.2")
@@ -182,7 +185,7 @@ async def test_a_session_idle_longer_than_session_idle_s_ends(clients: list[Clie
 @pytest.mark.parametrize("trusted", [(), ("127.0.0.1",)])
 async def test_x_forwarded_for_counts_only_from_a_trusted_proxy(
         clients: list[Client], trusted: tuple[str, ...]) -> None:
-    limits = SessionLimits(per_client=10, rate_per_s=0.001, burst=2)
+    limits = SessionLimits(per_client=10, rate_per_s=0.001, burst=2, limit_loopback=True)
     async with listening(app_with(sessions=limits),
                          ListenerLimits(trusted_proxies=trusted)) as site:
         statuses = []
@@ -193,6 +196,21 @@ async def test_x_forwarded_for_counts_only_from_a_trusted_proxy(
     # Untrusted, the three are one client (127.0.0.1) over its burst; through a trusted
     # proxy, three clients.
     assert statuses == ([200, 200, 429] if not trusted else [200, 200, 200])
+
+
+async def test_by_default_clients_on_this_host_are_not_rate_limited_but_the_policy_holds(
+        clients: list[Client]) -> None:
+    limits = SessionLimits(per_client=2, rate_per_s=0.001, burst=2, max_sessions=3)
+    async with listening(app_with(sessions=limits)) as site:
+        alice = Client(site.url, token="alice")
+        local = Client(site.url, "127.0.0.2")
+        clients += [alice, local]
+        hers = [await alice.session(), await alice.session()]
+        _, limited = await alice.open()  # a principal is limited wherever it connects from
+        refused(limited, 429)
+        mine = [await local.session() for _ in range(4)]  # past burst and per-client
+        assert [await answers(peer) for peer in mine] == [404, 404, 404, 200]
+        assert [await answers(peer) for peer in hers] == [200, 200]
 
 
 # -- the store's policy, without a server -----------------------------------------------------

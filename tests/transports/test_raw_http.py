@@ -352,9 +352,11 @@ def test_a_session_idle_time_that_is_no_duration_is_refused(idle: Any) -> None:
 def test_uvicorn_gets_the_limits_it_has_settings_for() -> None:
     settings = uvicorn_settings(ListenerLimits(max_connections=7, keep_alive_s=65.0))
     assert settings["limit_concurrency"] == 7 and settings["timeout_keep_alive"] == 65.0
-    assert settings["proxy_headers"] is False  # uvicorn alone believes 127.0.0.1
+    assert settings["proxy_headers"] is True  # a proxy on this host, as uvicorn's default
+    assert settings["forwarded_allow_ips"] == ["127.0.0.1"]
     trusted = uvicorn_settings(ListenerLimits(trusted_proxies=("10.0.0.0/8",)))
     assert trusted["proxy_headers"] is True and trusted["forwarded_allow_ips"] == ["10.0.0.0/8"]
+    assert uvicorn_settings(ListenerLimits(trusted_proxies=()))["proxy_headers"] is False
     assert settings["http"].limits.max_headers == 100
 
 

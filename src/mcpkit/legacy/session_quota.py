@@ -35,6 +35,7 @@ __all__ = [
     "PRINCIPAL_SCOPE_KEY",
     "CreationRate",
     "SessionLimits",
+    "exempt",
     "owner_of",
     "rate_refusal",
     "store_full_refusal",
@@ -68,6 +69,12 @@ class SessionLimits:
     max_clients: int = 65_536
     """Clients whose creation rate is remembered; past it, the longest quiet is forgotten
     (a full bucket again), so the table cannot grow without bound either."""
+    limit_loopback: bool = False
+    """Whether anonymous clients on a loopback address (this host) are held to `rate_per_s`,
+    `burst` and `per_client`. Off: a local process can load this machine anyway, benchmarks
+    and test suites open sessions as fast as they can, and behind a proxy on this host that
+    sends no X-Forwarded-For every user would be one client. The store's policy (below) holds
+    for them all the same, and authenticated principals are limited wherever they are."""
 
     def __post_init__(self) -> None:
         for name in ("per_client", "burst", "max_sessions", "full_retry_after_s", "max_clients"):
@@ -134,6 +141,20 @@ def owner_of(scope: Mapping[str, Any]) -> SessionOwner:
     if not client:
         return SessionOwner("address:unknown")
     return SessionOwner(_address_key(str(client[0])))
+
+
+def exempt(scope: Mapping[str, Any], owner: SessionOwner, limits: SessionLimits) -> bool:
+    """Whether `owner` opens sessions free of the rate and per-client limits: an anonymous
+    client on a loopback address, unless `limits.limit_loopback`."""
+    if owner.authenticated or limits.limit_loopback:
+        return False
+    client = scope.get("client")
+    if not client:
+        return False
+    try:
+        return ipaddress.ip_address(str(client[0])).is_loopback
+    except ValueError:  # a Unix socket path: no address
+        return False
 
 
 def _retry_after(seconds: float) -> tuple[tuple[bytes, bytes], ...]:

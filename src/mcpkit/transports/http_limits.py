@@ -40,11 +40,12 @@ class ListenerLimits:
     """uvicorn's `timeout_keep_alive`: how long an idle connection waits for its next request.
     Behind a proxy that pools connections, make it longer than the proxy's own idle timeout
     (60 s for many balancers), or the proxy may reuse a connection the server is closing."""
-    trusted_proxies: tuple[str, ...] = ()
+    trusted_proxies: tuple[str, ...] = ("127.0.0.1",)
     """Addresses (or networks) whose X-Forwarded-For and X-Forwarded-Proto are believed
-    (uvicorn's `forwarded_allow_ips`): name the reverse proxy in front of the server, so the
-    client each request came from is known and per-client limits see clients, not the proxy.
-    Empty: forwarded headers are ignored (uvicorn alone would believe them from 127.0.0.1)."""
+    (uvicorn's `forwarded_allow_ips`), so that behind a reverse proxy the client each request
+    came from is known and per-client limits see clients, not the proxy. The default, as
+    uvicorn's, believes a proxy on this host; name a proxy elsewhere, or () to believe none
+    (a local proxy that passes a client's own X-Forwarded-For on unchecked)."""
 
     def __post_init__(self) -> None:
         for name in ("max_header_bytes", "max_header_line_bytes", "max_headers"):

@@ -30,6 +30,7 @@ from typing import Any, Final
 
 from mcpkit.errors import RPCError, TransportError
 from mcpkit.legacy import LegacySession
+from mcpkit.legacy import session_quota as quota
 from mcpkit.legacy.http_session import (
     STATEFUL,
     Refusal,
@@ -51,7 +52,6 @@ from mcpkit.legacy.resumption import (
     session_stream_id,
 )
 from mcpkit.legacy.session import LegacyState
-from mcpkit.legacy.session_quota import CreationRate, owner_of, rate_refusal, store_full_refusal
 from mcpkit.protocol.codec import (
     Message,
     Notification,
@@ -113,7 +113,7 @@ class LegacyEndpoint:
         if options.session_store is None and isinstance(store, MemorySessionStore):
             # The store made for these options (none was given) takes their bounds.
             store.max_sessions, store.idle_s = options.sessions.max_sessions, options.session_idle_s
-        self._rate = CreationRate(options.sessions)
+        self._rate = quota.CreationRate(options.sessions)
         """Each client's sessions opened lately (`mcpkit.legacy.session_quota`)."""
 
     def _live_for(self, session_id: str) -> LiveSession:
@@ -183,10 +183,11 @@ class LegacyEndpoint:
 
     async def _initialize(self, request: Request, send: Send, scope: dict[str, Any]) -> None:
         limits = self.options.sessions
-        owner = owner_of(scope)
-        wait = self._rate.take(owner.key, time.monotonic())
+        owner = quota.owner_of(scope)
+        free = quota.exempt(scope, owner, limits)
+        wait = None if free else self._rate.take(owner.key, time.monotonic())
         if wait is not None:
-            await _refuse(send, rate_refusal(request.id, wait, limits))
+            await _refuse(send, quota.rate_refusal(request.id, wait, limits))
             return
         try:
             session, result = LegacySession.open(self.server, request.params)
@@ -195,8 +196,9 @@ class LegacyEndpoint:
             return
         session_id = secrets.token_urlsafe(24)
         # False: full, and nothing may make room; None: a store that predates owners.
-        if await self.store.create(session_id, session.state, owner, limits.per_client) is False:
-            await _refuse(send, store_full_refusal(request.id, limits))
+        if await self.store.create(session_id, session.state, owner,
+                                   None if free else limits.per_client) is False:
+            await _refuse(send, quota.store_full_refusal(request.id, limits))
             return
         await plain_response(send, Status.OK, result_message(request.id, result),
                              [(_SESSION_HEADER, session_id.encode())])
