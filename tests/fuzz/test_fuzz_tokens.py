@@ -10,13 +10,13 @@ raises anything else. The untouched token opens, to what was sealed.
 
 from __future__ import annotations
 
-import base64
 import itertools
 from typing import Any
 
 from hypothesis import example, given
 from hypothesis import strategies as st
 from peer_values import json_values
+from token_mutations import MUTATIONS, mutate
 
 from mcpkit.errors import HandleError, StateRejected
 from mcpkit.protocol.request_state import (
@@ -114,67 +114,13 @@ def test_a_request_state_of_any_json_type_is_refused(value: Any) -> None:
         _handle_refused(value)
 
 
-def _raw(token: str) -> bytes:
-    return base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
-
-
-def _text(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
-
-
-MUTATIONS = st.one_of(
-    st.tuples(st.just("flip"), st.integers(0, 10_000), st.integers(0, 7)),
-    st.tuples(st.just("cut"), st.integers(1, 10_000), st.just(0)),
-    st.tuples(st.just("extend"), st.text("ABCxyz019-_", min_size=1, max_size=6), st.just(0)),
-    st.tuples(st.just("char"), st.integers(0, 10_000), st.sampled_from("Aa0-_+/=. \n")),
-    st.tuples(st.just("spelling"), st.sampled_from(["pad", "standard", "strip", "space",
-                                                    "upper", "lower", "last"]), st.just(0)),
-    st.tuples(st.just("bytes"), st.binary(min_size=1, max_size=4), st.integers(0, 10_000)),
-)
-
-
-def _mutate(token: str, mutation: tuple[str, Any, Any]) -> str:
-    kind, a, b = mutation
-    if kind == "flip":
-        data = bytearray(_raw(token))
-        data[a % len(data)] ^= 1 << b
-        return _text(bytes(data))
-    if kind == "cut":
-        return token[: len(token) - 1 - a % len(token)]
-    if kind == "extend":
-        return token + a
-    if kind == "char":
-        i = a % len(token)
-        return token[:i] + b + token[i + 1:]
-    if kind == "bytes":
-        data = _raw(token)
-        i = b % (len(data) + 1)
-        return _text(data[:i] + a + data[i:])
-    return {
-        "pad": token + "=" * (-len(token) % 4 or 4),
-        "standard": token.replace("-", "+").replace("_", "/"),
-        "strip": " " + token,
-        "space": token[:5] + " " + token[5:],
-        "upper": token.upper(),
-        "lower": token.lower(),
-        # Another spelling of the same bytes: the last character's unused bits set.
-        "last": token[:-1] + _ALPHABET[(_ALPHABET.index(token[-1]) | _UNUSED[len(token) % 4])
-                                       % 64],
-    }[a]
-
-
-_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
-_UNUSED = {2: 0b1111, 3: 0b11, 0: 0, 1: 0}
-"""Bits of the last base64 character that carry nothing, by the text's length mod 4."""
-
-
 @given(MUTATIONS)
 @example(("spelling", "last", 0))
 @example(("spelling", "pad", 0))
 @example(("flip", 0, 0))
 @example(("cut", 16, 0))
 def test_a_changed_request_state_never_opens(mutation: tuple[str, Any, Any]) -> None:
-    changed = _mutate(STATE, mutation)
+    changed = mutate(STATE, mutation)
     if changed == STATE:
         return
     if changed:
@@ -183,7 +129,7 @@ def test_a_changed_request_state_never_opens(mutation: tuple[str, Any, Any]) -> 
 
 @given(MUTATIONS)
 def test_a_changed_handle_never_opens(mutation: tuple[str, Any, Any]) -> None:
-    changed = _mutate(HANDLE_TOKEN, mutation)
+    changed = mutate(HANDLE_TOKEN, mutation)
     if changed != HANDLE_TOKEN:
         _handle_refused(changed)
 
@@ -229,6 +175,6 @@ def test_a_minted_handle_opens_and_its_other_spellings_do_not() -> None:
     token = mint_handle(SEALER, "alice", "cart", {"items": [3]})
     assert open_handle(SEALER, "alice", "cart", token, "here") == {"items": [3]}
     for spelling in ("pad", "standard", "last", "upper"):
-        changed = _mutate(token, ("spelling", spelling, 0))
+        changed = mutate(token, ("spelling", spelling, 0))
         if changed != token:
             _handle_refused(changed)
