@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 from collections.abc import AsyncIterator, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -367,3 +368,25 @@ async def test_a_host_sent_twice_gets_400(site: Listening) -> None:
     if answer.responses[0][1].get("content-type") == "application/json":  # h11 refuses it itself
         assert "Host" in answer.message()["error"]["message"]
     await still_answers(site.url)
+
+
+async def test_serve_http_applies_the_limits_it_is_given() -> None:
+    from mcpkit.transports.http_server import serve_http
+
+    server = Server("given-limits", "1.0.0")
+    announced: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+    task = asyncio.create_task(serve_http(
+        server, "127.0.0.1:0/mcp", listener=ListenerLimits(max_headers=12),
+        announce=lambda line: announced.done() or announced.set_result(
+            re.findall(r"http://\S+", line)[0])))
+    try:
+        url = await asyncio.wait_for(announced, BOUND)
+        port = int(url.rsplit(":", 1)[1].split("/")[0])
+        answer = await exchange(port, [head(*[f"X-{n}: 1" for n in range(7)]) + DISCOVER])
+        assert answer.statuses == [431]
+        assert "more than 12 headers" in answer.message()["error"]["message"]
+        await still_answers(url)
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.wait_for(task, BOUND)

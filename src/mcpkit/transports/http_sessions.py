@@ -11,10 +11,11 @@ streams a GET with `Last-Event-ID` may pick up. Their events, kept for that, sit
 The rules (which POSTs and GETs are refused and how, which sessions get priming events, which
 requests are saved after) are `mcpkit.legacy.http_session`; what a notification changes is
 `mcpkit.legacy.lifecycle`; stream ids, `Last-Event-ID` and polling are
-`mcpkit.legacy.resumption`; which changes reach a session's GET stream is the session's
-`forward`; our requests awaiting the client's answers are the shared
-`mcpkit.protocol.outstanding.Outstanding` table. Every status comes from
-`mcpkit.protocol.http.Status`.
+`mcpkit.legacy.resumption`; who may open a session, how fast, is `mcpkit.legacy.session_quota`
+(the store's `create` ends sessions for new ones by its policy); which changes reach a
+session's GET stream is the session's `forward`; our requests awaiting the client's answers
+are the shared `mcpkit.protocol.outstanding.Outstanding` table. Every status comes from
+`mcpkit.protocol.http.Status`, but 429 and 503 (`mcpkit.legacy.session_quota`).
 """
 
 from __future__ import annotations
