@@ -294,6 +294,10 @@ def modern(message: dict[str, Any]) -> None:
                     **({"instructions": f"Be nice{HOSTILE_TEXT}\nfake: line"} if hostile else {}),
                     "_meta": {"io.modelcontextprotocol/serverInfo": info}})
     elif method == "tools/list":
+        if MODE == "chatty" and "io.modelcontextprotocol/logLevel" in params.get("_meta", {}):
+            # A server may log while it answers any request that asked for a level.
+            send({"jsonrpc": "2.0", "method": "notifications/message",
+                  "params": {"level": "info", "logger": "lists", "data": "listing tools"}})
         tools = {"regex": REGEX_TOOLS, "hostile": HOSTILE_TOOLS}.get(MODE, TOOLS)
         send({"jsonrpc": "2.0", "id": id, "result": {
             "resultType": "complete", "tools": tools, "ttlMs": 60000, "cacheScope": "public"}},

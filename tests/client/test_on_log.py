@@ -161,3 +161,14 @@ async def test_a_log_or_progress_handler_that_raises_does_not_fail_the_call_over
 def test_an_on_log_that_is_no_function_is_refused_when_the_client_is_made() -> None:
     with pytest.raises(TypeError, match=r"on_log must be a function \(level, data, logger\)"):
         Client(InMemory(make_server()), on_log="print")  # type: ignore[arg-type]
+
+
+async def test_on_log_hears_what_a_server_logs_while_answering_a_list(
+    raw_client: MakeClient,
+) -> None:
+    # Every request carries the level on_log implies, so a server may log while it answers
+    # tools/list; those messages reach on_log though the list has no handler of its own.
+    logs = Logs()
+    client = raw_client("chatty", on_log=logs)
+    await client.list_tools()
+    assert await logs.wait_for(1) == [("info", "listing tools", "lists")]

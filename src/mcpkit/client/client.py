@@ -113,6 +113,8 @@ class Client:
         """What every request declares (CAP-1), derived from the handlers."""
         self.client_info = dict(client_info) if client_info else dict(_UNSET_INFO)
         self.on_log = on_log
+        # Logs a request with no handler of its own asked for (lists too carry the level).
+        self._logs = call_notifications(None, on_log) if on_log else None
         self._transport: ClientTransport | None = None
         self._lock = asyncio.Lock()
         self._ids = itertools.count(1)
@@ -196,11 +198,10 @@ class Client:
         message = {"jsonrpc": "2.0", "id": next(self._ids), "method": method, "params": params}
         send = exchange if (tracer := active()) is None else client_exchange(
             tracer, exchange, self.protocol_version, self._connector or transport)
+        wait = self.options.timeout if timeout is _DEFAULT else timeout
+        on_notification = on_notification or self._logs
         try:
-            response = await send(
-                transport, message, on_notification,
-                self.options.timeout if timeout is _DEFAULT else timeout,
-            )
+            response = await send(transport, message, on_notification, wait)
         except TransportError as exc:
             if not self._adapter.expired(exc) or self._connector is None:
                 raise
@@ -210,10 +211,7 @@ class Client:
             transport = self._transport
             assert transport is not None
             message = {**message, "id": next(self._ids)}
-            response = await send(
-                transport, message, on_notification,
-                self.options.timeout if timeout is _DEFAULT else timeout,
-            )
+            response = await send(transport, message, on_notification, wait)
         self._adapter.check(response, method)
         return result_of(response, method)
 
@@ -276,8 +274,8 @@ class Client:
         """Notifications outside any request: a legacy session's changes and log messages."""
         self._cache.invalidate(message)
         if message.get("method") == Method.MESSAGE:
-            if self.on_log is not None:
-                await call_notifications(None, self.on_log)(message)
+            if self._logs is not None:
+                await self._logs(message)
             return
         await self._adapter.unsolicited(message)
 
