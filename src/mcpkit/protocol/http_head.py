@@ -63,19 +63,19 @@ class HeadMeter:
         end = self._end_in(data)
         part = data if end is None else data[:end]
         self.size += len(part)
-        start = 0
-        while (newline := part.find(b"\n", start)) >= 0:
-            if self._folded(part, start):
-                return end
-            self._line += newline - start
+        if self._folded(part):
+            return end
+        lines = part.split(b"\n")  # the first continues the line before; the last is unended
+        if len(lines) > 1:
+            self._line += len(lines[0])
             if self._line_over():
                 return end
-            self._line = 0
             self._lines += 1
-            start = newline + 1
-        if self._folded(part, start):
-            return end
-        self._line += len(part) - start
+            self._line = max(map(len, lines[1:-1]), default=0)
+            if self._line_over():
+                return end
+            self._lines += len(lines) - 2
+        self._line = (self._line if len(lines) == 1 else 0) + len(lines[-1])
         if end is None:
             self._line_over()
             self._tail = (self._tail + data)[-3:]
@@ -86,17 +86,24 @@ class HeadMeter:
     def _end_in(self, data: bytes) -> int | None:
         """Where the blank line that ends the head finishes in `data` (CRLF CRLF, or the bare
         LF line ends a lenient parser takes), counting bytes carried from the last read."""
-        seen = self._tail + data
-        ends = [i + len(mark) for mark in (b"\r\n\r\n", b"\n\n", b"\n\r\n")
-                if (i := seen.find(mark)) >= 0]
+        # Looked for only as far as the head may still go: the rest of a read that is all body
+        # (or all of a head too big) is not scanned, nor copied.
+        seen = self._tail + data[:self._max_bytes - self.size + 4]
+        crlf = seen.find(b"\r\n\r\n")
+        stop = crlf + 4 if crlf >= 0 else len(seen)
+        ends = [stop] if crlf >= 0 else []
+        ends += [i + len(mark) for mark in (b"\n\n", b"\n\r\n")
+                 if (i := seen.find(mark, 0, stop)) >= 0]
         if not ends:
             return None
         return max(min(ends) - len(self._tail), 0)
 
-    def _folded(self, part: bytes, start: int) -> bool:
+    def _folded(self, part: bytes) -> bool:
         """A header line that begins with a space or tab continues the one before (obs-fold,
-        RFC 9112 5.2): parsers and proxies join it, or not, each their own way."""
-        if self._line or self._lines == 0 or start >= len(part) or part[start] not in b" \t":
+        RFC 9112 5.2): parsers and proxies join it, or not, each their own way. So is one
+        just after the request line, where it would hide a header from some of them."""
+        at_start = self._lines > 0 and self._line == 0 and part[:1] in (b" ", b"\t")
+        if not (at_start or b"\n " in part or b"\n\t" in part):
             return False
         self.overflow = HeadOverflow(BAD_REQUEST, (
             "Bad Request: a header line begins with whitespace (obs-fold); send each header "
