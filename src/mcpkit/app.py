@@ -69,13 +69,15 @@ class Server(CoreServer):
         `allowed_origins` browser origins.
 
         Inside a running event loop (a notebook, an async main) it is refused: await
-        `serve_stdio()` or `serve_http()` there instead.
+        `serve_stdio()` or `serve_http()` there instead. A key ring file that exists but cannot
+        be used (`mcpkit.store.state_keys.KeyFileError`) is refused before serving.
         """
         address = None if http is None else _address(http)
         hosts, origins = _names("allowed_hosts", allowed_hosts), _names(
             "allowed_origins", allowed_origins)
         if _loop_running():
             raise _inside_a_loop(address)
+        self.sealer.check_keys()  # a key ring others may read is refused before serving
         if address is None:
             from mcpkit.transports.stdio import run_stdio
 
@@ -92,6 +94,7 @@ class Server(CoreServer):
         loop; stdout is claimed for the protocol as `run()` claims it."""
         from mcpkit.transports.stdio import serve_stdio
 
+        self.sealer.check_keys()
         _claim_stdout()
         await serve_stdio(self)
 
@@ -106,6 +109,7 @@ class Server(CoreServer):
         cancelled; the address and options are those of `run(http=...)`."""
         from mcpkit.transports.http_server import serve_http
 
+        self.sealer.check_keys()
         await serve_http(self, _address(address),
                          allowed_hosts=_names("allowed_hosts", allowed_hosts),
                          allowed_origins=_names("allowed_origins", allowed_origins))

@@ -87,3 +87,31 @@ def test_a_negative_keep_is_a_usage_error(home: Path) -> None:
     done = keys("rotate", "--keep", "-5")
     assert done.returncode == 2 and "--keep must be seconds >= 0" in done.stderr
     assert not (home / ".local").exists()
+
+
+def _unsafe_ring(home: Path) -> Path:
+    assert keys("rotate").returncode == 0  # makes the ring, as a first server would
+    ring = Path(keys("path").stdout.strip())
+    ring.chmod(0o644)
+    return ring
+
+
+@pytest.mark.parametrize("how", ["stdio", "http", "script"])
+def test_a_server_refuses_at_start_a_key_ring_others_may_read(home: Path, how: str) -> None:
+    ring = _unsafe_ring(home)
+    calendar = str(ROOT / "examples" / "calendar" / "server.py")
+    command = {
+        "stdio": ["-m", "mcpkit", "run", calendar],
+        "http": ["-m", "mcpkit", "run", calendar, "--http", "127.0.0.1:0"],
+        "script": [str(ROOT / "examples" / "quickstart" / "server.py")],
+    }[how]
+    env = {**os.environ, "CALENDAR_DB": str(home / "calendar.sqlite3")}
+    done = subprocess.run([sys.executable, *command], capture_output=True, text=True, cwd=ROOT,
+                          timeout=60, env=env, stdin=subprocess.DEVNULL)
+    assert done.returncode != 0
+    assert f"chmod 600 {ring}" in done.stderr
+    assert done.stdout == ""  # nothing reached the protocol's stdout
+    if how != "script":  # `mcpkit run` says it in one line; a script's run() raises
+        assert "Traceback" not in done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1
+    assert stat.S_IMODE(ring.stat().st_mode) == 0o644  # reported, never rewritten

@@ -134,11 +134,13 @@ def _load(args: argparse.Namespace, store: object | None) -> Any:
     from mcpkit.cli.run_options import apply_run_options
     from mcpkit.cli.target import TargetError, load_server
     from mcpkit.cli.usage import UsageError
+    from mcpkit.store.state_keys import KeyFileError
 
     try:
         server = load_server(args.target)
         apply_run_options(server, dev=args.dev, store=store)
-    except (TargetError, UsageError) as exc:
+        server.sealer.check_keys()
+    except (TargetError, UsageError, KeyFileError) as exc:
         print(f"mcpkit run: {exc}", file=sys.stderr)
         return None
     return server

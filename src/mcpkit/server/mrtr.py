@@ -26,6 +26,7 @@ Imports: `mcpkit.protocol`, `mcpkit.errors`, `mcpkit.types`, `mcpkit.store`, `mc
 from __future__ import annotations
 
 import base64
+import contextlib
 import logging
 import os
 from collections.abc import Awaitable, Callable, Mapping
@@ -47,7 +48,7 @@ from mcpkit.protocol.request_state import (
 )
 from mcpkit.schema import json_type
 from mcpkit.server.asking import Question
-from mcpkit.store.state_keys import DATA_DIR_ENV, PersistedRing, key_file
+from mcpkit.store.state_keys import DATA_DIR_ENV, PersistedRing, key_file, read_key_file
 from mcpkit.types.methods import METHODS
 
 if TYPE_CHECKING:
@@ -156,6 +157,19 @@ class Sealer:
                 self._fixed = KeyRing((os.urandom(32),), os.urandom, ephemeral=True)
                 return self._fixed
         return self._persisted.ring(self.clock())
+
+    def check_keys(self) -> None:
+        """Refuse at start a persisted ring that exists but cannot be used (readable by others,
+        malformed): `KeyFileError` naming the fix, before a client's retry fails on it. A ring
+        not made yet is made when first needed, and no place for one is warned about then."""
+        if self._fixed is not None:
+            return
+        try:
+            path = key_file()
+        except RuntimeError:  # no home folder to be found
+            return
+        with contextlib.suppress(FileNotFoundError, NotADirectoryError):
+            read_key_file(path)
 
     @property
     def store(self) -> Store:
