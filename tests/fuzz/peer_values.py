@@ -87,7 +87,7 @@ def meta_objects() -> st.SearchStrategy[Any]:
     )
     info = st.just({"name": "fuzz", "version": "1"}) | json_values(3)
     level = st.sampled_from(["debug", "info", "error", "loud"]) | json_values(2)
-    token = st.one_of(st.integers(), st.text(max_size=5), json_values(2))
+    token = st.one_of(st.integers(-(2**63), 2**63 - 1), st.text(max_size=5), json_values(2))
     parts = st.tuples(
         _maybe(PROTOCOL_VERSION_KEY, version), _maybe(CLIENT_CAPABILITIES_KEY, caps),
         _maybe(CLIENT_INFO_KEY, info), _maybe(LOG_LEVEL_KEY, level),
