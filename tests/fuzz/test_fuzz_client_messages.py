@@ -153,14 +153,16 @@ RELAY = str(Path(__file__).with_name("injecting_relay.py"))
 
 def _answer_from_the_server(message: dict[str, Any]) -> bool:
     """A response the real server wrote (the relay's injected lines are not schema-checked:
-    they are off the schema on purpose, and the relay's own id-1 forgeries are among them)."""
+    they are off the schema on purpose)."""
     try:
         decoded = classify(message)
     except InvalidRequestError:
         return False
     return isinstance(decoded, Response) and message not in HOSTILE
-NOT_MESSAGES = ["not json", "[1, 2]", '{"jsonrpc": "1.0", "id": 1, "result": {}}', "\udcff",
-                '{"jsonrpc": "2.0", "id": 1, "error": null}']
+NOT_MESSAGES = ["not json", "[1, 2]", '{"jsonrpc": "1.0", "id": 999, "result": {}}', "\udcff",
+                '{"jsonrpc": "2.0", "id": 999, "error": null}']
+"""Lines that are no message of the connection (999 names no request in flight: a malformed
+answer to one that is fails it, `test_a_malformed_answer_to_a_request_in_flight_fails_it`)."""
 
 
 @pytest.mark.parametrize("era", ERAS)
@@ -187,3 +189,33 @@ async def test_hostile_lines_from_a_real_stdio_server_leave_the_client_working(e
         reply = await client.call_tool("echo", {"text": text})
         assert reply["content"][0]["text"] == text
         assert (await client.call_tool("add", {"a": 4, "b": 5}))["structuredContent"] == {"sum": 9}
+
+
+@pytest.mark.parametrize("era", ERAS)
+@pytest.mark.parametrize("answer", [
+    {"result": []}, {"result": "ok"}, {"error": {"code": "-32603", "message": "x"}},
+    {"error": None}, {"result": {}, "error": {"code": 1, "message": "both"}},
+], ids=["result-list", "result-string", "code-string", "error-null", "both"])
+def test_a_malformed_answer_to_a_request_in_flight_fails_it_at_once(
+    era: str, answer: dict[str, Any]
+) -> None:
+    """Dropping a malformed response would leave its request waiting for an answer that
+    already came, until the timeout; it fails now, saying what was wrong."""
+
+    async def main() -> None:
+        async with connect(make_server(), options=ClientOptions(era=era)) as client:  # type: ignore[arg-type]
+            await client.list_tools()
+            router = client.transport._router  # type: ignore[union-attr]
+            waiting = asyncio.ensure_future(router.request(
+                {"jsonrpc": "2.0", "id": 10_001, "method": "tools/list", "params": {}}))
+            await asyncio.sleep(0)
+            client.transport._from_server(  # type: ignore[union-attr]
+                {"jsonrpc": "2.0", "id": 10_001, **answer})
+            with pytest.raises(ProtocolViolation) as info:
+                await asyncio.wait_for(waiting, 10)
+            assert str(info.value).startswith(
+                "tools/list: the server's response is not valid JSON-RPC (")
+            assert (await client.call_tool("add", {"a": 1, "b": 1}))["structuredContent"] \
+                == {"sum": 2}
+
+    asyncio.run(main())

@@ -27,6 +27,7 @@ from mcpkit.errors import (
     InternalError,
     InvalidRequestError,
     MethodNotFoundError,
+    ProtocolViolation,
     RPCError,
     TransportError,
 )
@@ -156,7 +157,7 @@ class StreamRouter:
         try:
             decoded = classify(message)
         except InvalidRequestError as exc:
-            log.warning("ignored a message from the server: %s", exc.message)
+            self._malformed(message, exc)
             return
         if isinstance(decoded, Response):
             self._response(decoded.id, message)
@@ -164,6 +165,22 @@ class StreamRouter:
             self._server_request(decoded.id, decoded.method, decoded.params)
         else:
             self._notification(decoded.method, message)
+
+    def _malformed(self, message: dict[str, Any], exc: InvalidRequestError) -> None:
+        """A message that is not JSON-RPC. When it answers a request in flight (its id could be
+        read: an error without an integer code, a result that is no object), that request
+        fails at once with the reason, rather than waiting for an answer that already came;
+        anything else is dropped with a warning."""
+        request_id = getattr(exc, "request_id", None)
+        answers = type(message) is dict and "method" not in message
+        entry = self._pending.get(request_id) if answers else None
+        if entry is None or request_id is None:
+            log.warning("ignored a message from the server: %s", exc.message)
+            return
+        if not entry.future.done():
+            entry.future.set_exception(ProtocolViolation(
+                f"{entry.method}: the server's response is not valid JSON-RPC "
+                f"({exc.message.removeprefix('Invalid request: ')})"))
 
     def _response(self, request_id: Any, message: dict[str, Any]) -> None:
         entry = self._pending.get(request_id) if request_id is not None else None
