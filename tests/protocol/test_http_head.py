@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from mcpkit.protocol.http_head import BAD_REQUEST, HEADERS_TOO_LARGE, URI_TOO_LONG, HeadMeter
+from mcpkit.protocol.http import Status
+from mcpkit.protocol.http_head import HeadMeter
+
+BAD_REQUEST, HEADERS_TOO_LARGE, URI_TOO_LONG = (
+    Status.BAD_REQUEST, Status.HEADERS_TOO_LARGE, Status.URI_TOO_LONG)
 
 HEAD = b"POST /mcp HTTP/1.1\r\nHost: a\r\nContent-Length: 4\r\n\r\n"
 

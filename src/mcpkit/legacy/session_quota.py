@@ -26,6 +26,7 @@ from typing import Any, Final
 
 from mcpkit.errors import InternalError, InvalidRequestError
 from mcpkit.protocol.codec import RequestId
+from mcpkit.protocol.http import Status
 from mcpkit.protocol.http_refusals import Refusal
 from mcpkit.protocol.rejections import error_response
 from mcpkit.server.mrtr import principal_key
@@ -45,8 +46,6 @@ PRINCIPAL_SCOPE_KEY: Final = "mcpkit.principal"
 """The ASGI scope key where authentication middleware puts the request's principal (a string,
 or what `mcpkit.server.mrtr.principal_key` reads: a mapping or object with a subject)."""
 
-TOO_MANY_REQUESTS: Final = 429
-SERVICE_UNAVAILABLE: Final = 503
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,7 +163,7 @@ def _retry_after(seconds: float) -> tuple[tuple[bytes, bytes], ...]:
 def rate_refusal(request_id: RequestId | None, wait: float, limits: SessionLimits
                  ) -> Refusal:
     """An `initialize` over its client's creation rate: 429, and when to try again."""
-    return Refusal(TOO_MANY_REQUESTS, error_response(request_id, InvalidRequestError(
+    return Refusal(Status.TOO_MANY_REQUESTS, error_response(request_id, InvalidRequestError(
         f"Too Many Requests: this client opens sessions faster than {limits.rate_per_s:g} a "
         f"second (bursts of {limits.burst}); retry in {max(1, math.ceil(wait))} s, or reuse "
         "the session it has")), _retry_after(wait))
@@ -173,7 +172,7 @@ def rate_refusal(request_id: RequestId | None, wait: float, limits: SessionLimit
 def store_full_refusal(request_id: RequestId | None, limits: SessionLimits) -> Refusal:
     """An `initialize` the full store cannot make room for (every session left is an
     authenticated one, which an anonymous client may not end): 503, and when to try again."""
-    return Refusal(SERVICE_UNAVAILABLE, error_response(request_id, InternalError(
+    return Refusal(Status.SERVICE_UNAVAILABLE, error_response(request_id, InternalError(
         "Service Unavailable: the server holds as many sessions as it may, and none can "
         f"make room for an anonymous one; retry in {limits.full_retry_after_s} s")),
         _retry_after(limits.full_retry_after_s))

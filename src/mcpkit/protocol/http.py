@@ -112,10 +112,20 @@ class Status:
     """A second GET stream for one legacy session."""
     GONE: Final = 410
     """A `Last-Event-ID` whose events are no longer kept."""
+    REQUEST_TIMEOUT: Final = 408
+    """The listener's: a request head or body that stopped arriving."""
     PAYLOAD_TOO_LARGE: Final = 413
+    URI_TOO_LONG: Final = 414
+    """The listener's: the request line alone is over the per-line limit."""
     UNSUPPORTED_MEDIA_TYPE: Final = 415
+    TOO_MANY_REQUESTS: Final = 429
+    """A client opening legacy sessions faster than its rate (with Retry-After)."""
+    HEADERS_TOO_LARGE: Final = 431
+    """The listener's: the head, one header line, or their number is over its limit."""
     INTERNAL_ERROR: Final = 500
     """What escaped a GET or DELETE, which has no message to answer."""
+    SERVICE_UNAVAILABLE: Final = 503
+    """The session store is full of what an anonymous client may not end (with Retry-After)."""
 
 
 # -- which era a POST belongs to ----------------------------------------------------------------

@@ -15,16 +15,10 @@ and it stops at the blank line that ends the head, whatever comes after it in th
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final
 
-__all__ = ["BAD_REQUEST", "HEADERS_TOO_LARGE", "URI_TOO_LONG", "HeadMeter", "HeadOverflow"]
+from mcpkit.protocol.http import Status
 
-BAD_REQUEST: Final = 400
-"""A head whose shape parsers read differently (a folded header line)."""
-HEADERS_TOO_LARGE: Final = 431
-"""Request Header Fields Too Large: the head, one header, or their number is over its limit."""
-URI_TOO_LONG: Final = 414
-"""URI Too Long: the request line alone is over the per-line limit."""
+__all__ = ["HeadMeter", "HeadOverflow"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,7 +99,7 @@ class HeadMeter:
         at_start = self._lines > 0 and self._line == 0 and part[:1] in (b" ", b"\t")
         if not (at_start or b"\n " in part or b"\n\t" in part):
             return False
-        self.overflow = HeadOverflow(BAD_REQUEST, (
+        self.overflow = HeadOverflow(Status.BAD_REQUEST, (
             "Bad Request: a header line begins with whitespace (obs-fold); send each header "
             "on one line"))
         return True
@@ -114,10 +108,10 @@ class HeadMeter:
         if self._line <= self._max_line:
             return False
         if self._lines == 0:
-            self.overflow = HeadOverflow(URI_TOO_LONG, (
+            self.overflow = HeadOverflow(Status.URI_TOO_LONG, (
                 f"URI Too Long: the request line is over {self._max_line} bytes"))
         else:
-            self.overflow = HeadOverflow(HEADERS_TOO_LARGE, (
+            self.overflow = HeadOverflow(Status.HEADERS_TOO_LARGE, (
                 f"Request Header Fields Too Large: a header line is over {self._max_line} "
                 "bytes"))
         return True
@@ -126,9 +120,9 @@ class HeadMeter:
         # The request line and, once the head ended, the blank line are not headers.
         headers = self._lines - 1 - (1 if ended else 0)
         if headers > self._max_headers:
-            self.overflow = HeadOverflow(HEADERS_TOO_LARGE, (
+            self.overflow = HeadOverflow(Status.HEADERS_TOO_LARGE, (
                 f"Request Header Fields Too Large: more than {self._max_headers} headers"))
         elif self.size > self._max_bytes:
-            self.overflow = HeadOverflow(HEADERS_TOO_LARGE, (
+            self.overflow = HeadOverflow(Status.HEADERS_TOO_LARGE, (
                 f"Request Header Fields Too Large: the request head is over {self._max_bytes} "
                 "bytes"))

@@ -27,6 +27,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from mcpkit.errors import InvalidRequestError
 from mcpkit.protocol.codec import encode
+from mcpkit.protocol.http import Status
 from mcpkit.protocol.http_head import HeadMeter
 from mcpkit.protocol.rejections import error_response
 from mcpkit.transports.http_limits import ListenerLimits
@@ -35,7 +36,6 @@ __all__ = ["LimitedH11", "LimitedHttpTools", "protocol_for", "uvicorn_settings"]
 
 log = logging.getLogger("mcpkit.transport")
 
-REQUEST_TIMEOUT: Final = 408
 LINGER_S: Final = 1.0
 """How long a refused connection's input is still read, and dropped, before it closes."""
 
@@ -140,7 +140,7 @@ class _Guard:
             return
         log.warning("closed a connection from %s: its request head took over %s s",
                     self._peer(), self.limits.header_timeout_s)
-        self._close_with(REQUEST_TIMEOUT, f"Request Timeout: the request head did not come "
+        self._close_with(Status.REQUEST_TIMEOUT, f"Request Timeout: the request head did not come "
                          f"within {self.limits.header_timeout_s} s", answer=True)
 
     def _body_timed_out(self) -> None:
@@ -157,7 +157,7 @@ class _Guard:
                     self._peer(), self.limits.body_timeout_s)
         # Answered only while the app has not: after its response a 408 would read as the
         # answer to a request the client has not sent.
-        self._close_with(REQUEST_TIMEOUT, f"Request Timeout: the request body stopped for "
+        self._close_with(Status.REQUEST_TIMEOUT, f"Request Timeout: the request body stopped for "
                          f"over {self.limits.body_timeout_s} s",
                          answer=cycle is None or not cycle.response_started)
 
