@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING, Any
 from mcpkit.server.server import Server as CoreServer
 
 if TYPE_CHECKING:
+    from mcpkit.legacy.session_quota import SessionLimits
+    from mcpkit.transports.http_limits import ListenerLimits
     from mcpkit.transports.http_server import HTTPApp, HTTPOptions
 
 __all__ = ["Server"]
@@ -51,6 +53,9 @@ class Server(CoreServer):
         *,
         allowed_hosts: Iterable[str] = (),
         allowed_origins: Iterable[str] = (),
+        listener: ListenerLimits | None = None,
+        sessions: SessionLimits | None = None,
+        session_idle_s: float | None = None,
     ) -> None:
         """Serve until the client goes (stdio) or until interrupted (HTTP), in an event loop
         of its own: the last line of a script, `if __name__ == "__main__": server.run()`.
@@ -66,7 +71,9 @@ class Server(CoreServer):
         default path is `/mcp`, the host 127.0.0.1; port 0 picks a free one). The URL is
         printed on stderr. `allowed_hosts` adds `Host` values to accept (the public name
         behind a reverse proxy; bound to loopback, the loopback names are always accepted),
-        `allowed_origins` browser origins.
+        `allowed_origins` browser origins. `listener`, `sessions` and `session_idle_s` set the
+        limits of `HTTPOptions` (docs/security.md): what a connection may send, how fast a
+        client may open 2025-11-25 sessions, and when an unused one ends.
 
         Inside a running event loop (a notebook, an async main) it is refused: await
         `serve_stdio()` or `serve_http()` there instead. A key ring file that exists but cannot
@@ -87,7 +94,8 @@ class Server(CoreServer):
             return
         from mcpkit.transports.http_server import run_http
 
-        run_http(self, address, allowed_hosts=hosts, allowed_origins=origins)
+        run_http(self, address, allowed_hosts=hosts, allowed_origins=origins,
+                 listener=listener, sessions=sessions, session_idle_s=session_idle_s)
 
     async def serve_stdio(self) -> None:
         """Serve on this process's stdin and stdout until stdin closes, in the running event
@@ -104,6 +112,9 @@ class Server(CoreServer):
         *,
         allowed_hosts: Iterable[str] = (),
         allowed_origins: Iterable[str] = (),
+        listener: ListenerLimits | None = None,
+        sessions: SessionLimits | None = None,
+        session_idle_s: float | None = None,
     ) -> None:
         """Serve Streamable HTTP with uvicorn in the running event loop until interrupted or
         cancelled; the address and options are those of `run(http=...)`."""
@@ -112,7 +123,8 @@ class Server(CoreServer):
         self.sealer.check_keys()
         await serve_http(self, _address(address),
                          allowed_hosts=_names("allowed_hosts", allowed_hosts),
-                         allowed_origins=_names("allowed_origins", allowed_origins))
+                         allowed_origins=_names("allowed_origins", allowed_origins),
+                         listener=listener, sessions=sessions, session_idle_s=session_idle_s)
 
 
 def _address(http: object) -> str:

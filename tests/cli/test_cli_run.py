@@ -8,13 +8,16 @@ import asyncio
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from cli_run import HERE, ROOT, SERVER, environ, free_port, mcpkit
 from http_peer import ServerProcess, checked_transport
 from stdio_peer import StdioPeer, meta
+from wire import LEGACY, check_server_message
 
 from mcpkit.client import Client, ClientOptions
 from mcpkit.server.mrtr import new_state_key
@@ -159,3 +162,41 @@ async def _tool_names(url: str, log: Path) -> list[str]:
             await asyncio.sleep(0.1)
     raise AssertionError(f"no server answered at {url}: {log.read_text()}")
 
+
+
+@pytest.mark.parametrize("value", ["0", "-5", "soon", "inf"])
+def test_a_bad_session_idle_is_one_line(tmp_path: Path, value: str) -> None:
+    done = mcpkit(tmp_path, "run", SERVER, "--http", "127.0.0.1:0", f"--session-idle={value}")
+    assert done.returncode == 2
+    assert "--session-idle: expected seconds above zero" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_session_idle_needs_http(tmp_path: Path) -> None:
+    done = mcpkit(tmp_path, "run", SERVER, "--session-idle", "60")
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert "add --http" in done.stderr
+
+
+def test_session_idle_ends_a_legacy_session_left_unused() -> None:
+    server = ServerProcess.start(SERVER, "--session-idle", "0.5")
+    try:
+        accept = {"accept": "application/json, text/event-stream",
+                  "content-type": "application/json"}
+        with httpx.Client(timeout=30) as http:
+            opened = http.post(server.url, headers=accept, json={
+                "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                    "protocolVersion": "2025-11-25", "capabilities": {},
+                    "clientInfo": {"name": "idle-test", "version": "1"}}})
+            assert opened.status_code == 200, opened.text
+            check_server_message(LEGACY, opened.json(), "initialize")
+            session = {**accept, "mcp-session-id": opened.headers["mcp-session-id"],
+                       "mcp-protocol-version": "2025-11-25"}
+            ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
+            answered = http.post(server.url, headers=session, json=ping)
+            assert answered.status_code == 200
+            check_server_message(LEGACY, answered.json(), "ping")
+            time.sleep(2)  # unused for well over its idle time (load only makes it later)
+            assert http.post(server.url, headers=session, json=ping).status_code == 404
+    finally:
+        server.stop()

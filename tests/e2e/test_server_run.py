@@ -15,10 +15,12 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 from http_peer import ServerProcess, checked_transport
 from schema_tap import SchemaTap
 from stdio_peer import StdioPeer
+from wire import LEGACY, check_server_message
 
 from mcpkit import Client, ClientOptions, Server
 from mcpkit.transports.stdio_client import StdioServer
@@ -160,6 +162,35 @@ async def test_serve_http_serves_in_the_running_loop_until_cancelled(
     assert found.group(1).endswith("/rpc")
     async with Client(checked_transport(found.group(1), check_server=True)) as client:
         assert (await client.call_tool("ping_back", {}))["content"][0]["text"] == "pong"
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(task, 10)
+
+
+async def test_serve_http_takes_the_session_limits(capfd: pytest.CaptureFixture[str]) -> None:
+    from mcpkit.legacy.session_quota import SessionLimits
+
+    server = Server("limited", "1.0.0")
+    limits = SessionLimits(rate_per_s=0.01, burst=1, limit_loopback=True)
+    task = asyncio.create_task(server.serve_http("127.0.0.1:0", sessions=limits))
+    seen, found = "", None
+    for _ in range(500):
+        seen += capfd.readouterr().err
+        found = re.search(r"serving limited at (http://\S+)", seen)
+        if found or task.done():
+            break
+        await asyncio.sleep(0.02)
+    assert found is not None, seen
+    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "limits-test", "version": "1"}}}
+    headers = {"accept": "application/json, text/event-stream"}
+    async with httpx.AsyncClient(timeout=30) as http:
+        first = await http.post(found.group(1), json=initialize, headers=headers)
+        second = await http.post(found.group(1), json=initialize, headers=headers)
+    assert first.status_code == 200
+    check_server_message(LEGACY, first.json(), "initialize")
+    assert second.status_code == 429 and "retry-after" in second.headers  # the burst of one
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await asyncio.wait_for(task, 10)

@@ -9,6 +9,7 @@ line on stderr and exit status 2; a port that is taken is one line and status 1.
 from __future__ import annotations
 
 import argparse
+import math
 import socket
 import sys
 from typing import Any
@@ -61,6 +62,11 @@ def _parser() -> argparse.ArgumentParser:
         "share them between processes on this host",
     )
     run.add_argument(
+        "--session-idle", type=_seconds, metavar="SECONDS",
+        help="with --http: end a 2025-11-25 session after this long without a request "
+        "(default 3600)",
+    )
+    run.add_argument(
         "--reload", action="store_true",
         help="with --http: restart when a .py file beside the target changes (development)",
     )
@@ -108,6 +114,10 @@ def _run(args: argparse.Namespace) -> int:
         print("mcpkit run: --reload restarts an HTTP server; add --http [HOST:]PORT (a stdio "
               "server is restarted by the host that starts it)", file=sys.stderr)
         return 2
+    if args.session_idle is not None and args.http is None:
+        print("mcpkit run: --session-idle applies to the 2025-11-25 sessions of an HTTP server; "
+              "add --http [HOST:]PORT (a stdio connection is its own session)", file=sys.stderr)
+        return 2
     if args.http is not None:
         return _run_http(args, store)
     from mcpkit.transports.stdio import claim_stdout, run_stdio
@@ -119,6 +129,17 @@ def _run(args: argparse.Namespace) -> int:
         return 2
     run_stdio(server)
     return 0
+
+
+def _seconds(text: str) -> float:
+    """A `--session-idle` value: seconds above zero (argparse prints the refusal in one line)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not value > 0 or math.isinf(value):
+        raise argparse.ArgumentTypeError(f"expected seconds above zero, e.g. 600, not {text!r}")
+    return value
 
 
 def _store(args: argparse.Namespace) -> Any:
@@ -151,6 +172,7 @@ def _passed_on(args: argparse.Namespace) -> list[str]:
     out = [f"--allow-host={h}" for h in args.allow_host]
     out += [f"--allow-origin={o}" for o in args.allow_origin]
     out += ["--dev"] * args.dev + ([f"--store={args.store}"] if args.store else [])
+    out += [f"--session-idle={args.session_idle}"] * (args.session_idle is not None)
     return out
 
 
@@ -193,7 +215,7 @@ def _run_http(args: argparse.Namespace, store: object | None) -> int:
         return 2
     try:
         run_http(server, args.http, allowed_hosts=args.allow_host,
-                 allowed_origins=args.allow_origin)
+                 allowed_origins=args.allow_origin, session_idle_s=args.session_idle)
     except OSError as exc:
         print(f"mcpkit run: cannot serve on {args.http}: {exc.strerror or exc}", file=sys.stderr)
         return 1
