@@ -57,6 +57,8 @@ def _problem(problems: list[str], path: str, expected: str, value: Any) -> Any:
 
 # -- primitives ---------------------------------------------------------------------------------
 
+_INT_SPAN = 2**63
+
 
 def check_any(value: Any, path: str, problems: list[str]) -> Any:
     return value
@@ -69,9 +71,16 @@ def check_str(value: Any, path: str, problems: list[str]) -> Any:
 
 
 def check_int(value: Any, path: str, problems: list[str]) -> Any:
-    # JSON Schema counts 3.0 as an integer, so a client may legitimately send it.
+    # JSON Schema counts 3.0 as an integer, so a client may legitimately send it. The wire
+    # decodes an integer literal past 64 bits as the nearest double: taking that as an integer
+    # would hand the function a number the client never sent (-2**63 - 1 arrives as -2**63,
+    # hence the strict bounds).
     if isinstance(value, float) and value.is_integer():
-        return int(value)
+        if -_INT_SPAN < value < 2 * _INT_SPAN:
+            return int(value)
+        problems.append(f"{path}: an integer outside the 64-bit range a JSON integer can carry "
+                        "(-2**63 to 2**64-1); send it as a string")
+        return value
     if isinstance(value, int) and not isinstance(value, bool):
         return value
     return _problem(problems, path, "integer", value)

@@ -35,7 +35,7 @@ from mcpkit.server.prompts import get_prompt, list_prompts
 from mcpkit.server.resources import list_resources, list_templates, read_resource
 from mcpkit.server.subscriptions import listen
 from mcpkit.server.tools import call_tool, list_tools
-from mcpkit.tracing.spans import server_span
+from mcpkit.tracing.spans import active, server_span
 from mcpkit.types.constants import Method
 from mcpkit.types.methods import METHODS
 
@@ -89,9 +89,9 @@ async def serve(
     """Await `work` for `request` and return its response message; never raises (but for
     cancel). An awaitable rather than a function to call, so a request pays for no extra
     object on its way in (`Server.handle` is on every request's path)."""
-    span = server_span(request)  # None unless a tracer provider is set (mcpkit.tracing)
-    if span is not None:
-        work = span.run(work, errors)
+    tracer = active()  # None unless a tracer provider is set (mcpkit.tracing)
+    if tracer is not None:
+        work = server_span(tracer, request).run(work, errors)
     try:
         result = await work
     except RPCError as exc:

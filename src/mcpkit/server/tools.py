@@ -72,6 +72,9 @@ class Tool:
     check_output: Callable[[Any], None] | None
     header_params: dict[str, tuple[str, ...]]
     """Its `x-mcp-header` table: header name -> property path (empty when it declares none)."""
+    scans_arguments: bool = True
+    """Whether a checked argument may hold a container to look through for an integer the
+    wire rounded (`arguments_of`); False when every parameter is declared a scalar."""
 
 
 class ToolOptions(TypedDict, total=False):
@@ -151,7 +154,27 @@ def build_tool(
         inspect.iscoroutinefunction(fn),
         check_output,
         headers,
+        _may_hold_containers(definition["inputSchema"], fn),
     )
+
+
+_SCALAR_TYPES = frozenset({"string", "integer", "number", "boolean", "null"})
+
+
+def _may_hold_containers(schema: Mapping[str, Any], fn: Callable[..., Any]) -> bool:
+    """False when the input schema declares every property a scalar and the function takes
+    no others (no `**kwargs`: the check drops the arguments it does not declare)."""
+    properties = schema.get("properties")
+    if type(properties) is not dict or any(
+            p.kind is inspect.Parameter.VAR_KEYWORD
+            for p in inspect.signature(fn).parameters.values()):
+        return True
+    for prop in properties.values():
+        kinds = prop.get("type") if type(prop) is dict else None
+        kinds = [kinds] if type(kinds) is str else kinds
+        if type(kinds) is not list or not kinds or not _SCALAR_TYPES.issuperset(kinds):
+            return True
+    return False
 
 
 def _output_checker(tool_name: str, schema: dict[str, Any]) -> Callable[[Any], None]:
@@ -275,7 +298,8 @@ def call_result(tool: Tool, value: Any) -> dict[str, Any]:
     if sig.output_schema is None:
         content = to_content(value)
         if content is not None:
-            if content and not isinstance(value, str | ContentBlock | bytes | bytearray):
+            if (content and type(value) is not str
+                    and not isinstance(value, ContentBlock | bytes | bytearray)):
                 # Block dicts are the tool's own data: they may hold what JSON cannot carry.
                 problem = json_problem({"content": content})
                 if problem is not None:
@@ -315,22 +339,24 @@ def arguments_of(tool: Tool, params: Mapping[str, Any]) -> dict[str, Any] | dict
         kwargs = tool.signature.validate(args)
     except ArgumentsError as exc:
         raise ToolError(f"Invalid arguments for tool {tool.name!r}: {exc}") from None
+    if not tool.scans_arguments:
+        return kwargs
     for key, value in kwargs.items():
         kind = type(value)
         if kind in _SCALARS:
             continue
         raw = args.get(key) if args is not None else None
-        if kind is int:
-            place = None if _faithful(raw, value) else ""
-        else:
-            found = big_integer(value)
-            place = found[0] if found is not None else _rounded(raw, value)
+        found = big_integer(value)
+        place = found[0] if found is not None else _rounded(raw, value)
         if place is not None:
             raise ToolError(f"Invalid arguments for tool {tool.name!r}: {_out_of_range(key, place)}")
     return kwargs
 
 
-_SCALARS = frozenset({str, float, bool, type(None)})
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+"""Argument types the check leaves nothing to look at in: a typed integer made from a double
+past 64 bits is refused by the check itself (`schema.checkers.check_int`), and any other integer
+came from the wire as one, so in range."""
 
 
 def _faithful(raw: Any, value: int) -> bool:
