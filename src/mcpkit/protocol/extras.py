@@ -45,6 +45,7 @@ EXTRAS: Final[Mapping[str, str]] = MappingProxyType(
         "uvloop": "fast",
         "httptools": "fast",
         "opentelemetry": "otel",
+        "joserfc": "auth",
     }
 )
 """Top-level module -> the extra that installs it (`pyproject.toml`'s optional-dependencies)."""
