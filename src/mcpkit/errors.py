@@ -30,6 +30,7 @@ MCPError                                   anything mcpkit raises on purpose
 ├── MissingExtraError                      a feature needs an extra that is not installed
 │                                          (also an ImportError; raised at start, never per call)
 └── AuthError                              authorization failed
+    └── DPoPError                          a DPoP proof failed a check (.reason, .error)
 ```
 
 Errors that a peer sent us are built with `RPCError.from_wire`, so a caller catches the same
@@ -51,6 +52,7 @@ from typing import Any, ClassVar
 __all__ = [
     "AuthError",
     "BrokenStreamError",
+    "DPoPError",
     "ElicitationAnswerError",
     "FormSchemaError",
     "HTTPStatusError",
@@ -320,6 +322,22 @@ class MissingExtraError(MCPError, ImportError):
 
 class AuthError(MCPError):
     """Authorization failed."""
+
+
+class DPoPError(AuthError):
+    """A DPoP proof (RFC 9449) failed a check: raised by `mcpkit.auth.dpop.verify_proof`.
+
+    `reason` names the check that failed, one short word a caller can branch on ("typ", "alg",
+    "jwk", "signature", "htm", "htu", "iat", "jti", "ath", "jkt", "nonce", "malformed"), and
+    `error` is the OAuth error code the answer carries: `use_dpop_nonce` when the proof lacks
+    the nonce the server asked for (the client retries with it), `invalid_dpop_proof` for
+    everything else. The message never holds the proof or the access token.
+    """
+
+    def __init__(self, message: str, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.error = "use_dpop_nonce" if reason == "nonce" else "invalid_dpop_proof"
 
 
 _BY_CODE: dict[int, type[RPCError]] = {

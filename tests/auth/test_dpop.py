@@ -1,0 +1,264 @@
+"""DPoP proofs (RFC 9449): each check of `verify_proof` refuses for its own reason.
+
+Proofs that break one rule are signed with joserfc and keys made here, so every test changes
+exactly one thing of a proof that otherwise passes.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from typing import Any
+
+import pytest
+from joserfc import jws
+from joserfc.jwk import ECKey, OctKey, RSAKey
+
+from mcpkit.auth.dpop import (
+    ALGORITHMS,
+    DPoPKey,
+    access_token_hash,
+    normalize_htu,
+    verify_proof,
+)
+from mcpkit.errors import AuthError, DPoPError
+
+NOW = 1_800_000_000
+URL = "https://mcp.example.com/mcp"
+TOKEN = "eyJ.access.token"
+
+
+def sign(header: dict[str, Any], claims: dict[str, Any], key: Any, alg: str = "ES256") -> str:
+    return jws.serialize_compact(header, json.dumps(claims), key, algorithms=[alg])
+
+
+def good_claims(**changes: Any) -> dict[str, Any]:
+    claims: dict[str, Any] = {"jti": "j-1", "htm": "POST", "htu": URL, "iat": NOW}
+    claims.update(changes)
+    return {k: v for k, v in claims.items() if v is not None}
+
+
+def reason_of(proof: str, **kwargs: Any) -> str:
+    kwargs.setdefault("htm", "POST")
+    kwargs.setdefault("htu", URL)
+    kwargs.setdefault("now", NOW)
+    with pytest.raises(DPoPError) as caught:
+        verify_proof(proof, **kwargs)
+    assert isinstance(caught.value, AuthError)
+    assert TOKEN not in str(caught.value)
+    return caught.value.reason
+
+
+@pytest.fixture
+def ec() -> ECKey:
+    return ECKey.generate_key("P-256")
+
+
+def header_for(key: Any, **changes: Any) -> dict[str, Any]:
+    header = {"typ": "dpop+jwt", "alg": "ES256", "jwk": key.as_dict(private=False)}
+    header.update(changes)
+    return {k: v for k, v in header.items() if v is not None}
+
+
+def test_a_proof_made_by_dpop_key_verifies_and_names_its_key() -> None:
+    key = DPoPKey.generate()
+    proof = key.proof("post", URL + "?q=1#frag", access_token=TOKEN, nonce="n-1", now=NOW)
+    verified = verify_proof(proof, htm="POST", htu=URL, now=NOW, access_token=TOKEN,
+                            expected_jkt=key.thumbprint(), nonce="n-1")
+    assert verified.jkt == key.thumbprint()
+    assert verified.iat == NOW
+    claims = json.loads(jws.extract_compact(proof.encode()).payload)
+    assert claims["htu"] == URL
+    assert claims["htm"] == "POST"
+    assert claims["ath"] == access_token_hash(TOKEN)
+    assert "d" not in jws.extract_compact(proof.encode()).headers()["jwk"]
+
+
+def test_every_proof_has_a_fresh_jti() -> None:
+    key = DPoPKey.generate()
+    jtis = {verify_proof(key.proof("GET", URL, now=NOW), htm="GET", htu=URL, now=NOW).jti
+            for _ in range(20)}
+    assert len(jtis) == 20
+
+
+@pytest.mark.parametrize("alg", sorted(ALGORITHMS))
+def test_every_allowed_algorithm_round_trips(alg: str) -> None:
+    key = DPoPKey.generate(alg)
+    proof = key.proof("GET", URL, now=NOW)
+    assert verify_proof(proof, htm="GET", htu=URL, now=NOW).jkt == key.thumbprint()
+    again = DPoPKey.from_jwk(key.private_jwk())
+    assert again.thumbprint() == key.thumbprint() and again.alg == alg
+
+
+def test_thumbprint_is_rfc7638_over_the_required_members() -> None:
+    key = DPoPKey.generate("ES256")
+    jwk = key.public_jwk
+    canonical = json.dumps({m: jwk[m] for m in ("crv", "kty", "x", "y")},
+                           separators=(",", ":"), sort_keys=True)
+    expected = base64.urlsafe_b64encode(hashlib.sha256(canonical.encode()).digest())
+    assert key.thumbprint() == expected.rstrip(b"=").decode()
+
+
+def test_ath_is_base64url_sha256_of_the_token() -> None:
+    # RFC 9449 section 7.1's example token and its ath.
+    token = "Kz~8mXK1EalYznwH-LC-1fBAo.4Ljp~zsPE_NeO.gxU"
+    assert access_token_hash(token) == "fUHyO2r2Z3DZ53EsNrWBb0xWXoaNy59IiKCAqksmQEo"
+
+
+def test_wrong_typ(ec: ECKey) -> None:
+    assert reason_of(sign(header_for(ec, typ="JWT"), good_claims(), ec)) == "typ"
+    assert reason_of(sign(header_for(ec, typ=None), good_claims(), ec)) == "typ"
+
+
+def test_symmetric_and_unknown_algorithms_are_refused() -> None:
+    secret = OctKey.generate_key(256)
+    proof = sign({"typ": "dpop+jwt", "alg": "HS256", "jwk": {"kty": "oct"}}, good_claims(),
+                 secret, alg="HS256")
+    assert reason_of(proof) == "alg"
+
+
+def test_alg_none_is_refused(ec: ECKey) -> None:
+    header = base64.urlsafe_b64encode(json.dumps(header_for(ec, alg="none")).encode())
+    body = base64.urlsafe_b64encode(json.dumps(good_claims()).encode())
+    proof = f"{header.rstrip(b'=').decode()}.{body.rstrip(b'=').decode()}."
+    assert reason_of(proof) == "alg"
+
+
+def test_alg_outside_the_callers_allow_list(ec: ECKey) -> None:
+    proof = sign(header_for(ec), good_claims(), ec)
+    assert reason_of(proof, algorithms=("RS256",)) == "alg"
+
+
+def test_missing_or_private_jwk(ec: ECKey) -> None:
+    assert reason_of(sign(header_for(ec, jwk=None), good_claims(), ec)) == "jwk"
+    private = header_for(ec, jwk=ec.as_dict(private=True))
+    assert reason_of(sign(private, good_claims(), ec)) == "jwk"
+
+
+def test_jwk_of_another_type_than_the_algorithm(ec: ECKey) -> None:
+    rsa = RSAKey.generate_key(2048)
+    assert reason_of(sign(header_for(ec, jwk=rsa.as_dict(private=False)), good_claims(), ec)) \
+        == "jwk"
+
+
+def test_signature_by_another_key(ec: ECKey) -> None:
+    other = ECKey.generate_key("P-256")
+    assert reason_of(sign(header_for(other), good_claims(), ec)) == "signature"
+
+
+def test_tampered_payload(ec: ECKey) -> None:
+    head, _, sig = sign(header_for(ec), good_claims(), ec).split(".")
+    body = base64.urlsafe_b64encode(json.dumps(good_claims(htm="GET")).encode())
+    assert reason_of(f"{head}.{body.rstrip(b'=').decode()}.{sig}", htm="GET") == "signature"
+
+
+@pytest.mark.parametrize("proof", ["", "abc", "a.b", "a.b.c.d", "x.y.z", "a.b.c, d.e.f"])
+def test_not_a_compact_jws(proof: str) -> None:
+    assert reason_of(proof) == "malformed"
+
+
+def test_payload_not_an_object(ec: ECKey) -> None:
+    proof = jws.serialize_compact(header_for(ec), b"[1]", ec, algorithms=["ES256"])
+    assert reason_of(proof) == "malformed"
+
+
+def test_missing_jti(ec: ECKey) -> None:
+    assert reason_of(sign(header_for(ec), good_claims(jti=None), ec)) == "jti"
+    assert reason_of(sign(header_for(ec), good_claims(jti=""), ec)) == "jti"
+
+
+def test_method_mismatch(ec: ECKey) -> None:
+    proof = sign(header_for(ec), good_claims(), ec)
+    assert reason_of(proof, htm="GET") == "htm"
+    assert reason_of(sign(header_for(ec), good_claims(htm=None), ec)) == "htm"
+
+
+@pytest.mark.parametrize("other", [
+    "https://mcp.example.com/other",
+    "https://evil.example.com/mcp",
+    "http://mcp.example.com/mcp",
+    "https://mcp.example.com:8443/mcp",
+])
+def test_url_mismatch(ec: ECKey, other: str) -> None:
+    assert reason_of(sign(header_for(ec), good_claims(), ec), htu=other) == "htu"
+
+
+def test_missing_htu(ec: ECKey) -> None:
+    assert reason_of(sign(header_for(ec), good_claims(htu=None), ec)) == "htu"
+    assert reason_of(sign(header_for(ec), good_claims(htu="not a url"), ec)) == "htu"
+
+
+@pytest.mark.parametrize("claimed", [
+    "HTTPS://MCP.Example.COM/mcp",
+    "https://mcp.example.com:443/mcp",
+    "https://mcp.example.com/mcp?x=1",
+    "https://mcp.example.com/mcp#f",
+    "https://mcp.example.com/%6dcp",
+])
+def test_url_compared_after_normalisation(ec: ECKey, claimed: str) -> None:
+    proof = sign(header_for(ec), good_claims(htu=claimed), ec)
+    assert verify_proof(proof, htm="POST", htu=URL, now=NOW).jti == "j-1"
+
+
+def test_normalize_htu() -> None:
+    assert normalize_htu("HTTP://Host:80") == "http://host/"
+    assert normalize_htu("https://h/a%2fb%7E") == "https://h/a%2Fb~"
+    assert normalize_htu("http://[::1]:8080/x?y") == "http://[::1]:8080/x"
+    with pytest.raises(ValueError):
+        normalize_htu("ftp://h/x")
+
+
+@pytest.mark.parametrize("iat", [NOW + 6, NOW - 306, "soon", None, True])
+def test_iat_outside_the_window(ec: ECKey, iat: object) -> None:
+    assert reason_of(sign(header_for(ec), good_claims(iat=iat), ec)) == "iat"
+
+
+@pytest.mark.parametrize("iat", [NOW + 5, NOW - 305, NOW])
+def test_iat_inside_the_window_with_leeway(ec: ECKey, iat: int) -> None:
+    assert verify_proof(sign(header_for(ec), good_claims(iat=iat), ec),
+                        htm="POST", htu=URL, now=NOW).iat == iat
+
+
+def test_ath_required_and_matched_for_a_resource_request(ec: ECKey) -> None:
+    assert reason_of(sign(header_for(ec), good_claims(), ec), access_token=TOKEN) == "ath"
+    other = good_claims(ath=access_token_hash("another-token"))
+    assert reason_of(sign(header_for(ec), other, ec), access_token=TOKEN) == "ath"
+    right = good_claims(ath=access_token_hash(TOKEN))
+    assert verify_proof(sign(header_for(ec), right, ec), htm="POST", htu=URL, now=NOW,
+                        access_token=TOKEN).jti == "j-1"
+
+
+def test_key_not_the_one_the_token_is_bound_to(ec: ECKey) -> None:
+    other = DPoPKey.generate()
+    proof = sign(header_for(ec), good_claims(), ec)
+    assert reason_of(proof, expected_jkt=other.thumbprint()) == "jkt"
+    assert verify_proof(proof, htm="POST", htu=URL, now=NOW,
+                        expected_jkt=ec.thumbprint()).jkt == ec.thumbprint()
+
+
+def test_nonce_required_gives_use_dpop_nonce(ec: ECKey) -> None:
+    with pytest.raises(DPoPError) as caught:
+        verify_proof(sign(header_for(ec), good_claims(), ec), htm="POST", htu=URL, now=NOW,
+                     nonce="server-nonce")
+    assert caught.value.reason == "nonce" and caught.value.error == "use_dpop_nonce"
+    stale = sign(header_for(ec), good_claims(nonce="old"), ec)
+    assert reason_of(stale, nonce="server-nonce") == "nonce"
+
+
+def test_other_failures_are_invalid_dpop_proof(ec: ECKey) -> None:
+    with pytest.raises(DPoPError) as caught:
+        verify_proof(sign(header_for(ec), good_claims(), ec), htm="GET", htu=URL, now=NOW)
+    assert caught.value.error == "invalid_dpop_proof"
+
+
+def test_dpop_key_refuses_a_bad_algorithm_or_a_public_key() -> None:
+    with pytest.raises(ValueError, match="HS256"):
+        DPoPKey.generate("HS256")
+    with pytest.raises(ValueError, match="private"):
+        DPoPKey.from_jwk(DPoPKey.generate().public_jwk)
+
+
+def test_repr_shows_no_private_material() -> None:
+    key = DPoPKey.generate()
+    assert key.private_jwk()["d"] not in repr(key)
