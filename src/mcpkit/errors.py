@@ -30,7 +30,9 @@ MCPError                                   anything mcpkit raises on purpose
 ├── MissingExtraError                      a feature needs an extra that is not installed
 │                                          (also an ImportError; raised at start, never per call)
 └── AuthError                              authorization failed
-    └── DPoPError                          a DPoP proof failed a check (.reason, .error)
+    ├── DPoPError                          a DPoP proof failed a check (.reason, .error)
+    ├── InvalidTokenError                  a resource server refuses an access token (.error)
+    └── VerifierUnavailableError           a resource server cannot check tokens right now
 ```
 
 Errors that a peer sent us are built with `RPCError.from_wire`, so a caller catches the same
@@ -62,6 +64,7 @@ __all__ = [
     "InternalError",
     "InvalidParamsError",
     "InvalidRequestError",
+    "InvalidTokenError",
     "MCPError",
     "MethodNotFoundError",
     "MissingExtraError",
@@ -78,6 +81,7 @@ __all__ = [
     "TransportError",
     "URLElicitationRequiredError",
     "UnsupportedProtocolVersionError",
+    "VerifierUnavailableError",
     "error_class_for_code",
 ]
 
@@ -338,6 +342,25 @@ class DPoPError(AuthError):
         super().__init__(message)
         self.reason = reason
         self.error = "use_dpop_nonce" if reason == "nonce" else "invalid_dpop_proof"
+
+
+class InvalidTokenError(AuthError):
+    """A resource server refuses an access token: expired, not yet valid, badly signed, for
+    another audience or issuer, revoked, or malformed. Raised by token verifiers.
+
+    `error` is the OAuth code the 401 challenge carries (`invalid_token`; `invalid_request`
+    for a malformed request, answered 400). The message says why for the challenge's
+    `error_description`, and never holds the token.
+    """
+
+    def __init__(self, message: str, error: str = "invalid_token") -> None:
+        super().__init__(message)
+        self.error = error
+
+
+class VerifierUnavailableError(AuthError):
+    """A resource server cannot check tokens right now: its JWKS or introspection endpoint is
+    out of reach or answers nonsense. Answered 503, not 401: the client's token may be good."""
 
 
 _BY_CODE: dict[int, type[RPCError]] = {

@@ -32,13 +32,16 @@ def require(server: Server, kind: str, method: str) -> None:
 
 
 def page(server: Server, kind: str, key: str, params: dict[str, Any],
-         items: Callable[[], list[Any]]) -> dict[str, Any]:
-    """The page of `kind`'s list that `params.cursor` points at, as a list result under `key`."""
+         items: Callable[[], list[Any]], seen_by: frozenset[str] | None = None
+         ) -> dict[str, Any]:
+    """The page of `kind`'s list that `params.cursor` points at, as a list result under `key`;
+    `seen_by`: the granted scopes the list was filtered for (`mcpkit.server.scopes.viewer`),
+    which key its cache beside the page."""
     method = f"{kind}/list" if kind != "templates" else Method.RESOURCES_TEMPLATES_LIST
     cursor = params.get("cursor")
     gen = server.generation
     offset = 0 if cursor is None else decode_cursor(method, cursor, gen)
-    cache_key = (kind, offset)
+    cache_key: tuple[Any, ...] = (kind, offset) if seen_by is None else (kind, offset, seen_by)
     cached = server._cache.get(cache_key)
     if cached is not None:
         return cached

@@ -22,6 +22,7 @@ from mcpkit.server.context import Context, inject
 from mcpkit.server.failures import failure_text
 from mcpkit.server.listing import page, require
 from mcpkit.server.mrtr import in_rounds
+from mcpkit.server.scopes import viewer, visible
 from mcpkit.server.threads import invoke
 from mcpkit.types.constants import Method
 
@@ -63,6 +64,8 @@ class Prompt:
     definition: dict[str, Any]
     required: tuple[str, ...]
     is_async: bool
+    scopes: tuple[str, ...] = ()
+    """The OAuth scopes a `prompts/get` needs (`mcpkit.server.scopes`)."""
 
 
 def build_prompt(
@@ -137,8 +140,9 @@ def prompt_messages(value: Any) -> list[dict[str, Any]]:
 async def list_prompts(params: dict[str, Any], ctx: Context) -> dict[str, Any]:
     server = ctx.server
     require(server, "prompts", Method.PROMPTS_LIST)
+    seen_by = viewer(ctx)
     return page(server, "prompts", "prompts", params,
-                lambda: [p.definition for p in server.prompts.values()])
+                lambda: visible(server.prompts.values(), ctx, seen_by), seen_by)
 
 
 async def get_prompt(params: dict[str, Any], ctx: Context) -> dict[str, Any]:

@@ -33,6 +33,7 @@ from mcpkit.server.context import Context, inject
 from mcpkit.server.failures import failure_text
 from mcpkit.server.listing import page
 from mcpkit.server.mrtr import in_rounds
+from mcpkit.server.scopes import viewer, visible
 from mcpkit.server.threads import invoke
 from mcpkit.types.constants import Method
 
@@ -165,11 +166,15 @@ class Readable:
 @dataclass(slots=True)
 class Resource(Readable):
     uri: str
+    scopes: tuple[str, ...] = ()
+    """The OAuth scopes a read needs (`mcpkit.server.scopes`)."""
 
 
 @dataclass(slots=True)
 class ResourceTemplate(Readable):
     template: UriTemplate
+    scopes: tuple[str, ...] = ()
+    """The OAuth scopes a read of any URI it matches needs."""
 
 
 def describe(
@@ -250,15 +255,17 @@ def _require(server: Server, method: str) -> None:
 async def list_resources(params: dict[str, Any], ctx: Context) -> dict[str, Any]:
     server = ctx.server
     _require(server, Method.RESOURCES_LIST)
+    seen_by = viewer(ctx)
     return page(server, "resources", "resources", params,
-                lambda: [r.definition for r in server.resources.values()])
+                lambda: visible(server.resources.values(), ctx, seen_by), seen_by)
 
 
 async def list_templates(params: dict[str, Any], ctx: Context) -> dict[str, Any]:
     server = ctx.server
     _require(server, Method.RESOURCES_TEMPLATES_LIST)
+    seen_by = viewer(ctx)
     return page(server, "templates", "resourceTemplates", params,
-                lambda: [t.definition for t in server.templates])
+                lambda: visible(server.templates, ctx, seen_by), seen_by)
 
 
 async def read_resource(params: dict[str, Any], ctx: Context) -> dict[str, Any]:

@@ -12,7 +12,7 @@ This is the core class, and it knows no transport (the server layer sits below t
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar, Unpack
 
@@ -32,6 +32,7 @@ from mcpkit.server.resources import (
     has_variables,
     signature_of,
 )
+from mcpkit.server.scopes import scopes_of
 from mcpkit.server.subscriptions import Broker, Change, LocalBroker
 from mcpkit.server.tools import Tool, ToolOptions, build_tool
 from mcpkit.types.constants import SERVER_INFO_KEY
@@ -79,6 +80,10 @@ class ServerOptions:
     hold secrets (paths, queries, tokens): the client then gets only an error id, and the
     traceback goes to the server log under the same id. Meant for development
     (`mcpkit run --dev`)."""
+    scoped_lists: bool = False
+    """Leave out of `tools/list`, `resources/list`, `resources/templates/list` and
+    `prompts/list` what the caller's token does not grant the `scopes=` of (AUTH-12); a
+    caller without a principal (stdio, an unprotected server) still sees everything."""
 
 
 class Server:
@@ -191,6 +196,7 @@ class Server:
         icons: list[dict[str, Any]] | None = None,
         meta: Mapping[str, Any] | None = None,
         cache: CacheHint | None = None,
+        scopes: Iterable[str] | None = None,
     ) -> Resource | ResourceTemplate:
         """Register `fn` as the resource at `uri`; a URI with `{variables}` registers a
         template (`add_resource_template`), its variables passed as the parameters of the
@@ -203,7 +209,7 @@ class Server:
                 )
             return self.add_resource_template(
                 uri, fn, name=name, title=title, description=description, mime_type=mime_type,
-                annotations=annotations, icons=icons, meta=meta, cache=cache,
+                annotations=annotations, icons=icons, meta=meta, cache=cache, scopes=scopes,
             )
         if uri in self.resources:
             raise ValueError(f"a resource with URI {uri!r} is already registered")
@@ -222,7 +228,8 @@ class Server:
             "uri", uri, name=name or fn.__name__, title=title, description=doc,
             mime_type=mime_type, annotations=annotations, icons=icons, meta=meta, size=size,
         )
-        resource = Resource(fn, sig, definition, mime_type, cache, is_async, uri=uri)
+        resource = Resource(fn, sig, definition, mime_type, cache, is_async, uri=uri,
+                            scopes=scopes_of(scopes, f"resource {uri!r}"))
         self.resources[uri] = resource
         self._changed("resources")
         return resource
@@ -253,6 +260,7 @@ class Server:
         icons: list[dict[str, Any]] | None = None,
         meta: Mapping[str, Any] | None = None,
         cache: CacheHint | None = None,
+        scopes: Iterable[str] | None = None,
     ) -> ResourceTemplate:
         template = UriTemplate(uri_template)
         sig, is_async = signature_of(fn, uri_template)
@@ -275,7 +283,8 @@ class Server:
             "uriTemplate", uri_template, name=name or fn.__name__, title=title,
             description=doc, mime_type=mime_type, annotations=annotations, icons=icons, meta=meta,
         )
-        entry = ResourceTemplate(fn, sig, definition, mime_type, cache, is_async, template=template)
+        entry = ResourceTemplate(fn, sig, definition, mime_type, cache, is_async, template=template,
+                                 scopes=scopes_of(scopes, f"resource template {uri_template!r}"))
         self.templates.append(entry)
         self._changed("resources")
         return entry
@@ -289,8 +298,10 @@ class Server:
 
         return register
 
-    def add_prompt(self, fn: Callable[..., Any], **options: Any) -> Prompt:
+    def add_prompt(self, fn: Callable[..., Any], *, scopes: Iterable[str] | None = None,
+                   **options: Any) -> Prompt:
         prompt = build_prompt(fn, **options)
+        prompt.scopes = scopes_of(scopes, f"prompt {prompt.name!r}")
         if prompt.name in self.prompts:
             raise ValueError(f"a prompt named {prompt.name!r} is already registered")
         self.prompts[prompt.name] = prompt
@@ -305,12 +316,14 @@ class Server:
         description: str | None = None,
         icons: list[dict[str, Any]] | None = None,
         meta: Mapping[str, Any] | None = None,
+        scopes: Iterable[str] | None = None,
     ) -> Callable[[F], F]:
-        """Register a function that returns a prompt's messages; its parameters are arguments."""
+        """Register a function that returns a prompt's messages; its parameters are arguments.
+        `scopes`: the OAuth scopes a `prompts/get` of it needs."""
 
         def register(fn: F) -> F:
             self.add_prompt(fn, name=name, title=title, description=description, icons=icons,
-                            meta=meta)
+                            meta=meta, scopes=scopes)
             return fn
 
         return register

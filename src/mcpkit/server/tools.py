@@ -21,7 +21,7 @@ import inspect
 import logging
 import re
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, TypedDict, Unpack
@@ -52,6 +52,7 @@ from mcpkit.server.failures import failure_text
 from mcpkit.server.handles import HandleError
 from mcpkit.server.listing import page, require
 from mcpkit.server.mrtr import in_rounds
+from mcpkit.server.scopes import scopes_of, viewer, visible
 from mcpkit.server.threads import invoke
 from mcpkit.types.constants import SERVER_INFO_KEY, Method
 
@@ -75,6 +76,8 @@ class Tool:
     scans_arguments: bool = True
     """Whether a checked argument may hold a container to look through for an integer the
     wire rounded (`arguments_of`); False when every parameter is declared a scalar."""
+    scopes: tuple[str, ...] = ()
+    """The OAuth scopes a call needs (`ToolOptions.scopes`)."""
 
 
 class ToolOptions(TypedDict, total=False):
@@ -91,6 +94,8 @@ class ToolOptions(TypedDict, total=False):
     """False: never structured; True: the return annotation must give an output schema."""
     icons: list[dict[str, Any]]
     meta: Mapping[str, Any]
+    scopes: Sequence[str]
+    """OAuth scopes a call needs (`mcpkit.server.scopes`); none: any authorized caller."""
 
 
 def build_tool(
@@ -146,16 +151,9 @@ def build_tool(
         check_output = _output_checker(tool_name, output_schema)
     elif sig.output_schema is not None:
         check_output = _typed_output_checker(tool_name, fn, sig.wrap_output)
-    return Tool(
-        tool_name,
-        fn,
-        sig,
-        definition,
-        inspect.iscoroutinefunction(fn),
-        check_output,
-        headers,
-        _may_hold_containers(definition["inputSchema"], fn),
-    )
+    return Tool(tool_name, fn, sig, definition, inspect.iscoroutinefunction(fn), check_output,
+                headers, _may_hold_containers(definition["inputSchema"], fn),
+                scopes_of(options.get("scopes"), f"tool {tool_name!r}"))
 
 
 _SCALAR_TYPES = frozenset({"string", "integer", "number", "boolean", "null"})
@@ -403,8 +401,9 @@ def _out_of_range(key: str, place: str) -> str:
 async def list_tools(params: dict[str, Any], ctx: Context) -> dict[str, Any]:
     server = ctx.server
     require(server, "tools", Method.TOOLS_LIST)
+    seen_by = viewer(ctx)
     return page(server, "tools", "tools", params,
-                lambda: [t.definition for t in server.tools.values()])
+                lambda: visible(server.tools.values(), ctx, seen_by), seen_by)
 
 
 def call_tool(params: dict[str, Any], ctx: Context) -> Awaitable[dict[str, Any]]:
