@@ -31,9 +31,9 @@ MCPError                                   anything mcpkit raises on purpose
 │                                          (also an ImportError; raised at start, never per call)
 └── AuthError                              authorization failed
     ├── DPoPError                          a DPoP proof failed a check (.reason, .error)
-    ├── GrantError                         a token endpoint refused a grant (.error, .status)
     ├── InvalidTokenError                  a resource server refuses an access token (.error)
-    └── VerifierUnavailableError           a resource server cannot check tokens right now
+    ├── VerifierUnavailableError           a resource server cannot check tokens right now
+    └── RedirectError                      the browser brought back an error, or nothing (.error)
 ```
 
 Errors that a peer sent us are built with `RPCError.from_wire`, so a caller catches the same
@@ -58,7 +58,6 @@ __all__ = [
     "DPoPError",
     "ElicitationAnswerError",
     "FormSchemaError",
-    "GrantError",
     "HTTPStatusError",
     "HandleError",
     "HeaderMismatchError",
@@ -74,6 +73,7 @@ __all__ = [
     "NoCommonVersionError",
     "ParseError",
     "ProtocolViolation",
+    "RedirectError",
     "RPCError",
     "RequestTimeoutError",
     "ResourceNotFoundError",
@@ -346,24 +346,6 @@ class DPoPError(AuthError):
         self.error = "use_dpop_nonce" if reason == "nonce" else "invalid_dpop_proof"
 
 
-class GrantError(AuthError):
-    """An authorization server (or an enterprise IdP) refused a token request, or answered one
-    with something that is no token response.
-
-    `error` is the OAuth error code it sent (`invalid_grant`, `invalid_client`,
-    `invalid_scope`, `unauthorized_client`, ...; `invalid_response` when the answer was not a
-    token response), `description` its `error_description` (cut short), `status` the HTTP
-    status. The message names the grant and the endpoint, never a token, secret or assertion.
-    """
-
-    def __init__(self, message: str, *, error: str, description: str | None = None,
-                 status: int | None = None) -> None:
-        super().__init__(message)
-        self.error = error
-        self.description = description
-        self.status = status
-
-
 class InvalidTokenError(AuthError):
     """A resource server refuses an access token: expired, not yet valid, badly signed, for
     another audience or issuer, revoked, or malformed. Raised by token verifiers.
@@ -381,6 +363,17 @@ class InvalidTokenError(AuthError):
 class VerifierUnavailableError(AuthError):
     """A resource server cannot check tokens right now: its JWKS or introspection endpoint is
     out of reach or answers nonsense. Answered 503, not 401: the client's token may be good."""
+
+
+class RedirectError(AuthError):
+    """The authorization response did not come back usable: the authorization server redirected
+    the browser with an error (`error` is its code, e.g. `access_denied`), or nothing reached
+    the loopback redirect listener in time (`error` is "timeout"). Raised by
+    `mcpkit.transports.oauth_redirect`; the message says what to do and holds no code."""
+
+    def __init__(self, message: str, *, error: str) -> None:
+        super().__init__(message)
+        self.error = error
 
 
 _BY_CODE: dict[int, type[RPCError]] = {
