@@ -39,7 +39,7 @@ from mcpkit.client.legacy.adapter import LegacyAdapter
 from mcpkit.client.modern import ModernAdapter, modern_meta
 from mcpkit.client.options import ClientOptions, RequestTimeoutError
 from mcpkit.client.transport import ClientTransport, Connector, NotificationHandler, http_status
-from mcpkit.errors import ProtocolViolation, RPCError, TransportError
+from mcpkit.errors import AuthError, ProtocolViolation, RPCError, TransportError
 from mcpkit.protocol.codec import notification_message
 from mcpkit.store.era_cache import EraCache, Remembered
 from mcpkit.types.constants import LEGACY_VERSIONS, SERVER_INFO_KEY, Method
@@ -48,6 +48,8 @@ from mcpkit.types.era import LEGACY, MODERN
 __all__ = ["ADAPTERS", "Opened", "Opener", "exchange", "result_of"]
 
 log = logging.getLogger("mcpkit.client")
+_AUTHORIZATION_STATUSES: Final = frozenset({401, 403})
+"""Statuses the probe never reads as "a legacy server": they are about the credentials."""
 
 ADAPTERS: Final[Mapping[Era, Callable[[ClientCore], EraAdapter]]] = {
     MODERN: ModernAdapter,
@@ -268,6 +270,13 @@ class Opener:
             return task.result(), False
         except TransportError as exc:
             status = http_status(exc)
+            if status in _AUTHORIZATION_STATUSES:
+                # An authorization event, not a sign of a legacy server: falling back to
+                # initialize would only meet the same refusal (or worse, send it unauthorized).
+                raise AuthError(
+                    f"server/discover: the server answered HTTP {status}: it requires "
+                    "authorization; give the connector auth= (mcpkit.transports.oauth.OAuth) "
+                    "or sign in with `mcpkit login URL`") from None
             if status is not None and 400 <= status < 500:
                 return None, False  # HTTP 4xx without a modern error body (VER-12)
             if self.connector is not None and self.connector.kind == "stdio":

@@ -82,11 +82,14 @@ class HTTPClientTransport:
         timeout: httpx.Timeout | float | None = None,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
         httpx_options: Mapping[str, Any] | None = None,
+        auth: httpx.Auth | None = None,
     ) -> None:
         """`client` is an httpx client to share (it is not closed here); otherwise one is made
         with `timeout` (default: 30 s to connect, no limit on reading a stream) and any
-        `httpx_options` (TLS `verify`, proxies, `event_hooks`, ...)."""
+        `httpx_options` (TLS `verify`, proxies, `event_hooks`, ...). `auth` authorizes every
+        request (`mcpkit.transports.oauth.OAuth`; a 401 or 403 is its to answer)."""
         self.url = url
+        self.auth = auth
         self.max_message_bytes = max_message_bytes
         self._own_client = client is None
         self._client = client or httpx.AsyncClient(**{
@@ -228,7 +231,7 @@ class HTTPClientTransport:
         if last_event_id is not None:
             headers[Header.LAST_EVENT_ID] = last_event_id
         request = self._client.build_request(method, self.url, content=content, headers=headers)
-        return opened(self._client, request, what, self._moved)
+        return opened(self._client, request, what, self._moved, self.auth)
 
     def _moved(self, url: str) -> None:
         """A request was redirected to `url`: every later one goes there directly."""
@@ -239,7 +242,7 @@ class HTTPClientTransport:
         request = self._client.build_request(
             "POST", self.url, content=encode(message), headers=self._headers_for(message))
         try:
-            response = await send(self._client, request, str(method), self._moved)
+            response = await send(self._client, request, str(method), self._moved, self.auth)
         except httpx.HTTPError as exc:
             raise TransportError(f"{method}: {_describe(exc)}") from None
         session_id: str | None = None

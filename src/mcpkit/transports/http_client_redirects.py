@@ -24,12 +24,17 @@ __all__ = ["opened", "send"]
 
 
 async def send(client: httpx.AsyncClient, request: httpx.Request, what: str,
-               moved: Callable[[str], None]) -> httpx.Response:
+               moved: Callable[[str], None], auth: httpx.Auth | None = None) -> httpx.Response:
     """The response to `request` (its body not read yet) once the redirects are followed;
-    `what` names the request in an error (`tools/call`, `the session's GET stream`)."""
+    `what` names the request in an error (`tools/call`, `the session's GET stream`). `auth`
+    (the transport's `OAuth`) runs on every hop, so a 401 is answered where it happens."""
     hops = 0
     while True:
-        response = await client.send(request, stream=True, follow_redirects=False)
+        if auth is None:
+            response = await client.send(request, stream=True, follow_redirects=False)
+        else:
+            response = await client.send(request, stream=True, follow_redirects=False,
+                                         auth=auth)
         if not is_redirect(response.status_code):
             if hops:
                 moved(str(request.url))
@@ -40,7 +45,9 @@ async def send(client: httpx.AsyncClient, request: httpx.Request, what: str,
         if hop.url is None:
             raise HTTPStatusError(status, b"", f"{what} was redirected {hop.refusal}")
         headers = httpx.Headers(request.headers)
-        del headers["host"]  # the new URL's, set by httpx (the same within one origin)
+        del headers["host"]
+        if auth is not None:
+            headers.pop("authorization", None)  # the flow puts its own on the next hop  # the new URL's, set by httpx (the same within one origin)
         request = client.build_request(request.method, hop.url, content=request.content,
                                        headers=headers)
         hops += 1
@@ -48,9 +55,10 @@ async def send(client: httpx.AsyncClient, request: httpx.Request, what: str,
 
 @asynccontextmanager
 async def opened(client: httpx.AsyncClient, request: httpx.Request, what: str,
-                 moved: Callable[[str], None]) -> AsyncIterator[httpx.Response]:
+                 moved: Callable[[str], None], auth: httpx.Auth | None = None
+                 ) -> AsyncIterator[httpx.Response]:
     """`send` as `async with`: the response is closed on leaving, as `client.stream` does."""
-    response = await send(client, request, what, moved)
+    response = await send(client, request, what, moved, auth)
     try:
         yield response
     finally:
