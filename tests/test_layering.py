@@ -33,6 +33,9 @@ ALLOWED: dict[str, set[str]] = {
     "app": {"*"},
     "testing": {"*"},
     "cli": {"*"},
+    # `mcpkit probe|snapshot|diff`: inspects a server from outside, so it sits with the CLI
+    # and may use every layer below (the client's era table, the transports' connectors).
+    "probe": {"*"},
     "__init__": {"*"},
     "__main__": {"cli"},
 }

@@ -46,6 +46,7 @@ EXTRAS: Final[Mapping[str, str]] = MappingProxyType(
         "httptools": "fast",
         "opentelemetry": "otel",
         "joserfc": "auth",
+        "toktok": "probe",
     }
 )
 """Top-level module -> the extra that installs it (`pyproject.toml`'s optional-dependencies)."""
