@@ -110,35 +110,33 @@ class MachineAuth(httpx.Auth):
         if token is not None:
             self._present(request, token)
         response = yield request
-        self._learn(response)
-        if token is not None and self._nonce_retry(response):
+        # Each remedy at most once per request: a nonce, a token, a wider scope.
+        nonce_tried = authorized = stepped_up = False
+        while True:
+            self._learn(response)
+            if token is not None and not nonce_tried and self._nonce_retry(response):
+                nonce_tried = True
+            elif response.status_code == 401 and not authorized:
+                authorized = True
+                challenge = bearer_challenge(response.headers.get_list("www-authenticate"))
+                await self._discover(str(request.url), challenge)
+                assert self._prm is not None and self._metadata is not None
+                token = await self._obtain(self.scope or initial_scope(
+                    challenge.scope if challenge else None, self._prm.scopes_supported,
+                    self._metadata.scopes_supported, want_refresh=False))
+            elif response.status_code == 403 and token is not None and not stepped_up:
+                stepped_up = True
+                challenge = bearer_challenge(response.headers.get_list("www-authenticate"))
+                if challenge is None or not challenge.insufficient_scope:
+                    return
+                wider = step_up_scope(token.scope, challenge.scope)
+                if wider == token.scope:
+                    return
+                token = await self._obtain(wider)
+            else:
+                return
             self._present(request, token)
             response = yield request
-            self._learn(response)
-        if response.status_code == 401:
-            challenge = bearer_challenge(response.headers.get_list("www-authenticate"))
-            await self._discover(str(request.url), challenge)
-            assert self._prm is not None and self._metadata is not None
-            scope = self.scope or initial_scope(
-                challenge.scope if challenge else None, self._prm.scopes_supported,
-                self._metadata.scopes_supported, want_refresh=False)
-            token = await self._obtain(scope)
-        elif response.status_code == 403 and token is not None:
-            challenge = bearer_challenge(response.headers.get_list("www-authenticate"))
-            if challenge is None or not challenge.insufficient_scope or not challenge.scope:
-                return
-            wider = step_up_scope(token.scope, challenge.scope)
-            if wider == token.scope:
-                return
-            token = await self._obtain(wider)
-        else:
-            return
-        self._present(request, token)
-        response = yield request
-        self._learn(response)
-        if self._nonce_retry(response):
-            self._present(request, token)
-            yield request
 
     # -- tokens -------------------------------------------------------------------------------
 
