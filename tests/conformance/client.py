@@ -15,12 +15,17 @@ import asyncio
 import json
 import os
 import sys
+import urllib.error
+import urllib.parse
+import urllib.request
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from auth_extensions import EXTENSIONS  # the authorization extensions' scenarios
 
 from mcpkit import Client, ClientOptions, HTTPConnector, InputRequest
+from mcpkit.store.tokens import MemoryTokenStorage
+from mcpkit.transports.oauth import OAuth
 
 Scenario = Callable[[str], Awaitable[None]]
 SCENARIOS: dict[str, Scenario] = {}
@@ -52,7 +57,7 @@ def describe_a_model(request: InputRequest) -> dict[str, Any]:
             "content": {"type": "text", "text": "A canned answer."}}
 
 
-def client(url: str, **handlers: Any) -> Client:
+def client(url: str, auth: Any = None, **handlers: Any) -> Client:
     """A client for this run's revision: the modern era probes (and negotiates a version the
     server refuses), the legacy era goes straight to the initialize handshake."""
     if MODERN:
@@ -60,7 +65,7 @@ def client(url: str, **handlers: Any) -> Client:
     else:
         options = ClientOptions(era="legacy", legacy_version=REVISION, timeout=60.0)
     return Client(
-        HTTPConnector(url),
+        HTTPConnector(url, auth=auth) if auth is not None else HTTPConnector(url),
         client_info={"name": "mcpkit-conformance-client", "version": "1.0.0"},
         options=options,
         **handlers,
@@ -165,9 +170,49 @@ async def reconnect_after_a_closed_stream(url: str) -> None:
         await c.call_tool("test_reconnection", {})
 
 
+CIMD_URL = "https://conformance-test.local/client-metadata.json"
+REDIRECT_URI = "http://localhost:3000/callback"
+
+
+def headless_oauth() -> OAuth:
+    """The authorization code flow without a browser: the suite's authorization endpoint
+    answers at once with a redirect to `REDIRECT_URI`, so "opening" the URL is one GET whose
+    `Location` is read (never followed), and its query is the callback's."""
+    answer: dict[str, str] = {}
+
+    class NoRedirect(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+            return None
+
+    def visit(url: str) -> None:
+        opener = urllib.request.build_opener(NoRedirect)
+        try:
+            opener.open(url, timeout=30).close()
+            raise SystemExit(f"the authorization endpoint did not redirect ({url})")
+        except urllib.error.HTTPError as exc:
+            location = exc.headers.get("location") or ""
+        answer.clear()
+        answer.update(urllib.parse.parse_qsl(urllib.parse.urlsplit(location).query))
+
+    async def open_in_browser(url: str) -> None:
+        await asyncio.to_thread(visit, url)
+
+    async def callback() -> dict[str, str]:
+        return dict(answer)
+
+    given = context()
+    return OAuth(
+        redirect_uri=REDIRECT_URI, redirect_handler=open_in_browser, callback_handler=callback,
+        client_id=given.get("client_id"), client_secret=given.get("client_secret"),
+        client_metadata_url=CIMD_URL, client_name="mcpkit-conformance-client",
+        storage=MemoryTokenStorage(),
+    )
+
+
 async def authorized_flow(url: str) -> None:
-    """What the auth scenarios ask once authorized: list tools, call one."""
-    async with client(url) as c:
+    """What the auth scenarios ask once authorized: list tools, call one. The client signs
+    in through `OAuth` when the server answers 401 (and steps up on a 403)."""
+    async with client(url, auth=headless_oauth()) as c:
         await c.list_tools()
         await c.call_tool("test-tool", {})
 

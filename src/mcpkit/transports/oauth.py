@@ -123,13 +123,16 @@ class OAuth(httpx.Auth):
         timeout: float = 30.0,
         httpx_options: Mapping[str, Any] | None = None,
         clock: Callable[[], float] = time.time,
+        dpop: Any = None,
     ) -> None:
         """`redirect_uri` is registered with the AS and receives the authorization response;
         `client_id`/`client_secret` are pre-registered credentials (for `client_issuer`, or
         the first AS they are used with); `client_metadata_url` is this client's CIMD URL;
         `storage` defaults to the token file in the user's data folder. `allow_loopback`
         (default: when the MCP server is on loopback) lets metadata fetches reach loopback
-        addresses; private and link-local ones only with `allow_private`."""
+        addresses; private and link-local ones only with `allow_private`. `dpop` (a
+        `mcpkit.transports.oauth_dpop.DPoPSigner`) asks for DPoP-bound tokens: a proof on
+        every token and MCP request, nonce challenges of either server retried once."""
         if redirect_uri is not None:
             check_authorization_url(redirect_uri)
         self.redirect_uri = redirect_uri
@@ -149,7 +152,11 @@ class OAuth(httpx.Auth):
         self.timeout = timeout
         self.httpx_options = dict(httpx_options or {})
         self.clock = clock
+        self.dpop = dpop
         self._resources: dict[str, _Resource] = {}
+
+    async def aclose(self) -> None:
+        """Nothing to release: each authorization event opens and closes its own client."""
 
     # -- the flow the transport drives ----------------------------------------------------------
 
@@ -168,10 +175,16 @@ class OAuth(httpx.Auth):
         sent = self._apply(request, state)
         response = yield request
         authorizations = 0
+        nonce_retried = False
         while True:
             status = response.status_code
             challenge = bearer_challenge(response.headers.get_list("www-authenticate"))
-            if status == 401:
+            if self.dpop is not None:
+                self.dpop.learn(response)
+            if (status == 401 and self.dpop is not None and not nonce_retried
+                    and sent is not None and self.dpop.retry_after(response)):
+                nonce_retried = True  # the resource server's nonce: the same token, a new proof
+            elif status == 401:
                 if authorizations >= _MAX_AUTHORIZATIONS:
                     raise AuthError(f"{operation}: the server at {state.server_url} still "
                                     "answers 401 after authorizing; the token it was given "
@@ -207,7 +220,11 @@ class OAuth(httpx.Auth):
     def _apply(self, request: httpx.Request, state: _Resource) -> TokenSet | None:
         """Put the current token on `request` (and return it, to know later what was sent)."""
         tokens = state.tokens
-        if tokens is not None:
+        if tokens is None:
+            return None
+        if self.dpop is not None and tokens.token_type.lower() == "dpop":
+            self.dpop.sign_resource_request(request, tokens.access_token)
+        else:
             request.headers["authorization"] = f"Bearer {tokens.access_token}"
         return tokens
 
@@ -364,7 +381,8 @@ class OAuth(httpx.Auth):
         headers, extra = client_auth(client, method, audience=issuer,
                                      private_key=self.private_key,
                                      private_key_alg=self.private_key_alg)
-        status, doc, _ = await http.post_form(metadata.token_endpoint, {**form, **extra}, headers)
+        status, doc, _ = await http.post_form(metadata.token_endpoint, {**form, **extra}, headers,
+                                              dpop=self.dpop)
         if status != 200 or not isinstance(doc, dict) or not isinstance(
                 doc.get("access_token"), str):
             error = doc.get("error") if isinstance(doc, dict) else None

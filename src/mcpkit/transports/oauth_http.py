@@ -114,31 +114,46 @@ class OAuthHTTP:
         raise AuthError(f"{_shown(url)}: more than {MAX_HOPS} redirects; not followed further")
 
     async def post_form(self, url: str, data: Mapping[str, str], headers: Mapping[str, str],
-                        *, json_body: Any = None) -> tuple[int, Any, httpx.Headers]:
-        """(status, the decoded JSON answer or None, the headers) of a POST, not redirected."""
+                        *, json_body: Any = None, dpop: Any = None
+                        ) -> tuple[int, Any, httpx.Headers]:
+        """(status, the decoded JSON answer or None, the headers) of a POST, not redirected.
+        With `dpop` (a `DPoPSigner`), the request carries a proof, and a `use_dpop_nonce`
+        answer is retried once with a proof carrying the nonce (RFC 9449 §8)."""
         await self._check(url)
-        if json_body is not None:
-            request = self.client.build_request(
-                "POST", url, content=orjson.dumps(json_body),
-                headers={"content-type": "application/json", "accept": "application/json",
-                         **headers})
-        else:
-            request = self.client.build_request("POST", url, data=dict(data),
-                                                headers={"accept": "application/json", **headers})
-        try:
-            response = await self.client.send(request, stream=True, follow_redirects=False)
-        except httpx.HTTPError as exc:
-            raise AuthError(f"the request to {_shown(url)} failed ({type(exc).__name__})") from None
-        try:
-            body = await self._read(response, url)
-        finally:
-            await response.aclose()
-        doc: Any = None
-        if body:
+        for attempt in range(2):
+            if json_body is not None:
+                request = self.client.build_request(
+                    "POST", url, content=orjson.dumps(json_body),
+                    headers={"content-type": "application/json", "accept": "application/json",
+                             **headers})
+            else:
+                request = self.client.build_request(
+                    "POST", url, data=dict(data), headers={"accept": "application/json",
+                                                           **headers})
+            if dpop is not None:
+                dpop.sign_token_request(request)
             try:
-                doc = orjson.loads(body)
-            except orjson.JSONDecodeError:
-                doc = None
+                response = await self.client.send(request, stream=True, follow_redirects=False)
+            except httpx.HTTPError as exc:
+                raise AuthError(
+                    f"the request to {_shown(url)} failed ({type(exc).__name__})") from None
+            try:
+                body = await self._read(response, url)
+            finally:
+                await response.aclose()
+            doc: Any = None
+            if body:
+                try:
+                    doc = orjson.loads(body)
+                except orjson.JSONDecodeError:
+                    doc = None
+            if dpop is not None:
+                dpop.learn(response)
+                if (attempt == 0 and response.status_code == 400 and isinstance(doc, dict)
+                        and doc.get("error") == "use_dpop_nonce"
+                        and response.headers.get("dpop-nonce")):
+                    continue
+            break
         return response.status_code, doc, response.headers
 
 
