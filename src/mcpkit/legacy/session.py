@@ -133,6 +133,9 @@ class LegacyState:
     log_level: str | None = None
     subscriptions: list[str] = field(default_factory=list)
     initialized: bool = False
+    principal: str | None = None
+    """Who opened the session (`mcpkit.server.mrtr.principal_key`; None: no one signed in):
+    a request naming the session with another principal's token is refused."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -18,6 +18,7 @@ from collections.abc import Awaitable
 from typing import Any, Final
 
 from mcpkit.legacy.http_session import escaped_answer, exchange_named
+from mcpkit.legacy.session_quota import PRINCIPAL_SCOPE_KEY
 from mcpkit.protocol.codec import Message, Request, encode
 from mcpkit.protocol.framing import sse_event
 from mcpkit.protocol.headers import RequestHeaders
@@ -110,16 +111,19 @@ class LegacyRoute:
             assert message is not None
             traced = arrived(scope)  # the trace headers and session, for the request's span
             try:
-                await _guarded(sessions.post(headers, message, receive, sent),
+                await _guarded(sessions.post(headers, message, receive, sent,
+                                             scope.get(PRINCIPAL_SCOPE_KEY)),
                                sent, message, "a 2025-11-25 POST of")
             finally:
                 left(traced)
         elif method == "GET":
-            await _guarded(sessions.get(headers, receive, sent, scope["headers"]),
+            await _guarded(sessions.get(headers, receive, sent, scope["headers"],
+                                        scope.get(PRINCIPAL_SCOPE_KEY)),
                            sent, None, "a 2025-11-25 session GET")
         else:
             assert method == "DELETE"  # `route` gives a session no other method
-            await _guarded(sessions.delete(headers, sent), sent, None,
+            await _guarded(sessions.delete(headers, sent, scope.get(PRINCIPAL_SCOPE_KEY)),
+                           sent, None,
                            "a 2025-11-25 session DELETE")
 
     def close(self) -> None:

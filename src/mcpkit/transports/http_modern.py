@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from mcpkit.legacy.session_quota import PRINCIPAL_SCOPE_KEY
 from mcpkit.protocol.codec import Message, Notification, Request, encode
 from mcpkit.protocol.headers import RequestHeaders
 from mcpkit.protocol.http import Status, accepts, http_status
@@ -54,7 +55,8 @@ class ModernEndpoint:
             traced = arrived(scope)  # the trace headers, for the span (None: tracing is off)
             try:
                 response = await exchange.run(self.server.handle(
-                    decoded, notify=exchange.notify if sse_ok else None), self._watchlist)
+                    decoded, notify=exchange.notify if sse_ok else None,
+                    principal=scope.get(PRINCIPAL_SCOPE_KEY)), self._watchlist)
             finally:
                 left(traced)
             if response is None:

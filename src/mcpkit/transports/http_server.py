@@ -101,6 +101,8 @@ class HTTPOptions:
     listener: ListenerLimits = field(default_factory=ListenerLimits)
     """The listener's limits on heads, slow clients and connections, applied by `run_http`
     (under another ASGI server, that server's settings apply)."""
+    auth: Any = None
+    """A `ProtectedResource` (`mcpkit.transports.http_auth`, both eras); None: open to all."""
 
     def __post_init__(self) -> None:
         if self.sse_retry_ms is not None and (
@@ -144,6 +146,10 @@ class HTTPApp:
             self._routes[SESSION] = LegacyRoute(self._legacy)
         self._endpoints = tuple(dict.fromkeys(self._routes.values()))
         self._closed = False
+        self._auth = None
+        if options.auth is not None:  # loaded only for a protected server
+            from mcpkit.transports.http_auth import AuthGate
+            self._auth = AuthGate(server, options.auth, self._path)
 
     @property
     def closed(self) -> bool:
@@ -160,6 +166,10 @@ class HTTPApp:
             elif kind == "websocket":
                 await send({"type": "websocket.close", "code": 1003})
             return
+        auth = self._auth
+        if auth is not None and auth.is_metadata(scope):  # public, asked before any token
+            await auth.metadata(scope, send)
+            return
         if self._path is not None:
             path = _mounted_path(scope)
             if path != self._path and path.rstrip("/") != self._path:
@@ -169,6 +179,8 @@ class HTTPApp:
         refusal = self._policy.check(headers.host, headers.origin)
         if refusal is not None:
             await refuse(send, forbidden(refusal))
+            return
+        if auth is not None and not await auth.authenticate(scope, send):
             return
         method = scope["method"]
         message = None
@@ -191,6 +203,8 @@ class HTTPApp:
                 except RPCError as exc:
                     await refuse(send, undecodable(exc))
                     return
+        if auth is not None and message is not None and await auth.refused(scope, message, send):
+            return
         chosen = route(method, headers.session_id, headers.version, message)
         await self._routes[chosen].serve(scope, headers, message, receive, send)
 
@@ -231,11 +245,9 @@ class HTTPApp:
         await self.aclose()
 
     def lifespan(self, app: object = None) -> AbstractAsyncContextManager[None]:
-        """A ready lifespan for the application this one is mounted in, which closes it on
-        shutdown: `Starlette(routes=..., lifespan=mcp.lifespan)`, `FastAPI(lifespan=
-        mcp.lifespan)`. An application with a lifespan of its own enters it instead:
-        `async with mcp.lifespan(app): yield`. `app` (the framework passes its application)
-        is not used: nothing here needs starting."""
+        """A lifespan closing this app on shutdown, for the one it is mounted in:
+        `Starlette(routes=..., lifespan=mcp.lifespan)`, or `async with mcp.lifespan(app):
+        yield` in a lifespan of its own. `app` is not used: nothing here needs starting."""
         return self._lifespan_context()
 
     @asynccontextmanager
@@ -293,9 +305,7 @@ class HTTPApp:
 
 
 class _Done:
-    """What `HTTPApp.close()` returns: already complete when awaited, and nothing left pending
-    (no "never awaited" warning) when it is not."""
-
+    """What `HTTPApp.close()` returns: complete when awaited, no warning when it is not."""
     __slots__ = ()
 
     def __await__(self) -> Generator[Any, None, None]:

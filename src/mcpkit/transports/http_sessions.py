@@ -65,6 +65,7 @@ from mcpkit.protocol.codec import (
 from mcpkit.protocol.http import RequestHeaders, Status, accepts
 from mcpkit.protocol.outstanding import peer_id, unnamed_id
 from mcpkit.protocol.rejections import error_response
+from mcpkit.server.mrtr import principal_key
 from mcpkit.store.events import EventReplayError, EventStore, MemoryEventStore
 from mcpkit.store.sessions import MemorySessionStore, SessionStore
 from mcpkit.transports.http_exchange import Exchange, plain_response
@@ -138,12 +139,16 @@ class LegacyEndpoint:
                 if not future.done():
                     future.set_exception(TransportError("the server is shutting down"))
 
-    async def _session(self, headers: RequestHeaders, send: Send,
-                       request_id: RequestId | None) -> tuple[str, LegacyState] | None:
-        """The session a request names, or None after answering 404/400 for it."""
+    async def _session(self, headers: RequestHeaders, send: Send, request_id: RequestId | None,
+                       principal: Any = None) -> tuple[str, LegacyState] | None:
+        """The session a request names, or None after answering 404/400 for it. A session
+        opened by a principal is that principal's: named with another's token (or none), it
+        is answered as no session at all, which says nothing of whose it is."""
         assert headers.session_id is not None
         session_id = headers.session_id.decode("latin-1").strip()
         state = await self.store.load(session_id)
+        if state is not None and state.principal != principal_key(principal):
+            state = None
         refusal = (session_not_found(request_id, session_id) if state is None
                    else version_refusal(request_id, headers.version, state.protocol_version))
         if refusal is not None:
@@ -165,15 +170,15 @@ class LegacyEndpoint:
             await _refuse(send, answer)
 
     async def post(self, headers: RequestHeaders, message: Message, receive: Receive,
-                   send: Send) -> None:
-        """A POST naming a session (`Mcp-Session-Id`)."""
+                   send: Send, principal: Any = None) -> None:
+        """A POST naming a session (`Mcp-Session-Id`), for `principal` (None: no token)."""
         request_id = message.id if isinstance(message, Request | Response) else None
-        found = await self._session(headers, send, request_id)
+        found = await self._session(headers, send, request_id, principal)
         if found is None:
             return
         session_id, state = found
         if type(message) is Request:
-            await self._request(session_id, state, headers, message, receive, send)
+            await self._request(session_id, state, headers, message, receive, send, principal)
         elif type(message) is Notification:
             await self._notification(session_id, state, message)
             await plain_response(send, Status.ACCEPTED)
@@ -196,6 +201,7 @@ class LegacyEndpoint:
             await plain_response(send, Status.OK, error_response(request.id, exc))
             return
         session_id = secrets.token_urlsafe(24)
+        session.state.principal = principal_key(scope.get(quota.PRINCIPAL_SCOPE_KEY))
         # False: full, and nothing may make room; None: a store that predates owners.
         if await self.store.create(session_id, session.state, owner,
                                    None if free else limits.per_client) is False:
@@ -205,7 +211,7 @@ class LegacyEndpoint:
                              [(_SESSION_HEADER, session_id.encode())])
 
     async def _request(self, session_id: str, state: LegacyState, headers: RequestHeaders,
-                       request: Request, receive: Receive, send: Send) -> None:
+                       request: Request, receive: Receive, send: Send, principal: Any) -> None:
         live = self._live_for(session_id)
         if request.id in live.inflight:
             await _refuse(send, id_in_use_refusal(request.id))
@@ -236,7 +242,7 @@ class LegacyEndpoint:
                 options.sse_poll_after_s, self._poll_later, exchange)
         try:
             response = await exchange.run(session.handle(
-                request, exchange.notify if sse_ok else None, None, request_peer=ask_client,
+                request, exchange.notify if sse_ok else None, principal, request_peer=ask_client,
             ))
         finally:
             if timer is not None:
@@ -320,8 +326,9 @@ class LegacyEndpoint:
     # -- GET: the session's stream of change notifications, or a resumed stream ------------
 
     async def get(self, headers: RequestHeaders, receive: Receive, send: Send,
-                  raw_headers: list[tuple[bytes, bytes]] | None = None) -> None:
-        found = await self._session(headers, send, None)
+                  raw_headers: list[tuple[bytes, bytes]] | None = None,
+                  principal: Any = None) -> None:
+        found = await self._session(headers, send, None, principal)
         if found is None:
             return
         session_id, state = found
@@ -420,8 +427,8 @@ class LegacyEndpoint:
 
     # -- DELETE ---------------------------------------------------------------------------------
 
-    async def delete(self, headers: RequestHeaders, send: Send) -> None:
-        found = await self._session(headers, send, None)
+    async def delete(self, headers: RequestHeaders, send: Send, principal: Any = None) -> None:
+        found = await self._session(headers, send, None, principal)
         if found is None:
             return
         session_id, _ = found
