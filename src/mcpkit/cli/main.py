@@ -79,6 +79,9 @@ def _parser() -> argparse.ArgumentParser:
     from mcpkit.cli.keys import register as register_keys
 
     register_keys(sub)
+    from mcpkit.cli.probe import register as register_probe
+
+    register_probe(sub)
     return parser
 
 
@@ -90,6 +93,10 @@ def main(argv: list[str] | None = None) -> int:
         from mcpkit.cli.keys import run_keys
 
         return run_keys(args)
+    if getattr(args, "probe_command", None):
+        from mcpkit.cli.probe import run_probe
+
+        return run_probe(args)
     if getattr(args, "config_command", False):
         from mcpkit.cli.config import run_config
 
