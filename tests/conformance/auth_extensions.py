@@ -29,6 +29,8 @@ from typing import Any
 import httpx
 
 from mcpkit import Client, ClientOptions, HTTPConnector
+from mcpkit.store.tokens import MemoryTokenStorage
+from mcpkit.transports.oauth import OAuth
 from mcpkit.transports.oauth_dpop import DPoPSigner
 from mcpkit.transports.oauth_grants import (
     ClientCredentials,
@@ -58,7 +60,7 @@ def options() -> ClientOptions:
 
 async def authorized_calls(url: str, auth: httpx.Auth) -> None:
     """List the tools and call the scenario's one, every request authorized by `auth`."""
-    connector = HTTPConnector(url, httpx_options={"auth": auth})
+    connector = HTTPConnector(url, auth=auth)
     async with Client(connector, client_info={"name": "mcpkit-conformance-client",
                                               "version": "1.0.0"}, options=options()) as c:
         await c.list_tools()
@@ -99,22 +101,23 @@ async def machine(url: str, grant: MachineGrant) -> None:
 
 
 async def with_dpop(url: str) -> None:
-    """The authorization code flow, headless, with DPoP on the token and MCP requests."""
-    from mcpkit.transports.oauth import OAuth  # the user-facing flow, with a DPoP signer
-
-    redirect: dict[str, str] = {}
+    """The authorization code flow, headless, with DPoP on the token and MCP requests: the
+    suite's authorization endpoint redirects at once, so "opening" the URL is one GET whose
+    `Location` (never followed) holds the callback's query."""
+    answer: dict[str, str] = {}
     async with httpx.AsyncClient(follow_redirects=False, timeout=30.0) as browser:
 
         async def open_in_browser(authorization_url: str) -> None:
-            answer = await browser.get(authorization_url)
-            redirect["location"] = answer.headers.get("location", "")
+            location = (await browser.get(authorization_url)).headers.get("location", "")
+            answer.clear()
+            answer.update(httpx.URL(location).params.items())
 
-        async def wait_for_callback() -> tuple[str, str | None, str | None]:
-            query = httpx.URL(redirect["location"]).params
-            return query["code"], query.get("state"), query.get("iss")
+        async def callback() -> dict[str, str]:
+            return dict(answer)
 
-        auth = OAuth(redirect_uri="http://127.0.0.1:3999/callback",
-                     redirect_handler=open_in_browser, callback_handler=wait_for_callback,
+        auth = OAuth(redirect_uri="http://localhost:3000/callback",
+                     redirect_handler=open_in_browser, callback_handler=callback,
+                     client_name="mcpkit-conformance-client", storage=MemoryTokenStorage(),
                      dpop=DPoPSigner())
         await authorized_calls(url, auth)
 
