@@ -32,7 +32,7 @@ async def peer() -> AsyncIterator[Peer]:
 
 
 async def two_calls(peer: Peer, auth: MachineAuth) -> None:
-    connector = HTTPConnector(f"{peer.base}/mcp", httpx_options={"auth": auth})
+    connector = HTTPConnector(f"{peer.base}/mcp", auth=auth)
     try:
         async with Client(connector) as client:
             await client.call_tool("echo", {"text": "one"})

@@ -39,7 +39,7 @@ async def peer() -> AsyncIterator[Peer]:
 
 
 async def call_echo(peer: Peer, auth: MachineAuth) -> str:
-    connector = HTTPConnector(f"{peer.base}/mcp", httpx_options={"auth": auth})
+    connector = HTTPConnector(f"{peer.base}/mcp", auth=auth)
     try:
         async with Client(connector) as client:
             result = await client.call_tool("echo", {"text": "hi"})
