@@ -16,10 +16,57 @@ import httpx
 
 HERE = Path(__file__).resolve().parent
 AS_SCRIPT = HERE / "authorization_server.py"
-__all__ = ["AuthServer"]
+__all__ = ["AuthServer", "ProtectedServer", "started", "stopped"]
 
 START_BOUND = 30.0
 """The longest the server may take to print its address (a busy machine, RSA key made)."""
+
+
+def started(argv: list[str]) -> tuple[subprocess.Popen[str], str]:
+    """A test server process, and the line it printed once it accepts connections."""
+    process = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True,
+                               env={**os.environ, "NO_PROXY": "127.0.0.1"})
+    assert process.stdout is not None
+    ready, _, _ = select.select([process.stdout], [], [], START_BOUND)
+    line = process.stdout.readline() if ready else ""
+    if not line:
+        stopped(process)
+        raise AssertionError(f"{argv[1]} did not start (exit status {process.returncode})")
+    return process, line.strip()
+
+
+def stopped(process: subprocess.Popen[str]) -> None:
+    process.terminate()
+    try:
+        process.wait(10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+@dataclass
+class ProtectedServer:
+    """A protected mcpkit server process (`protected_server.py`) trusting one `AuthServer`."""
+
+    process: subprocess.Popen[str]
+    url: str
+
+    @classmethod
+    def start(cls, auth: AuthServer, verifier: str = "jwt") -> ProtectedServer:
+        extra = ([auth.introspection_client_id, auth.introspection_client_secret]
+                 if verifier == "introspection" else [])
+        process, url = started([sys.executable, str(HERE / "protected_server.py"), auth.issuer,
+                                verifier, *extra])
+        return cls(process, url)
+
+    def stop(self) -> None:
+        stopped(self.process)
+
+    def schema_report(self) -> dict[str, Any]:
+        """How many client messages were checked against the schema, and what failed."""
+        base = self.url.removesuffix("/mcp")
+        with httpx.Client(timeout=10, trust_env=False) as http:
+            return dict(http.get(f"{base}/test/problems").json())
 
 
 @dataclass
@@ -33,27 +80,13 @@ class AuthServer:
 
     @classmethod
     def start(cls, *flags: str) -> AuthServer:
-        process = subprocess.Popen(
-            [sys.executable, str(AS_SCRIPT), *flags], stdout=subprocess.PIPE, text=True,
-            env={**os.environ, "NO_PROXY": "127.0.0.1"})
-        assert process.stdout is not None
-        ready, _, _ = select.select([process.stdout], [], [], START_BOUND)
-        line = process.stdout.readline() if ready else ""
-        if not line:
-            process.kill()
-            process.wait()
-            raise AssertionError(f"the authorization server did not start: {process.returncode}")
+        process, line = started([sys.executable, str(AS_SCRIPT), *flags])
         info = json.loads(line)
         return cls(process, info["issuer"], info["introspection_client_id"],
                    info["introspection_client_secret"])
 
     def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        stopped(self.process)
 
     def admin(self, path: str, body: dict[str, Any] | None = None) -> Any:
         with httpx.Client(base_url=self.issuer, timeout=10, trust_env=False) as http:

@@ -106,11 +106,17 @@ def register(sub: Any) -> None:
 
 
 def run_command(args: argparse.Namespace) -> int:
+    from mcpkit.cli.signins import SignInFileError
+    from mcpkit.store.tokens import TokenFileError
+
     try:
         return asyncio.run(_run(args))
     except UsageError as exc:
         print(f"mcpkit {args.client_command}: {shown_block(exc)}", file=sys.stderr)
         return 2
+    except (SignInFileError, TokenFileError) as exc:  # the kept sign-ins cannot be read
+        print(f"mcpkit {args.client_command}: {shown_block(exc)}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         return 130
 

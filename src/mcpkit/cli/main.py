@@ -1,5 +1,6 @@
 """`mcpkit`: run a server (`mcpkit run`), talk to one (`mcpkit discover|tools|call|read|prompt|
-listen`, in `mcpkit.cli.commands`), write a host's entry for one (`mcpkit config`, in
+listen`, in `mcpkit.cli.commands`), sign in to a protected one (`mcpkit login|logout|auth
+status`, in `mcpkit.cli.auth`), write a host's entry for one (`mcpkit config`, in
 `mcpkit.cli.config`), print the version.
 
 Errors a user can fix (a missing file, a name that is not a Server, a bad `--store`) are one
@@ -79,6 +80,9 @@ def _parser() -> argparse.ArgumentParser:
     from mcpkit.cli.keys import register as register_keys
 
     register_keys(sub)
+    from mcpkit.cli.auth import register as register_auth
+
+    register_auth(sub)
     from mcpkit.cli.probe import register as register_probe
 
     register_probe(sub)
@@ -93,6 +97,10 @@ def main(argv: list[str] | None = None) -> int:
         from mcpkit.cli.keys import run_keys
 
         return run_keys(args)
+    if getattr(args, "auth_command", None):
+        from mcpkit.cli.auth import run_auth
+
+        return run_auth(args)
     if getattr(args, "probe_command", None):
         from mcpkit.cli.probe import run_probe
 

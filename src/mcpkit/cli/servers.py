@@ -54,7 +54,13 @@ def connector_for(spec: str, *, headers: dict[str, str] | None = None,
     if spec.startswith(("http://", "https://")):
         from mcpkit.transports.http_client import HTTPConnector
 
-        return HTTPConnector(spec, headers=headers or {})
+        if any(name.lower() == "authorization" for name in headers or {}):
+            return HTTPConnector(spec, headers=headers or {})  # the user's own credentials
+        from mcpkit.cli.signins import auth_for
+
+        # The tokens `mcpkit login` kept, refreshed as they expire (nothing for a server that
+        # asks for nothing).
+        return HTTPConnector(spec, headers=headers or {}, auth=auth_for(spec))
     from mcpkit.transports.stdio_client import StdioServer, python_server
 
     path = spec.rsplit(":", 1)[0] if spec.count(":") == 1 and not os.path.exists(spec) else spec

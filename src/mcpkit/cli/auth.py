@@ -1,0 +1,323 @@
+"""`mcpkit login URL`, `mcpkit logout URL`, `mcpkit auth status`: signing in to protected MCP
+servers from the command line.
+
+`login` runs the OAuth authorization code flow of `mcpkit.transports.oauth` (discovery from
+the server's 401, PKCE, `state` and RFC 9207 `iss` checked, the client registered as the
+authorization server allows) with a loopback redirect listener on 127.0.0.1
+(`mcpkit.transports.oauth_redirect`). It opens the browser, or with `--no-browser` (or no
+display) prints the URL to open anywhere; it waits `--timeout` seconds for the browser to come
+back. With `--client-credentials` there is no browser: the client id and secret obtain the
+token directly (a machine client). The tokens go to the token file in the user's data folder,
+where every other command finds them (`mcpkit.cli.signins.auth_for`).
+
+Nothing here prints a token, a code, or a secret: `auth status` shows who issued what, for
+which server, with which scopes and until when. Exit status: 0 done, 1 the sign-in failed (the
+message says why), 2 a usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+import time
+from typing import Any, Final
+
+from mcpkit.cli.usage import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, UsageError
+
+__all__ = ["register", "run_auth"]
+
+SECRET_ENV: Final = "MCPKIT_CLIENT_SECRET"
+"""Where `--client-secret` is read from when not given: a command line is visible to every user
+of the machine (`ps`), the environment is not."""
+_AUTH_METHODS: Final = ("client_secret_basic", "client_secret_post", "none")
+
+
+def register(sub: Any) -> None:
+    """Add `login`, `logout` and `auth` to `mcpkit`'s subparsers."""
+    login = sub.add_parser(
+        "login", help="sign in to a protected MCP server (OAuth)",
+        description="Sign in to the MCP server at URL: the browser opens at its authorization "
+        "server, and the tokens are kept in the user's data folder for every other mcpkit "
+        "command. With --client-credentials, sign in as a machine client instead.",
+        epilog="examples: mcpkit login https://mcp.example.com/mcp | mcpkit login URL "
+        "--no-browser | MCPKIT_CLIENT_SECRET=... mcpkit login URL --client-id ID "
+        "--client-credentials")
+    login.set_defaults(auth_command="login")
+    login.add_argument("url", metavar="URL", help="the MCP server's http(s) URL")
+    login.add_argument("--no-browser", action="store_true",
+                       help="print the URL to open instead of opening a browser")
+    login.add_argument("--timeout", type=_seconds, default=300.0, metavar="SECONDS",
+                       help="how long to wait for the browser to come back (default 300)")
+    login.add_argument("--port", type=_port, default=0, metavar="PORT",
+                       help="the loopback redirect listener's port (default: a free one; fix "
+                       "it for an authorization server that needs the exact redirect URI)")
+    login.add_argument("--scope", metavar="SCOPES",
+                       help="with --client-credentials: the scopes to ask for, space-separated "
+                       "(default: what the server asks for; a browser sign-in always asks for "
+                       "what the server names)")
+    login.add_argument("--client-id", metavar="ID",
+                       help="a client registered beforehand at the authorization server")
+    login.add_argument("--client-secret", metavar="SECRET",
+                       help=f"its secret (better: set {SECRET_ENV}, which `ps` does not show)")
+    login.add_argument("--auth-method", choices=_AUTH_METHODS, metavar="METHOD",
+                       help="how the client authenticates at the token endpoint "
+                       f"({', '.join(_AUTH_METHODS)}; default: the best the server offers)")
+    login.add_argument("--client-metadata-url", metavar="URL",
+                       help="this client's Client ID Metadata Document URL (an https URL)")
+    login.add_argument("--client-credentials", action="store_true",
+                       help="sign in as a machine client with the client credentials grant "
+                       "(needs --client-id and a secret; no browser)")
+    login.add_argument("--json", action="store_true", help="print the outcome as JSON")
+
+    logout = sub.add_parser("logout", help="forget the tokens kept for a server",
+                            description="Remove the tokens (and a machine client's credentials) "
+                            "kept for the MCP server at URL.")
+    logout.set_defaults(auth_command="logout")
+    logout.add_argument("url", metavar="URL")
+
+    auth = sub.add_parser("auth", help="the sign-ins kept for protected servers")
+    actions = auth.add_subparsers(dest="auth_action", metavar="ACTION", required=True)
+    status = actions.add_parser("status", help="list the servers signed in to (no tokens shown)",
+                                description="List the servers signed in to: the authorization "
+                                "server, scopes, expiry and whether a refresh token is kept. "
+                                "Tokens are never shown.")
+    status.set_defaults(auth_command="status")
+    status.add_argument("--json", action="store_true", help="print JSON for scripts")
+
+
+def run_auth(args: argparse.Namespace) -> int:
+    from mcpkit.cli.signins import SignInFileError
+    from mcpkit.errors import MCPError
+    from mcpkit.store.tokens import TokenFileError
+
+    command = args.auth_command
+    name = "auth status" if command == "status" else command
+    try:
+        return asyncio.run(_COMMANDS[command](args))
+    except UsageError as exc:
+        print(f"mcpkit {name}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except (MCPError, SignInFileError, TokenFileError, OSError) as exc:
+        print(f"mcpkit {name}: {_why(exc)}", file=sys.stderr)
+        return EXIT_REFUSED
+    except KeyboardInterrupt:
+        return 130
+
+
+async def _login(args: argparse.Namespace) -> int:
+    from mcpkit.auth.client_discovery import canonical_resource
+    from mcpkit.cli.signins import BROWSER, CLIENT_CREDENTIALS, SignIn, SignIns
+    from mcpkit.store.tokens import ClientInfo, FileTokenStorage
+
+    url = _url(args.url)
+    resource = canonical_resource(url)
+    secret = args.client_secret or os.environ.get(SECRET_ENV) or None
+    if args.client_credentials and not (args.client_id and secret):
+        raise UsageError(f"--client-credentials needs --client-id and a secret ({SECRET_ENV} "
+                         "or --client-secret)")
+    if args.scope and not args.client_credentials:
+        raise UsageError("--scope goes with --client-credentials: a browser sign-in asks for "
+                         "the scopes the server names, and for more when it needs them")
+    if secret and not args.client_id:
+        raise UsageError("a client secret needs its --client-id")
+    storage = FileTokenStorage()
+    signins = SignIns()
+    await _forget(signins, storage, url, resource)  # `login` signs in afresh
+    mode = CLIENT_CREDENTIALS if args.client_credentials else BROWSER
+    if mode == CLIENT_CREDENTIALS:
+        await _machine_sign_in(url, args, secret, storage)
+    else:
+        await _browser_sign_in(url, args, secret, storage)
+    found = await _entries_for(storage, url)
+    if not found:
+        _say(args, f"{url} did not ask for authorization: it answers without a token, so "
+                   "there is nothing to sign in to", {"url": url, "signedIn": False})
+        return EXIT_OK
+    issuer, stored_resource, tokens = found[0]
+    if mode == BROWSER and args.client_id:  # kept, so later refreshes authenticate the same
+        await storage.save_client(issuer, ClientInfo(
+            args.client_id, secret, args.auth_method, "pre-registered"))
+    signins.put(SignIn(resource, issuer, mode,
+                       args.client_id if mode == CLIENT_CREDENTIALS else None,
+                       secret if mode == CLIENT_CREDENTIALS else None,
+                       args.auth_method if mode == CLIENT_CREDENTIALS else None, args.scope))
+    summary = _summary(issuer, stored_resource, tokens)
+    _say(args, f"Signed in to {url} at {issuer} ({'; '.join(_details(summary))})",
+         {"url": url, "signedIn": True, **summary})
+    return EXIT_OK
+
+
+async def _browser_sign_in(url: str, args: argparse.Namespace, secret: str | None,
+                           storage: Any) -> None:
+    from mcpkit.transports.oauth import OAuth
+    from mcpkit.transports.oauth_redirect import RedirectListener, open_in_browser
+
+    def show(url: str) -> None:
+        open_in_browser(url, lambda line: print(line, file=sys.stderr, flush=True),
+                        browser=not args.no_browser)
+
+    async with RedirectListener(timeout=args.timeout, port=args.port) as listener:
+        oauth = OAuth(redirect_uri=listener.redirect_uri, redirect_handler=show,
+                      callback_handler=listener.callback_handler, client_id=args.client_id,
+                      client_secret=secret, token_endpoint_auth_method=args.auth_method,
+                      client_metadata_url=args.client_metadata_url, client_name="mcpkit CLI",
+                      storage=storage)
+        await _reach(url, oauth)
+
+
+async def _machine_sign_in(url: str, args: argparse.Namespace, secret: str | None,
+                           storage: Any) -> None:
+    from mcpkit.transports.oauth_grants import ClientCredentials, ClientCredentialsGrant
+    from mcpkit.transports.oauth_machine import MachineAuth
+
+    grant = ClientCredentialsGrant(ClientCredentials(args.client_id, secret,
+                                                     auth_method=args.auth_method))
+    auth = MachineAuth(grant, scope=args.scope, storage=storage)
+    try:
+        await _reach(url, auth)
+    finally:
+        await auth.aclose()
+
+
+async def _reach(url: str, auth: Any) -> None:
+    """One MCP request to `url`, so the server's 401 starts the flow `auth` drives."""
+    from mcpkit._version import __version__
+    from mcpkit.client import Client, ClientOptions
+    from mcpkit.transports.http_client import HTTPConnector
+
+    client = Client(HTTPConnector(url, auth=auth),
+                    client_info={"name": "mcpkit-cli", "version": __version__},
+                    options=ClientOptions(timeout=60.0))
+    async with client:
+        await client.discover()
+
+
+async def _logout(args: argparse.Namespace) -> int:
+    from mcpkit.auth.client_discovery import canonical_resource
+    from mcpkit.cli.signins import SignIns
+    from mcpkit.store.tokens import FileTokenStorage
+
+    url = _url(args.url)
+    issuers = await _forget(SignIns(), FileTokenStorage(), url, canonical_resource(url))
+    if not issuers:
+        print(f"mcpkit logout: nothing was kept for {url}", file=sys.stderr)
+        return EXIT_OK
+    print(f"Signed out of {url}: the tokens from {', '.join(sorted(issuers))} are removed "
+          "(the authorization server may still hold the grant; revoke it there to end it)")
+    return EXIT_OK
+
+
+async def _forget(signins: Any, storage: Any, url: str, resource: str) -> set[str]:
+    """Remove what is kept for the server at `url`; the issuers whose tokens went."""
+    signins.remove(resource)
+    gone = set()
+    for issuer, stored, _ in await _entries_for(storage, url):
+        await storage.delete(issuer, stored)
+        gone.add(issuer)
+    return gone
+
+
+async def _status(args: argparse.Namespace) -> int:
+    from mcpkit.cli.signins import SignIns
+    from mcpkit.cli.terminal import json_text, shown
+    from mcpkit.store.tokens import FileTokenStorage
+
+    storage = FileTokenStorage()
+    signins = SignIns().all()
+    rows = []
+    for issuer, resource, tokens in await storage.entries():
+        signin = signins.get(resource)
+        rows.append({**_summary(issuer, resource, tokens),
+                     "mode": signin.mode if signin is not None else "browser"})
+    if args.json:
+        print(json_text({"tokenFile": str(storage.path), "signins": rows}))
+        return EXIT_OK
+    if not rows:
+        print(f"not signed in to any server (tokens are kept in {storage.path})")
+        return EXIT_OK
+    for row in rows:
+        print(shown(row["resource"]))
+        for line in [f"issuer: {row['issuer']} ({row['mode']})", *_details(row)]:
+            print(f"  {shown(line)}")
+    return EXIT_OK
+
+
+def _summary(issuer: str, resource: str, tokens: Any) -> dict[str, Any]:
+    """What may be shown of a token set: never the tokens."""
+    now = time.time()
+    expires_at = tokens.expires_at
+    return {"resource": resource, "issuer": issuer, "scope": tokens.scope,
+            "expiresAt": expires_at,
+            "expired": expires_at is not None and expires_at <= now,
+            "refreshToken": tokens.refresh_token is not None}
+
+
+def _details(summary: dict[str, Any]) -> list[str]:
+    """The scopes, the expiry and the refresh token of a summary, in words."""
+    parts = [f"scopes: {summary['scope'] or 'none named'}"]
+    expires_at = summary["expiresAt"]
+    if expires_at is None:
+        parts.append("expiry not given")
+    else:
+        left = expires_at - time.time()
+        parts.append("expired" if left <= 0 else f"expires in {_duration(left)}")
+    parts.append("refresh token kept" if summary["refreshToken"] else "no refresh token")
+    return parts
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+async def _entries_for(storage: Any, url: str) -> list[tuple[str, str, Any]]:
+    """The stored (issuer, resource, tokens) that are for the server at `url`."""
+    from mcpkit.auth.client_discovery import canonical_resource, resource_matches
+
+    resource = canonical_resource(url)
+    return [(i, r, t) for i, r, t in await storage.entries()
+            if r == resource or resource_matches(url, r)]
+
+
+def _say(args: argparse.Namespace, line: str, data: dict[str, Any]) -> None:
+    from mcpkit.cli.terminal import json_text, shown
+
+    print(json_text(data) if args.json else shown(line))
+
+
+def _url(text: str) -> str:
+    url = text.strip()
+    if not url.startswith(("http://", "https://")):
+        raise UsageError(f"{text!r} is not an http(s) URL; sign-in is for HTTP servers (a "
+                         "stdio server takes its credentials from its environment)")
+    return url
+
+
+def _why(exc: BaseException) -> str:
+    from mcpkit.cli.terminal import shown_block
+
+    return shown_block(str(exc) or type(exc).__name__)
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not 0 < value < 86400:
+        raise argparse.ArgumentTypeError(f"expected seconds above zero, e.g. 300, not {text!r}")
+    return value
+
+
+def _port(text: str) -> int:
+    if not text.isdigit() or not 0 <= int(text) <= 65535:
+        raise argparse.ArgumentTypeError(f"expected a port 0-65535, not {text!r}")
+    return int(text)
+
+
+_COMMANDS = {"login": _login, "logout": _logout, "status": _status}

@@ -1,0 +1,145 @@
+"""What `mcpkit login` remembers about each server besides its tokens, and the authorization
+every other client command sends with its requests.
+
+The tokens themselves are in the token file of `mcpkit.store.tokens` (keyed by issuer and
+resource, refreshed by the OAuth flow). This file, `signins.json` beside it in the user's data
+folder, says per server how it was signed in to: through the browser (the OAuth flow then
+refreshes on its own), or with the client credentials grant, whose client id and secret are
+kept here so that a later command can obtain a new token when the old one expires. It is
+written as the token file is: private (0600), whole, renamed over the old one; one that others
+may read or that does not parse is refused with the fix, never overwritten.
+
+`auth_for(url)` is what `mcpkit tools|call|...` hand to the HTTP transport: the stored
+tokens, refreshed when they expire, and never a browser (a server that needs a new sign-in
+ends the command with the `mcpkit login URL` to run).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+__all__ = ["BROWSER", "CLIENT_CREDENTIALS", "SignIn", "SignInFileError", "SignIns", "auth_for"]
+
+BROWSER: Final = "browser"
+CLIENT_CREDENTIALS: Final = "client-credentials"
+FILE_NAME: Final = "signins.json"
+_POSIX: Final = os.name == "posix"
+
+
+@dataclass(frozen=True)
+class SignIn:
+    """One server's sign-in: `resource` is its canonical URL, `issuer` the authorization
+    server that issued its tokens."""
+
+    resource: str
+    issuer: str | None
+    mode: str = BROWSER
+    client_id: str | None = None
+    client_secret: str | None = field(default=None, repr=False)
+    auth_method: str | None = None
+    scope: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: v for k, v in asdict(self).items() if v is not None}
+
+
+class SignInFileError(ValueError):
+    """The sign-in file cannot be used; the message names the file and the fix."""
+
+
+class SignIns:
+    """The sign-in file, read afresh on every call (another command may have changed it)."""
+
+    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
+        if path is None:
+            from mcpkit.store.state_keys import data_dir
+
+            path = data_dir() / FILE_NAME
+        self.path = Path(path)
+
+    def get(self, resource: str) -> SignIn | None:
+        return self.all().get(resource)
+
+    def put(self, signin: SignIn) -> None:
+        entries = self._read()
+        entries[signin.resource] = signin.to_json()
+        self._write(entries)
+
+    def remove(self, resource: str) -> SignIn | None:
+        entries = self._read()
+        found = entries.pop(resource, None)
+        if found is not None:
+            self._write(entries)
+        return None if found is None else self._parse(resource, found)
+
+    def all(self) -> dict[str, SignIn]:
+        return {resource: self._parse(resource, entry)
+                for resource, entry in sorted(self._read().items())}
+
+    def _parse(self, resource: str, entry: Any) -> SignIn:
+        try:
+            return SignIn(**{**entry, "resource": resource})
+        except TypeError:
+            raise SignInFileError(f"{self.path}: the entry for {resource} is malformed; remove "
+                                  f"it with `mcpkit logout {resource}`") from None
+
+    def _read(self) -> dict[str, Any]:
+        try:
+            with open(self.path, "rb") as handle:
+                if _POSIX and os.fstat(handle.fileno()).st_mode & 0o077:
+                    raise SignInFileError(f"{self.path}: other users may read this file; make "
+                                          f"it private (chmod 600 {self.path}) or remove it")
+                raw = handle.read()
+        except FileNotFoundError:
+            return {}
+        try:
+            data = json.loads(raw)
+        except ValueError:
+            data = None
+        if not isinstance(data, dict) or not isinstance(data.get("signins"), dict):
+            raise SignInFileError(f"{self.path}: not an mcpkit sign-in file; remove it and "
+                                  "sign in again")
+        return dict(data["signins"])
+
+    def _write(self, entries: dict[str, Any]) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd, tmp = tempfile.mkstemp(prefix=".signins-", suffix=".tmp", dir=self.path.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                if _POSIX:
+                    os.fchmod(handle.fileno(), 0o600)
+                json.dump({"version": 1, "signins": entries}, handle, indent=1, sort_keys=True)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(tmp, self.path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+
+
+def auth_for(url: str) -> Any:
+    """The authorization the client commands send to the server at `url`: its client
+    credentials grant if it was signed in to that way, else the OAuth flow over the stored
+    tokens (which sends nothing to a server that asks for nothing)."""
+    from mcpkit.auth.client_discovery import canonical_resource
+    from mcpkit.store.tokens import FileTokenStorage
+
+    storage = FileTokenStorage()
+    signin = SignIns().get(canonical_resource(url))
+    if signin is not None and signin.mode == CLIENT_CREDENTIALS and signin.client_id:
+        from mcpkit.transports.oauth_grants import ClientCredentials, ClientCredentialsGrant
+        from mcpkit.transports.oauth_machine import MachineAuth
+
+        grant = ClientCredentialsGrant(ClientCredentials(
+            signin.client_id, signin.client_secret, auth_method=signin.auth_method))
+        return MachineAuth(grant, scope=signin.scope, storage=storage)
+    from mcpkit.transports.oauth import OAuth
+
+    return OAuth(storage=storage)

@@ -1,0 +1,130 @@
+"""A protected mcpkit server for the end-to-end tests, in its own process on 127.0.0.1.
+
+`python tests/auth/protected_server.py ISSUER jwt` checks tokens against the issuer's JWKS
+(`JWTVerifier`); `... ISSUER introspection CLIENT_ID SECRET` asks its RFC 7662 endpoint
+(`IntrospectionVerifier`). It prints its MCP URL on stdout once it accepts connections.
+
+Every message a client sends it is checked against the official schema of its era before the
+server reads it (`wire.check_client_message`); one off the schema is answered 400 and kept,
+and `GET /test/problems` lists what was refused and how many messages were checked, so a test
+over a CLI process can still say that the CLI spoke the schema.
+
+Tools: `whoami` (who the token is for, from `ctx.principal`), `purge` (needs `mcp:admin`,
+which basic use does not ask for: a step-up).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import sys
+from typing import Any
+
+import uvicorn
+from wire import LEGACY, MODERN, check_client_message  # on the PYTHONPATH pytest hands on
+
+from mcpkit import Context, Server
+from mcpkit.auth.server_config import ProtectedResource
+from mcpkit.transports.http_server import HTTPOptions
+
+__all__ = ["build"]
+
+
+def build(issuer: str, verifier: Any) -> Any:
+    server = Server("protected", version="1.0.0")
+
+    @server.tool()
+    def whoami(ctx: Context) -> str:
+        """Who the request acts for."""
+        principal = ctx.principal
+        assert principal is not None
+        return (f"{principal.subject} via {principal.client_id} with "
+                f"{' '.join(sorted(principal.scopes))}")
+
+    @server.tool(scopes=["mcp:admin"])
+    def purge() -> str:
+        """A tool that needs more than basic use."""
+        return "purged"
+
+    resource = ProtectedResource(issuers=issuer, verifier=verifier, scopes_supported=("mcp:read",))
+    return server.asgi(HTTPOptions(path="/mcp", auth=resource))
+
+
+class SchemaGate:
+    """Checks each client message against the schema before the app reads it."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.checked = 0
+        self.problems: list[str] = []
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        if scope["path"] == "/test/problems":
+            return await _reply(send, 200, {"checked": self.checked, "problems": self.problems})
+        if scope["method"] != "POST" or scope["path"] != "/mcp":
+            return await self.app(scope, receive, send)
+        body = b""
+        while True:
+            event = await receive()
+            body += event.get("body", b"")
+            if not event.get("more_body"):
+                break
+        headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
+        try:
+            message = json.loads(body)
+            legacy = (message.get("method") == "initialize" or "mcp-session-id" in headers
+                      or headers.get("mcp-protocol-version") == LEGACY)
+            check_client_message(LEGACY if legacy else MODERN, message)
+            self.checked += 1
+        except (AssertionError, ValueError, AttributeError) as exc:
+            self.problems.append(str(exc)[:500])
+            return await _reply(send, 400, {"error": "off the schema"})
+        sent = False
+
+        async def again() -> dict[str, Any]:
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return dict(await receive())
+
+        await self.app(scope, again, send)
+
+
+async def _reply(send: Any, status: int, body: dict[str, Any]) -> None:
+    data = json.dumps(body).encode()
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"),
+                            (b"content-length", str(len(data)).encode())]})
+    await send({"type": "http.response.body", "body": data})
+
+
+async def _serve(argv: list[str]) -> None:
+    issuer, kind = argv[0], argv[1]
+    if kind == "jwt":
+        from mcpkit.transports.http_auth_jwt import JWTVerifier
+
+        verifier: Any = JWTVerifier(f"{issuer}/jwks")
+    else:
+        from mcpkit.transports.http_auth_introspection import IntrospectionVerifier
+
+        verifier = IntrospectionVerifier(f"{issuer}/introspect", argv[2], argv[3], issuer=issuer)
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen()
+    runner = uvicorn.Server(uvicorn.Config(SchemaGate(build(issuer, verifier)),
+                                           log_level="warning", lifespan="off"))
+    serving = asyncio.create_task(runner.serve(sockets=[sock]))
+    for _ in range(500):
+        if runner.started or serving.done():
+            break
+        await asyncio.sleep(0.01)
+    print(f"http://127.0.0.1:{sock.getsockname()[1]}/mcp", flush=True)
+    await serving
+
+
+if __name__ == "__main__":
+    asyncio.run(_serve(sys.argv[1:]))
