@@ -100,6 +100,9 @@ class Status:
     BAD_REQUEST: Final = 400
     """Refused by the transport: a malformed header, `Host` sent more than once (RFC 9112
     §3.2), a message no session can take, a `Last-Event-ID` this session never issued."""
+    UNAUTHORIZED: Final = 401
+    """No token, or one the resource server refused (RFC 6750 §3.1): an authorization event
+    for the client, never a sign of a legacy server."""
     FORBIDDEN: Final = 403
     """`Host` or `Origin` not allowed; `Origin` sent more than once (the origin of such a
     request cannot be told, and an Origin that is not valid is answered with 403)."""

@@ -35,9 +35,10 @@ from urllib.parse import urlsplit
 import httpx
 import orjson
 
+from mcpkit.auth.client_challenge import bearer_challenge
 from mcpkit.client.legacy.http_session import LegacyHTTPSession
-from mcpkit.errors import BrokenStreamError as _BrokenStream
 from mcpkit.errors import (
+    AuthError,
     HTTPStatusError,
     InternalError,
     MethodNotFoundError,
@@ -45,6 +46,7 @@ from mcpkit.errors import (
     SessionExpiredError,
     TransportError,
 )
+from mcpkit.errors import BrokenStreamError as _BrokenStream
 from mcpkit.protocol.codec import RequestId, encode, result_message
 from mcpkit.protocol.framing import SSEDecoder
 from mcpkit.protocol.http import ScreenedTools, Status, screen_tools
@@ -266,6 +268,8 @@ class HTTPClientTransport:
                     reply = await self._resume(message, on_notification, broken)
             else:
                 body = await self._read_body(response, method)
+                if status in (Status.UNAUTHORIZED, Status.FORBIDDEN):
+                    raise _refused(method, status, response.headers)
                 reply = json_reply(status, media, body, message)
         except httpx.HTTPError as exc:
             raise _BrokenStream(f"the response stream broke ({_describe(exc)})") from None
@@ -409,6 +413,16 @@ class HTTPClientTransport:
             self._spawn(self._answer(incoming))
         elif self._notification_handler is not None:
             await self._notification_handler(incoming)
+
+
+def _refused(method: Any, status: int, headers: httpx.Headers) -> AuthError:
+    """A 401 or 403 that reached the transport: the `auth` flow (if any) could not answer
+    it. It is an authorization event, never a JSON-RPC answer nor a sign of another era."""
+    challenge = bearer_challenge(headers.get_list("www-authenticate"))
+    said = f" ({challenge.error})" if challenge is not None and challenge.error else ""
+    return AuthError(f"{method}: the server answered HTTP {status}{said}: it requires "
+                     "authorization; give the connector auth= (mcpkit.transports.oauth.OAuth) "
+                     "or sign in with `mcpkit login URL`")
 
 
 class HTTPConnector:
