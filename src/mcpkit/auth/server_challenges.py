@@ -8,8 +8,8 @@ authorization server from the first refusal; it names the scopes the request nee
 are any (AUTH-6, AUTH-10), and, when DPoP is accepted, a second `DPoP` challenge lists the
 proof algorithms (and the nonce, when one is required). Values are quoted as RFC 9110 §5.6.4
 says; a description is reduced to printable ASCII without quotes, so nothing a peer sent can
-break the header. The body is a small JSON object with the same error, for clients that read
-bodies; it never holds a token. No I/O.
+break the header. There is no body: on the MCP endpoint a client reads JSON bodies as JSON-RPC
+messages, and everything the refusal says is in its status and headers. No I/O.
 """
 
 from __future__ import annotations
@@ -81,6 +81,7 @@ def challenge_refusal(
     needed = scope_text(scopes)
     if needed:
         params.append(("scope", needed))
+    base = list(params)
     if error is not None:
         params.append(("error", error))
         if description:
@@ -89,7 +90,7 @@ def challenge_refusal(
     if dpop and settings.dpop_algs:
         headers.append((_WWW_AUTHENTICATE, _challenge("DPoP", [
             *params, ("algs", " ".join(settings.dpop_algs))])))
-        headers.append((_WWW_AUTHENTICATE, _challenge("Bearer", params[:2])))
+        headers.append((_WWW_AUTHENTICATE, _challenge("Bearer", base)))
     else:
         headers.append((_WWW_AUTHENTICATE, _challenge("Bearer", params)))
         if settings.dpop_algs:
@@ -97,21 +98,14 @@ def challenge_refusal(
                 params[0], ("algs", " ".join(settings.dpop_algs))])))
     if nonce is not None:
         headers.append((_DPOP_NONCE, nonce.encode("ascii")))
-    body = None
-    if error is not None:
-        body = {"error": error}
-        if description:
-            body["error_description"] = _printable(description)
-    return Refusal(status, body, tuple(headers))
+    return Refusal(status, None, tuple(headers))
 
 
-def unavailable_refusal(description: str) -> Refusal:
+def unavailable_refusal() -> Refusal:
     """503: the token could not be checked at all (the keys or the introspection endpoint are
     out of reach). Not a challenge: the client's credentials may be fine, and asking it to
     authorize again would not help."""
-    return Refusal(503, {"error": "temporarily_unavailable",
-                         "error_description": _printable(description)},
-                   ((b"retry-after", b"5"),))
+    return Refusal(503, None, ((b"retry-after", b"5"),))
 
 
 def _challenge(scheme: str, params: list[tuple[str, str]]) -> bytes:

@@ -129,7 +129,7 @@ class AuthGate:
             refusal = refused.refusal
         except VerifierUnavailableError as exc:
             log.warning("cannot check an access token: %s", exc)
-            refusal = unavailable_refusal("the server cannot check access tokens right now")
+            refusal = unavailable_refusal()
         else:
             scope[PRINCIPAL_SCOPE_KEY] = principal
             return True

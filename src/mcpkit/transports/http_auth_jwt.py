@@ -4,7 +4,8 @@ The keys come from its JWKS URL and are kept as long as the response's `Cache-Co
 (or `Expires`) says, bounded below and above so an odd header neither hammers the server nor
 keeps a revoked key for days. A token signed with a `kid` the cached set lacks (the server
 rotated its keys) triggers one refetch, at most once per `refresh_interval_s`, so a flood of
-tokens with made-up kids cannot turn into a flood of fetches. The algorithm must be on the
+tokens with made-up kids cannot turn into a flood of fetches (the first unknown kid after a
+quiet spell is always looked up, however recent the last regular fetch). The algorithm must be on the
 allow-list: asymmetric ones only, never `none` nor an HMAC (a public key used as an HMAC
 secret is the classic confusion). The signature is checked by joserfc; the claims (issuer,
 audience, time) by the HTTP app's check with `mcpkit.auth.server_claims`, for every verifier.
@@ -87,6 +88,8 @@ class JWTVerifier:
         self._keys: Any = None
         self._fresh_until = 0.0
         self._fetched_at: float | None = None
+        self._refetched_at: float | None = None
+        """When an unknown kid last made the set be fetched again (rate-limited)."""
         self._lock = asyncio.Lock()
         self.fetches = 0
         """How many times the JWKS was fetched (for tests and metrics)."""
@@ -123,8 +126,10 @@ class JWTVerifier:
         if self._keys is None or now >= self._fresh_until:
             await self._refresh(now, stale_ok=self._keys is not None)
         key = self._find(kid)
-        if key is None and (self._fetched_at is None
-                            or now - self._fetched_at >= self.refresh_interval_s):
+        if key is None and (self._refetched_at is None
+                            or now - self._refetched_at >= self.refresh_interval_s):
+            # Perhaps the server rotated its keys: look once, then not again for a while.
+            self._refetched_at = now
             await self._refresh(now, stale_ok=True)
             key = self._find(kid)
         if key is None:
@@ -144,7 +149,7 @@ class JWTVerifier:
         import httpx
 
         async with self._lock:
-            if self._fetched_at is not None and self._fetched_at >= now and self._keys is not None:
+            if self._fetched_at is not None and self._fetched_at > now and self._keys is not None:
                 return  # another task fetched while this one waited
             self._fetched_at = self._clock()
             self.fetches += 1
