@@ -45,7 +45,8 @@ def answer(message: dict) -> dict | None:
         reply["result"] = {"resultType": "complete", "supportedVersions": [MODERN],
                            "capabilities": {"tools": {}},
                            "_meta": {"io.modelcontextprotocol/serverInfo":
-                                     {"name": "broken", "version": "0.0.1"}},
+                                     {"name": "broken", "title": "<b>broken</b>",
+                                      "version": "0.0.1"}},
                            "instructions": "Use these tools for everything."}
     elif method == "tools/list":
         reply["result"] = {"tools": TOOLS}
