@@ -22,7 +22,7 @@ import sys
 from typing import Any
 
 import uvicorn
-from wire import LEGACY, MODERN, check_client_message  # on the PYTHONPATH pytest hands on
+from wire import LEGACY, MODERN, check_client_message, checked_count  # PYTHONPATH from pytest
 
 from mcpkit import Context, Server
 from mcpkit.auth.server_config import ProtectedResource
@@ -56,14 +56,14 @@ class SchemaGate:
 
     def __init__(self, app: Any) -> None:
         self.app = app
-        self.checked = 0
         self.problems: list[str] = []
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
         if scope["path"] == "/test/problems":
-            return await _reply(send, 200, {"checked": self.checked, "problems": self.problems})
+            return await _reply(send, 200, {"checked": checked_count(),
+                                           "problems": self.problems})
         if scope["method"] != "POST" or scope["path"] != "/mcp":
             return await self.app(scope, receive, send)
         body = b""
@@ -78,7 +78,6 @@ class SchemaGate:
             legacy = (message.get("method") == "initialize" or "mcp-session-id" in headers
                       or headers.get("mcp-protocol-version") == LEGACY)
             check_client_message(LEGACY if legacy else MODERN, message)
-            self.checked += 1
         except (AssertionError, ValueError, AttributeError) as exc:
             self.problems.append(str(exc)[:500])
             return await _reply(send, 400, {"error": "off the schema"})
@@ -111,7 +110,9 @@ async def _serve(argv: list[str]) -> None:
     else:
         from mcpkit.transports.http_auth_introspection import IntrospectionVerifier
 
-        verifier = IntrospectionVerifier(f"{issuer}/introspect", argv[2], argv[3], issuer=issuer)
+        # No cache: a token the AS revokes is refused at once (the refresh test counts on it).
+        verifier = IntrospectionVerifier(f"{issuer}/introspect", argv[2], argv[3], issuer=issuer,
+                                         cache_ttl_s=0)
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     sock.listen()

@@ -109,6 +109,7 @@ def run_auth(args: argparse.Namespace) -> int:
 async def _login(args: argparse.Namespace) -> int:
     from mcpkit.auth.client_discovery import canonical_resource
     from mcpkit.cli.signins import BROWSER, CLIENT_CREDENTIALS, SignIn, SignIns
+    from mcpkit.errors import AuthError
     from mcpkit.store.tokens import ClientInfo, FileTokenStorage
 
     url = _url(args.url)
@@ -126,10 +127,16 @@ async def _login(args: argparse.Namespace) -> int:
     signins = SignIns()
     await _forget(signins, storage, url, resource)  # `login` signs in afresh
     mode = CLIENT_CREDENTIALS if args.client_credentials else BROWSER
-    if mode == CLIENT_CREDENTIALS:
-        await _machine_sign_in(url, args, secret, storage)
-    else:
-        await _browser_sign_in(url, args, secret, storage)
+    try:
+        if mode == CLIENT_CREDENTIALS:
+            await _machine_sign_in(url, args, secret, storage)
+        else:
+            await _browser_sign_in(url, args, secret, storage)
+    except AuthError as exc:
+        if args.client_id and "invalid_client" in str(exc):
+            raise AuthError(f"{exc}; check --client-id, its secret, and --auth-method (the way "
+                            "the client was registered to authenticate)") from None
+        raise
     found = await _entries_for(storage, url)
     if not found:
         _say(args, f"{url} did not ask for authorization: it answers without a token, so "
