@@ -4,6 +4,7 @@ restart, a 401 that never leads to the legacy era, and targets that are never op
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -168,3 +169,20 @@ async def test_no_token_appears_in_an_error(peer: tuple[Peer, str]) -> None:
     text = str(caught.value)
     assert "HTTP 404" in text
     assert not any(t in text for t in app.refresh | app.access) and "access-" not in text
+
+
+async def test_a_sign_in_longer_than_the_probe_timeout_is_waited_for(
+        peer: tuple[Peer, str]) -> None:
+    app, url = peer
+
+    class SlowUser(Browser):
+        async def open(self, url: str) -> None:
+            await asyncio.sleep(2.5)  # the user reads the consent page: past two probe windows
+            await super().open(url)
+
+    auth = oauth(SlowUser())
+    options = ClientOptions(era="auto", timeout=30.0, probe_timeout=1.0)
+    async with Client(HTTPConnector(url, auth=auth), options=options) as c:
+        await c.call_tool("echo", {"text": "hi"})
+    assert "initialize" not in " ".join(app.seen)
+    assert auth.authorizing == 0

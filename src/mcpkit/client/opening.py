@@ -261,6 +261,10 @@ class Opener:
         }
         task = asyncio.ensure_future(transport.request(message))
         done, _ = await asyncio.wait({task}, timeout=self.options.probe_timeout)
+        while not done and _authorizing(transport):
+            # A 401 started a sign-in (it may take the user minutes): the server answered,
+            # so it is not a silent legacy one; wait for the authorized answer.
+            done, _ = await asyncio.wait({task}, timeout=self.options.probe_timeout)
         if not done:
             # Slow or silent: do not probe again, and do not cancel on the wire (a legacy
             # server may dislike notifications before initialize); a late answer is ignored.
@@ -322,6 +326,13 @@ class Opener:
             capabilities=caps if type(caps) is dict else {},
             instructions=instructions if type(instructions) is str else None,
         )
+
+
+def _authorizing(transport: ClientTransport) -> bool:
+    """Whether the transport's authorization flow is answering a 401 or 403 now (an HTTP
+    transport with `auth=`; others have no such flow)."""
+    auth = getattr(transport, "auth", None)
+    return bool(getattr(auth, "authorizing", 0))
 
 
 def _preferred() -> str:

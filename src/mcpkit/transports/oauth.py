@@ -153,6 +153,9 @@ class OAuth(httpx.Auth):
         self.httpx_options = dict(httpx_options or {})
         self.clock = clock
         self.dpop = dpop
+        self.authorizing = 0
+        """Requests whose 401 or 403 is being answered (a sign-in may take minutes): the
+        client's probe does not time out on one of them."""
         self._resources: dict[str, _Resource] = {}
 
     async def aclose(self) -> None:
@@ -176,39 +179,47 @@ class OAuth(httpx.Auth):
         response = yield request
         authorizations = 0
         nonce_retried = False
-        while True:
-            status = response.status_code
-            challenge = bearer_challenge(response.headers.get_list("www-authenticate"))
-            if self.dpop is not None:
-                self.dpop.learn(response)
-            if (status == 401 and self.dpop is not None and not nonce_retried
-                    and sent is not None and self.dpop.retry_after(response)):
-                nonce_retried = True  # the resource server's nonce: the same token, a new proof
-            elif status == 401:
-                if authorizations >= _MAX_AUTHORIZATIONS:
-                    raise AuthError(f"{operation}: the server at {state.server_url} still "
-                                    "answers 401 after authorizing; the token it was given "
-                                    "is refused")
-                authorizations += 1
-                async with state.lock:
-                    if state.tokens is sent:  # no other task authorized meanwhile
-                        await self._unauthorized(state, challenge or BearerChallenge(), sent)
-            elif status == 403 and challenge is not None and challenge.insufficient_scope:
-                if not self.step_ups.allow(state.server_url, operation):
-                    needed = " ".join(challenge.scope or ()) or "more scopes"
-                    raise AuthError(
-                        f"{operation}: the server at {state.server_url} still answers 403 "
-                        f"insufficient_scope (it needs {needed}) after "
-                        f"{self.step_ups.limit} re-authorizations; not asking again")
-                async with state.lock:
-                    if state.tokens is sent:
-                        await self._step_up(state, challenge)
-            else:
-                if status < 400:
-                    self.step_ups.succeeded(state.server_url, operation)
-                return
-            sent = self._apply(request, state)
-            response = yield request
+        counted = False  # in `authorizing` while this request's 401 or 403 is answered
+        try:
+            while True:
+                status = response.status_code
+                if status in (401, 403) and not counted:
+                    counted = True
+                    self.authorizing += 1
+                challenge = bearer_challenge(response.headers.get_list("www-authenticate"))
+                if self.dpop is not None:
+                    self.dpop.learn(response)
+                if (status == 401 and self.dpop is not None and not nonce_retried
+                        and sent is not None and self.dpop.retry_after(response)):
+                    nonce_retried = True  # the resource server's nonce: same token, new proof
+                elif status == 401:
+                    if authorizations >= _MAX_AUTHORIZATIONS:
+                        raise AuthError(f"{operation}: the server at {state.server_url} still "
+                                        "answers 401 after authorizing; the token it was given "
+                                        "is refused")
+                    authorizations += 1
+                    async with state.lock:
+                        if state.tokens is sent:  # no other task authorized meanwhile
+                            await self._unauthorized(state, challenge or BearerChallenge(), sent)
+                elif status == 403 and challenge is not None and challenge.insufficient_scope:
+                    if not self.step_ups.allow(state.server_url, operation):
+                        needed = " ".join(challenge.scope or ()) or "more scopes"
+                        raise AuthError(
+                            f"{operation}: the server at {state.server_url} still answers 403 "
+                            f"insufficient_scope (it needs {needed}) after "
+                            f"{self.step_ups.limit} re-authorizations; not asking again")
+                    async with state.lock:
+                        if state.tokens is sent:
+                            await self._step_up(state, challenge)
+                else:
+                    if status < 400:
+                        self.step_ups.succeeded(state.server_url, operation)
+                    return
+                sent = self._apply(request, state)
+                response = yield request
+        finally:
+            if counted:
+                self.authorizing -= 1
 
     def _resource_of(self, url: str) -> _Resource:
         key = canonical_resource(url)
