@@ -292,7 +292,7 @@ class Client:
         cache = self._cache if self.options.cache else None
         if fresh and cache is not None:
             cache.drop(method)
-        items, rejected = await list_all(fetch, cache, method, key)
+        items, rejected = await list_all(fetch, cache, method, key, self.options.max_list_items)
         if method == Method.TOOLS_LIST:
             self.tools = {t["name"]: t for t in items}
             self.rejected_tools = rejected

@@ -111,6 +111,10 @@ class ClientOptions:
     """Seconds to wait for the `server/discover` probe before trying `initialize`."""
     max_rounds: int = 10
     """Most `input_required` rounds one call may take before `InputRoundsExceededError`."""
+    max_list_items: int = 10_000
+    """Most items `list_tools`, `list_resources`, `list_prompts`, ... gather over all pages; a
+    server listing more fails the call with a ProtocolViolation naming this option, before
+    the page past the bound is vetted (a hostile catalogue costs time and memory per item)."""
     log_level: str | None = None
     """Ask for log messages at this level and above on every request (LOG-4). None: no level,
     unless the Client has an `on_log` handler, which asks for `DEFAULT_LOG_LEVEL` ("info")."""
@@ -143,6 +147,10 @@ class ClientOptions:
             )
         if self.max_rounds < 1:
             raise ValueError("ClientOptions.max_rounds must be at least 1")
+        items = self.max_list_items
+        if isinstance(items, bool) or not isinstance(items, int) or items < 1:
+            raise ValueError(
+                f"ClientOptions.max_list_items must be a positive integer, not {items!r}")
         wait = self.url_elicitation_wait
         if isinstance(wait, bool) or not isinstance(wait, int | float) or not 0 <= wait < 1e6:
             raise ValueError(

@@ -19,15 +19,23 @@ from mcpkit.client.tools import RejectedTool, vet_tools
 from mcpkit.errors import InvalidParamsError, ProtocolViolation
 from mcpkit.types.constants import Method
 
-__all__ = ["MAX_PAGES", "list_all"]
+__all__ = ["DEFAULT_MAX_LIST_ITEMS", "MAX_PAGES", "list_all"]
 
 MAX_PAGES = 10_000
 """Most pages one list may have; a server past it is stuck in a loop."""
+DEFAULT_MAX_LIST_ITEMS = 10_000
+"""Most items one list may gather over all its pages (`ClientOptions.max_list_items`). Each
+tool is vetted and kept in memory, and the whole list is handed to the application (often to
+a model) at once: a server offering more is either broken, paging for ever with fresh cursors,
+or out to exhaust the client. Ten thousand tools are already far past what a model can use."""
 
 _REJECTED = "\x00rejected"
 
 
-def _complete(method: str, key: str, page: dict[str, Any]) -> dict[str, Any]:
+def _complete(method: str, key: str, page: dict[str, Any], seen: int, limit: int
+              ) -> dict[str, Any]:
+    """`page` checked and vetted. `seen` items came on earlier pages and `limit` bounds them
+    all; the bound is checked before a single tool is vetted (vetting is the costly part)."""
     kind = page.get("resultType", "complete")
     if kind != "complete":
         raise ProtocolViolation(
@@ -36,6 +44,10 @@ def _complete(method: str, key: str, page: dict[str, Any]) -> dict[str, Any]:
         )
     if type(page.get(key)) is not list:
         raise ProtocolViolation(f"{method}: the result has no {key} list")
+    if seen + len(page[key]) > limit:
+        raise ProtocolViolation(
+            f"{method}: the server lists more than {limit} {key} (ClientOptions.max_list_items"
+            f"); stopped paging after {seen + len(page[key])}")
     if method == Method.TOOLS_LIST:
         kept, dropped = vet_tools(page[key])
         if dropped:
@@ -48,8 +60,10 @@ async def list_all(
     cache: ResultCache | None,
     method: str,
     key: str,
+    limit: int = DEFAULT_MAX_LIST_ITEMS,
 ) -> tuple[list[dict[str, Any]], list[RejectedTool]]:
-    """Every item of every page (fetched, or fresh from `cache`), and the rejected tools."""
+    """Every item of every page (fetched, or fresh from `cache`), and the rejected tools; more
+    than `limit` items in all is a ProtocolViolation naming the option."""
     items: list[dict[str, Any]] = []
     rejected: list[RejectedTool] = []
     cursor: str | None = None
@@ -59,7 +73,8 @@ async def list_all(
         page = cache.get(method, cursor) if cache is not None else None
         if page is None:
             try:
-                page = _complete(method, key, await fetch(cursor))
+                page = _complete(method, key, await fetch(cursor),
+                                 len(items) + len(rejected), limit)
             except InvalidParamsError:
                 if cursor is None or restarted or cache is None:
                     raise
@@ -74,9 +89,12 @@ async def list_all(
         cursor = page.get("nextCursor")
         if cursor is None:
             return items, rejected
-        if type(cursor) is not str or cursor in seen or len(seen) >= MAX_PAGES:
+        if type(cursor) is not str or cursor in seen:
             raise ProtocolViolation(
                 f"{method}: the server's nextCursor {cursor!r} repeats or is not a string; "
                 "stopped paging"
             )
+        if len(seen) >= MAX_PAGES:
+            raise ProtocolViolation(
+                f"{method}: the server is still paging after {MAX_PAGES} pages; stopped paging")
         seen.add(cursor)

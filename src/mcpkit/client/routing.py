@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -53,6 +54,18 @@ log = logging.getLogger("mcpkit.client")
 
 Write = Callable[[dict[str, Any]], None]
 
+_ANSWER_HEAD = re.compile(
+    rb'\A\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(-?[0-9]{1,19}|"[^"\\]{0,200}")'
+    rb'\s*,\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"(?:result|error)"\s*:')
+"""The opening of a response whose id comes first (as encoders write one): a top-level `id`
+that is an integer or a plain string, then `result` or `error`. Anything else (a request, a
+notification, other key orders) names no request of ours for certain."""
+
+MAX_SERVER_REQUESTS = 64
+"""Requests of a server answered at once; one more is refused at once (-32603) rather than
+queued, so a server that floods requests cannot pile up handler calls (each may be a person
+asked a question) or the tasks that wait for them."""
+
 
 class _Pending:
     __slots__ = ("future", "logs", "method", "on_notification", "token")
@@ -83,6 +96,7 @@ class StreamRouter:
         self._request_handler: RequestHandler | None = None
         self._notification_handler: NotificationHandler | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        self._answering = 0
         self._closed: TransportError | None = None
 
     # -- the ClientTransport surface -------------------------------------------------------
@@ -182,6 +196,24 @@ class StreamRouter:
                 f"{entry.method}: the server's response is not valid JSON-RPC "
                 f"({exc.message.removeprefix('Invalid request: ')})"))
 
+    def oversized(self, head: bytes, size: int, limit: int) -> None:
+        """A message over the transport's size limit was dropped unread. When its first bytes
+        show it is the response to a request in flight, that request fails now with an error
+        naming the limit, instead of waiting out its timeout for an answer that already came
+        and was refused; anything else is only logged."""
+        found = _ANSWER_HEAD.match(head)
+        request_id = int(found[1]) if found and found[1][:1] != b'"' else (
+            found[1][1:-1].decode("utf-8", "replace") if found else None)
+        entry = self._pending.get(request_id) if request_id is not None else None
+        if entry is None:
+            log.warning("dropped a %d-byte message from the server (over the %d-byte limit, "
+                        "max_message_bytes)", size, limit)
+            return
+        if not entry.future.done():
+            entry.future.set_exception(TransportError(
+                f"{entry.method}: the server's response is {size} bytes, over the {limit}-byte "
+                "limit (max_message_bytes); it was dropped unread"))
+
     def _response(self, request_id: Any, message: dict[str, Any]) -> None:
         entry = self._pending.get(request_id) if request_id is not None else None
         if entry is None:
@@ -236,21 +268,27 @@ class StreamRouter:
             self._spawn(entry.on_notification(message))
 
     def _server_request(self, request_id: Any, method: str, params: dict[str, Any] | None) -> None:
+        if self._request_handler is None:
+            # The 2026-07-28 era has no server requests (MRTR-1), not even ping, whose empty
+            # result would be off its schema. Answered on the spot, with no task to pile up.
+            self._reply(request_id, method, error_message(request_id, MethodNotFoundError(
+                f"Method not found: {method} (this client handles no server requests)",
+                {"method": method}).to_error()))
+            return
+        if self._answering >= MAX_SERVER_REQUESTS:
+            self._reply(request_id, method, error_message(request_id, InternalError(
+                f"the client is already answering {MAX_SERVER_REQUESTS} requests of this "
+                f"server; {method} was refused").to_error()))
+            return
+        self._answering += 1
         self._spawn(self._answer(request_id, method, params))
 
     async def _answer(self, request_id: Any, method: str, params: dict[str, Any] | None) -> None:
         handler = self._request_handler
         try:
-            if handler is None:
-                if method != Method.PING:
-                    raise MethodNotFoundError(
-                        f"Method not found: {method} (this client handles no server requests)",
-                        {"method": method},
-                    )
-                result: dict[str, Any] = {}
-            else:
-                result = await handler(method, params)
-            reply = result_message(request_id, result)
+            if handler is None:  # unset since the request came: as if it never was
+                raise MethodNotFoundError(f"Method not found: {method}", {"method": method})
+            reply = result_message(request_id, await handler(method, params))
         except RPCError as exc:
             reply = error_message(request_id, exc.to_error())
         except Exception:
@@ -258,6 +296,11 @@ class StreamRouter:
             reply = error_message(
                 request_id, InternalError(f"Internal error while answering {method}").to_error()
             )
+        finally:
+            self._answering -= 1
+        self._reply(request_id, method, reply)
+
+    def _reply(self, request_id: Any, method: str, reply: dict[str, Any]) -> None:
         if self._closed is None:
             try:
                 self._write(reply)

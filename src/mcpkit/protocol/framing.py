@@ -12,15 +12,20 @@ from collections.abc import Iterator
 __all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "LineReader", "Oversized", "SSEDecoder", "sse_event"]
 
 DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024
+_HEAD = 256
+"""Bytes of an oversized line kept (`Oversized.head`): enough for the `id` an encoder writes
+first, so the request it answers can fail at once instead of waiting for its timeout."""
 
 
 class Oversized:
-    """Stands in for a line that was longer than the limit; `size` counts what was dropped."""
+    """Stands in for a line that was longer than the limit; `size` counts what was dropped and
+    `head` holds its first bytes (at most 256)."""
 
-    __slots__ = ("size",)
+    __slots__ = ("head", "size")
 
-    def __init__(self, size: int) -> None:
+    def __init__(self, size: int, head: bytes = b"") -> None:
         self.size = size
+        self.head = head
 
     def __repr__(self) -> str:
         return f"Oversized({self.size})"
@@ -29,13 +34,14 @@ class Oversized:
 class LineReader:
     """Splits a byte stream into lines (without the newline); blank lines are skipped."""
 
-    __slots__ = ("_buf", "_dropped", "_dropping", "max_bytes")
+    __slots__ = ("_buf", "_dropped", "_dropping", "_head", "max_bytes")
 
     def __init__(self, max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> None:
         self.max_bytes = max_bytes
         self._buf = bytearray()
         self._dropping = False
         self._dropped = 0
+        self._head = b""
 
     def feed(self, data: bytes) -> list[bytes | Oversized]:
         out: list[bytes | Oversized] = []
@@ -50,12 +56,13 @@ class LineReader:
                 elif len(self._buf) + len(chunk) > self.max_bytes:
                     self._dropping = True
                     self._dropped = len(self._buf) + len(chunk)
+                    self._head = (bytes(self._buf[:_HEAD]) + chunk[:_HEAD])[:_HEAD]
                     self._buf.clear()
                 else:
                     self._buf += chunk
                 break
             if self._dropping:
-                out.append(Oversized(self._dropped + nl - start))
+                out.append(Oversized(self._dropped + nl - start, self._head))
                 self._dropping = False
                 self._dropped = 0
             elif self._buf:
@@ -70,7 +77,7 @@ class LineReader:
 
     def _emit(self, line: bytes, out: list[bytes | Oversized]) -> None:
         if len(line) > self.max_bytes:
-            out.append(Oversized(len(line)))
+            out.append(Oversized(len(line), line[:_HEAD]))
             return
         if line.endswith(b"\r"):
             line = line[:-1]
@@ -81,7 +88,7 @@ class LineReader:
         """End of stream: a final line without a newline still counts as a message."""
         out: list[bytes | Oversized] = []
         if self._dropping:
-            out.append(Oversized(self._dropped))
+            out.append(Oversized(self._dropped, self._head))
         elif self._buf:
             self._emit(bytes(self._buf), out)
         self._buf.clear()

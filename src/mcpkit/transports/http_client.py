@@ -344,7 +344,10 @@ class HTTPClientTransport:
         task.add_done_callback(self._tasks.discard)
 
     async def _answer(self, request: dict[str, Any]) -> None:
-        """Answer a request the server sent (legacy) and POST the answer back."""
+        """Answer a request the server sent (legacy) and POST the answer back; in an era that
+        has none (`HTTPEra.answers_requests`) it is dropped, and costs no POST."""
+        if not self._era.answers_requests:
+            return
         request_id: RequestId = request["id"]
         method = request.get("method")
         params = request.get("params")

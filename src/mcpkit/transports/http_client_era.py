@@ -36,6 +36,10 @@ class HTTPEra(Protocol):
     def legacy_version(self) -> str | None:
         """The version a legacy `initialize` negotiated; None in the modern era."""
 
+    @property
+    def answers_requests(self) -> bool:
+        """Whether a request the server sends is answered (POSTed back)."""
+
     def headers(self, headers: dict[str, str],
                 message: Mapping[str, Any] | None) -> dict[str, str]:
         """`headers` completed for `message` (None: a GET or DELETE carrying no message)."""
@@ -57,6 +61,9 @@ class ModernHTTP:
     era: Final[Era] = MODERN
     session_id: Final[None] = None
     legacy_version: Final[None] = None
+    answers_requests: Final = False
+    """A 2026-07-28 server sends no requests (MRTR-1), and a stateless endpoint has nowhere to
+    take an answer: one is dropped unanswered, and a flood of them costs no POSTs."""
 
     def __init__(self, tool_params: Mapping[str, dict[str, tuple[str, ...]]]) -> None:
         self._tool_params = tool_params

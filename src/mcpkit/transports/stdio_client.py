@@ -37,6 +37,9 @@ Stderr = Literal["inherit", "capture", "discard"]
 Tap = Any  # Callable[[str, dict[str, Any]], None]: ("send" | "receive", message)
 
 _STDERR_KEEP = 64 * 1024
+_UNREAD_ANSWERS = 1024 * 1024
+"""Bytes of our output the server may leave unread before answers to its requests are dropped
+(requests and notifications of ours wait for the pipe instead)."""
 _STDERR_LINES = 10
 """Lines of a captured stderr put in the message of a server that ended."""
 _POSIX = os.name == "posix"
@@ -187,6 +190,15 @@ class StdioTransport(RoutedTransport):
             raise TransportError(self._exit_reason())
         if stdin.is_closing():
             return  # the server is gone: `_drain` says why once its last words are read
+        if "method" not in message and self._backlog(stdin) > _UNREAD_ANSWERS:
+            # A server that sends requests and does not read our answers would otherwise
+            # grow this buffer without end: one answer dropped is one request it flooded.
+            if "unread answers" not in self.spec.noted:
+                self.spec.noted.add("unread answers")
+                log.warning("%s: the server leaves over %d bytes of our output unread; answers "
+                            "to its requests are dropped until it reads", self.spec,
+                            _UNREAD_ANSWERS)
+            return
         if self._tap is not None:
             self._tap("send", message)
         try:
@@ -196,6 +208,12 @@ class StdioTransport(RoutedTransport):
                             f"({exc})") from None
         with contextlib.suppress(BrokenPipeError, ConnectionResetError, RuntimeError):
             stdin.write(data + b"\n")  # a failed write: `_drain` sees the pipe closing
+
+    @staticmethod
+    def _backlog(stdin: asyncio.StreamWriter) -> int:
+        """Bytes written to the server's stdin that it has not read yet (what the pipe holds
+        aside: the kernel's buffer is bounded, ours is not)."""
+        return stdin.transport.get_write_buffer_size()
 
     async def _drain(self) -> None:
         stdin = self.proc.stdin
@@ -243,10 +261,7 @@ class StdioTransport(RoutedTransport):
 
     def _line(self, line: bytes | Oversized) -> None:
         if isinstance(line, Oversized):
-            log.warning(
-                "%s: dropped a %d-byte message from the server (over the %d-byte limit)",
-                self.spec, line.size, self.spec.max_message_bytes,
-            )
+            self._router.oversized(line.head, line.size, self.spec.max_message_bytes)
             return
         try:
             message = orjson.loads(line)

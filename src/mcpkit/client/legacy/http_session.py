@@ -30,6 +30,8 @@ class LegacyHTTPSession:
     """The session `initialize` opened: its id (None if the server gave none) and version."""
 
     era: Final[Era] = LEGACY
+    answers_requests: Final = True
+    """A 2025-11-25 server may send requests; their answers are POSTed in the session."""
 
     def __init__(self, session_id: str | None, version: str) -> None:
         self.session_id = session_id

@@ -1,0 +1,206 @@
+"""mcpkit as the client of a hostile stdio server (hostile_stdio.py, a real subprocess).
+
+The server sends what no correct one would: a 100 MB response, a line that never ends,
+responses to ids never sent and duplicates, requests the 2026-07-28 era forbids, a flood of
+them while it reads nothing, catalogues of 100,000 tools or endless pages, schemas nested too
+deep, cyclic, or pointing at remote URLs (a listener of the test records any connection), and
+silence. Each time the client fails the one call with an error naming its own limit (or
+rejects the tool with a reason), stays within its memory (RSS from /proc/self/status), follows
+no remote `$ref`, and the connection still works afterwards. Every message the client sends
+is checked against the official schema (SchemaTap).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from schema_tap import SchemaTap
+
+from mcpkit.client import Client, ClientOptions
+from mcpkit.errors import ProtocolViolation, RequestTimeoutError, TransportError
+from mcpkit.transports.stdio_client import StdioServer
+
+HOSTILE = str(Path(__file__).resolve().parent / "hostile_stdio.py")
+MIB = 1024 * 1024
+
+
+def rss_mib() -> float:
+    """This process's resident set, from /proc/self/status."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise AssertionError("no VmRSS in /proc/self/status")
+
+
+def hostile(catalogue: str, tap: SchemaTap, **options: Any) -> Client:
+    server = StdioServer([sys.executable, HOSTILE, catalogue], stderr="discard", tap=tap,
+                         shutdown_timeout=0.5)
+    return Client(server, options=ClientOptions(era="modern", **options))
+
+
+@pytest.fixture
+def tap() -> AsyncIterator[SchemaTap]:
+    made = SchemaTap(check_server=False)  # the server is off the schema on purpose
+    yield made  # type: ignore[misc]
+    made.assert_clean()
+
+
+class SendsOnly(SchemaTap):
+    """A tap that checks what the client sends and keeps nothing the server sends."""
+
+    def __call__(self, direction: str, message: dict[str, Any]) -> None:
+        if direction == "send":
+            super().__call__(direction, message)
+
+
+class Listener:
+    """A TCP listener on 127.0.0.1 that counts every connection made to it."""
+
+    def __init__(self) -> None:
+        self.connections = 0
+        self.server: asyncio.Server | None = None
+
+    async def __aenter__(self) -> str:
+        async def accepted(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            self.connections += 1
+            writer.close()
+
+        self.server = await asyncio.start_server(accepted, "127.0.0.1", 0)
+        port = self.server.sockets[0].getsockname()[1]
+        return f"http://127.0.0.1:{port}"
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self.server is not None
+        self.server.close()
+        await self.server.wait_closed()
+
+
+async def test_a_100_mb_response_fails_its_call_at_once_naming_the_limit(tap: SchemaTap) -> None:
+    before = rss_mib()
+    async with hostile("plain", tap, timeout=60) as client:
+        with pytest.raises(TransportError, match=r"tools/call: the server's response is "
+                           r"10485\d+ bytes, over the 4194304-byte limit \(max_message_bytes\)"):
+            await client.call_tool("huge", {"size": 100 * MIB})
+        assert (await client.call_tool("other"))["content"][0]["text"] == "tool other"
+    assert rss_mib() - before < 40, "the 100 MB were read through, not held"
+
+
+async def test_a_line_that_never_ends_is_bounded_and_the_call_times_out(tap: SchemaTap) -> None:
+    before = rss_mib()
+    async with hostile("plain", tap, timeout=2) as client:
+        with pytest.raises(RequestTimeoutError, match=r"tools/call: no response within 2 s"):
+            await client.call_tool("endless", {"budget": 64 * MIB})
+        assert rss_mib() - before < 40, "64 MiB without a newline were dropped as they came"
+
+
+async def test_a_server_that_never_answers_is_timed_out_and_cancelled(tap: SchemaTap) -> None:
+    async with hostile("plain", tap, timeout=0.5) as client:
+        with pytest.raises(RequestTimeoutError, match=r"no response within 0.5 s"):
+            await client.call_tool("silent")
+        assert (await client.call_tool("other"))["content"][0]["text"] == "tool other"
+    cancelled = [m for m in tap.sent if m.get("method") == "notifications/cancelled"]
+    assert len(cancelled) == 1, "the timed-out call is cancelled on the wire"
+
+
+async def test_strays_and_duplicates_do_not_answer_anything_else(
+    tap: SchemaTap, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, "mcpkit.client")
+    async with hostile("plain", tap) as client:
+        result = await client.call_tool("strays")
+        assert result["content"][0]["text"] == "first", "the first answer wins; the second drops"
+        assert (await client.call_tool("other"))["content"][0]["text"] == "tool other"
+    refused = [r.getMessage() for r in caplog.records if "ignored a message" in r.getMessage()]
+    assert len(refused) == 4, "ids of the wrong type (0.5, true, a list, an object) are named"
+
+
+async def test_requests_a_2026_server_may_not_send_get_method_not_found(tap: SchemaTap) -> None:
+    async with hostile("plain", tap) as client:
+        await client.call_tool("ask")
+        replies = json.loads((await client.call_tool("replies"))["content"][0]["text"])
+    for n in range(4):  # ping too: the era has none, and `{}` is no 2026-07-28 result
+        assert replies[f"srv-{n}"]["error"]["code"] == -32601
+    answers = [m for m in tap.sent if "method" not in m]
+    assert len(answers) == 4, "each answer was checked against the schema by the tap"
+
+
+async def test_a_flood_of_requests_while_not_reading_stays_bounded(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.WARNING, "mcpkit.client")
+    tap = SendsOnly()  # 400,000 requests kept by a tap would measure the tap
+    before = rss_mib()
+    async with hostile("plain", tap) as client:
+        result = await client.call_tool("flood", {"count": 400_000})
+        assert result["content"][0]["text"] == "flooded 400000"
+        grown = rss_mib() - before
+        assert (await client.call_tool("other"))["content"][0]["text"] == "tool other"
+    assert grown < 30, f"{grown:.0f} MiB held for answers the server never read (68 MB unbounded)"
+    assert any("answers to its requests are dropped" in r.getMessage() for r in caplog.records)
+    tap.assert_clean()
+
+
+async def test_a_catalogue_of_100000_tools_in_one_line_is_refused_by_size(tap: SchemaTap) -> None:
+    async with hostile("many:100000", tap) as client:
+        with pytest.raises(TransportError, match=r"tools/list: the server's response is \d+ "
+                           r"bytes, over the 4194304-byte limit \(max_message_bytes\)"):
+            await client.list_tools()
+
+
+async def test_a_paged_catalogue_past_the_bound_stops_before_vetting_more(
+    tap: SchemaTap,
+) -> None:
+    async with hostile("pages:100000:500", tap, max_list_items=2000) as client:
+        with pytest.raises(ProtocolViolation, match=r"tools/list: the server lists more than "
+                           r"2000 tools \(ClientOptions.max_list_items\); stopped paging "
+                           r"after 2500"):
+            await client.list_tools()
+    assert len(tap.requests("tools/list")) == 5, "the fifth page was the one past the bound"
+
+
+async def test_pages_with_fresh_cursors_for_ever_stop_at_the_bound(tap: SchemaTap) -> None:
+    async with hostile("endless-pages", tap, max_list_items=1000) as client:
+        with pytest.raises(ProtocolViolation, match=r"ClientOptions.max_list_items"):
+            await client.list_tools()
+
+
+async def test_within_the_bound_a_paged_catalogue_is_listed_whole(tap: SchemaTap) -> None:
+    async with hostile("pages:3000:1000", tap, max_list_items=3000) as client:
+        assert len(await client.list_tools()) == 3000
+
+
+@pytest.mark.parametrize("bad", [0, -1, True, 1.5])
+def test_max_list_items_must_be_a_positive_integer(bad: Any) -> None:
+    with pytest.raises(ValueError, match="max_list_items must be a positive integer"):
+        ClientOptions(max_list_items=bad)
+
+
+async def test_deep_and_cyclic_schemas_are_rejected_with_reasons(tap: SchemaTap) -> None:
+    async with hostile("deep:300", tap) as client:
+        assert [t["name"] for t in await client.list_tools()] == ["fine"]
+        assert "deeper than 64 levels" in client.rejected_tools[0].reason
+    async with hostile("cyclic", tap) as client:
+        assert [t["name"] for t in await client.list_tools()] == ["fine"]
+        reasons = {r.name: r.reason for r in client.rejected_tools}
+        assert set(reasons) == {"cyclic", "loop"}
+        assert all("would never end" in reason for reason in reasons.values())
+
+
+async def test_remote_references_are_never_followed(tap: SchemaTap) -> None:
+    listener = Listener()
+    async with listener as url:
+        async with hostile(f"remote:{url}", tap, validate_output=True) as client:
+            assert [t["name"] for t in await client.list_tools()] == ["fine"]
+            reasons = {r.name: r.reason for r in client.rejected_tools}
+            assert set(reasons) == {"ref", "dialect", "based", "output"}
+            assert "remote references are never fetched" in reasons["ref"]
+            assert "unsupported dialect" in reasons["dialect"]
+        await asyncio.sleep(0)
+    assert listener.connections == 0, "nothing connected to the URLs the schemas named"
