@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hostile_probes import Listener, rss_mib
 from schema_tap import SchemaTap
 
 from mcpkit.client import Client, ClientOptions
@@ -29,14 +30,6 @@ from mcpkit.transports.stdio_client import StdioServer
 
 HOSTILE = str(Path(__file__).resolve().parent / "hostile_stdio.py")
 MIB = 1024 * 1024
-
-
-def rss_mib() -> float:
-    """This process's resident set, from /proc/self/status."""
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    raise AssertionError("no VmRSS in /proc/self/status")
 
 
 def hostile(catalogue: str, tap: SchemaTap, **options: Any) -> Client:
@@ -58,28 +51,6 @@ class SendsOnly(SchemaTap):
     def __call__(self, direction: str, message: dict[str, Any]) -> None:
         if direction == "send":
             super().__call__(direction, message)
-
-
-class Listener:
-    """A TCP listener on 127.0.0.1 that counts every connection made to it."""
-
-    def __init__(self) -> None:
-        self.connections = 0
-        self.server: asyncio.Server | None = None
-
-    async def __aenter__(self) -> str:
-        async def accepted(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-            self.connections += 1
-            writer.close()
-
-        self.server = await asyncio.start_server(accepted, "127.0.0.1", 0)
-        port = self.server.sockets[0].getsockname()[1]
-        return f"http://127.0.0.1:{port}"
-
-    async def __aexit__(self, *exc: object) -> None:
-        assert self.server is not None
-        self.server.close()
-        await self.server.wait_closed()
 
 
 async def test_a_100_mb_response_fails_its_call_at_once_naming_the_limit(tap: SchemaTap) -> None:
