@@ -31,6 +31,7 @@ MCPError                                   anything mcpkit raises on purpose
 │                                          (also an ImportError; raised at start, never per call)
 └── AuthError                              authorization failed
     ├── DPoPError                          a DPoP proof failed a check (.reason, .error)
+    ├── GrantError                         a token endpoint refused a grant (.error, .status)
     ├── InvalidTokenError                  a resource server refuses an access token (.error)
     ├── VerifierUnavailableError           a resource server cannot check tokens right now
     └── RedirectError                      the browser brought back an error, or nothing (.error)
@@ -58,6 +59,7 @@ __all__ = [
     "DPoPError",
     "ElicitationAnswerError",
     "FormSchemaError",
+    "GrantError",
     "HTTPStatusError",
     "HandleError",
     "HeaderMismatchError",
@@ -73,8 +75,8 @@ __all__ = [
     "NoCommonVersionError",
     "ParseError",
     "ProtocolViolation",
-    "RedirectError",
     "RPCError",
+    "RedirectError",
     "RequestTimeoutError",
     "ResourceNotFoundError",
     "SessionExpiredError",
@@ -344,6 +346,24 @@ class DPoPError(AuthError):
         super().__init__(message)
         self.reason = reason
         self.error = "use_dpop_nonce" if reason == "nonce" else "invalid_dpop_proof"
+
+
+class GrantError(AuthError):
+    """An authorization server (or an enterprise IdP) refused a token request, or answered one
+    with something that is no token response.
+
+    `error` is the OAuth error code it sent (`invalid_grant`, `invalid_client`,
+    `invalid_scope`, `unauthorized_client`, ...; `invalid_response` when the answer was not a
+    token response), `description` its `error_description` (cut short), `status` the HTTP
+    status. The message names the grant and the endpoint, never a token, secret or assertion.
+    """
+
+    def __init__(self, message: str, *, error: str, description: str | None = None,
+                 status: int | None = None) -> None:
+        super().__init__(message)
+        self.error = error
+        self.description = description
+        self.status = status
 
 
 class InvalidTokenError(AuthError):
