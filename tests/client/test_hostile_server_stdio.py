@@ -175,3 +175,41 @@ async def test_remote_references_are_never_followed(tap: SchemaTap) -> None:
             assert "unsupported dialect" in reasons["dialect"]
         await asyncio.sleep(0)
     assert listener.connections == 0, "nothing connected to the URLs the schemas named"
+
+
+async def test_a_legacy_server_flooding_requests_gets_64_answered_at_once() -> None:
+    """A 2025-11-25 server may send requests, each a handler call (perhaps a person asked
+    something): past `MAX_SERVER_REQUESTS` in progress, one more is refused on the spot."""
+    from wire import LEGACY, check_client_message
+
+    from mcpkit.client.routing import MAX_SERVER_REQUESTS, StreamRouter
+
+    written: list[dict[str, Any]] = []
+    release = asyncio.Event()
+    calls = 0
+
+    async def handler(method: str, params: dict[str, Any] | None) -> dict[str, Any]:
+        nonlocal calls
+        calls += 1
+        await release.wait()
+        return {"roots": []}
+
+    router = StreamRouter(written.append)
+    router.set_request_handler(handler)
+    for n in range(100):
+        router.receive({"jsonrpc": "2.0", "id": f"r{n}", "method": "roots/list"})
+    await asyncio.sleep(0)
+    assert calls == MAX_SERVER_REQUESTS == 64
+    refused = [m for m in written if "error" in m]
+    assert len(refused) == 36 and all(m["error"]["code"] == -32603 for m in refused)
+    assert "already answering 64 requests" in refused[0]["error"]["message"]
+    release.set()
+    for _ in range(10):
+        await asyncio.sleep(0)
+    assert sum("result" in m for m in written) == 64
+    router.receive({"jsonrpc": "2.0", "id": "again", "method": "roots/list"})
+    for _ in range(10):
+        await asyncio.sleep(0)
+    assert written[-1] == {"jsonrpc": "2.0", "id": "again", "result": {"roots": []}}
+    for message in written:
+        check_client_message(LEGACY, message)
