@@ -6,7 +6,8 @@ listen-stream notifications go to the listen request named by their `subscriptio
 messages go to the requests that asked for a log level (a stdio server cannot say which one a
 message belongs to, so each of them sees it); whatever belongs to no request in flight goes to
 the unsolicited-notification handler. Requests a legacy server sends are answered by the
-request handler, each in its own task. Cancelling a request's awaiting task sends
+request handler, each in its own task, at most `MAX_SERVER_REQUESTS` at once; without a handler
+(the 2026-07-28 era, which has no server requests) each is answered -32601 on the spot. Cancelling a request's awaiting task sends
 `notifications/cancelled` (never for `initialize`, which must not be cancelled).
 
 A transport supplies `write` (one whole message, never blocking) and, optionally, `drain` for

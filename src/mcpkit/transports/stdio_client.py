@@ -5,8 +5,12 @@ carries nothing else. Its stderr is the server's own business: passed through to
 captured into a bounded buffer (shown when the server fails, its lines kept as lines), or
 discarded, and never read as protocol. A line on stdout that is not a JSON-RPC message is noted
 once per kind for each `StdioServer`, however many lines or restarts repeat it: the note says
-that the server breaks the stdio rule, and a hundred copies of it say nothing more. Shutdown follows the stdio transport's order: close stdin, wait, SIGTERM, wait, SIGKILL
-(STDIO-8), so no child outlives the client.
+that the server breaks the stdio rule, and a hundred copies of it say nothing more. A line over
+`max_message_bytes` is dropped as it streams, and fails at once the request it answers when its
+first bytes name that request's id. Answers to the server's own requests are dropped while it
+leaves more than 1 MiB of our output unread: a server flooding requests without reading cannot
+grow our write buffer without end. Shutdown follows the stdio transport's order: close stdin,
+wait, SIGTERM, wait, SIGKILL (STDIO-8), so no child outlives the client.
 """
 
 from __future__ import annotations
