@@ -248,8 +248,9 @@ class AuthGate:
 
     def _nonces(self, now: float) -> tuple[str, str]:
         """The nonce of this window and of the one before (a client may have signed with it
-        just before the window turned): an HMAC of the window's number, so any process with
-        the key gives the same nonce without keeping any."""
+        just before the window turned): an HMAC of the window's number, so nothing is kept
+        per client. The key is this process's own: behind a balancer, a client whose requests
+        reach another instance is asked for that instance's nonce (one more round trip)."""
         window = int(now // self.resource.dpop.nonce_lifetime_s)
         return self._nonce(window), self._nonce(window - 1)
 
