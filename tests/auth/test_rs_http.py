@@ -43,6 +43,12 @@ def make_server() -> mcpkit.Server:
     def open_cart(handle: str, ctx: mcpkit.Context) -> str:
         return str(ctx.open_handle("cart", handle))
 
+    @server.tool()
+    async def rename(ctx: mcpkit.Context) -> str:
+        """Asks for the new name: its retry carries a requestState sealed for the caller."""
+        answer = (await ctx.ask({"name": mcpkit.Elicit("New name?", {"name": str})}))["name"]
+        return f"{ctx.principal.subject} renamed to {answer['name']}"
+
     return server
 
 
@@ -190,6 +196,29 @@ async def test_a_handle_minted_for_one_principal_is_refused_for_another(setup: S
     refused = await call(setup.url, bob, "open_cart", {"handle": handle})
     assert refused.status == 200
     assert "error" in refused.message or refused.message["result"]["isError"] is True
+
+
+async def test_a_request_state_sealed_for_one_principal_is_refused_for_another(
+        setup: Setup) -> None:
+    alice, bob = setup.token(subject="alice"), setup.token(subject="bob")
+    capable = {"io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}}
+    async with httpx.AsyncClient() as http:
+        peer = Peer(setup.url, http)
+
+        async def send(token: str, **extra: Any) -> Any:
+            return await peer.post(peer.request_message("tools/call", {
+                "name": "rename", "arguments": {}, **extra}, **capable),
+                {"Authorization": f"Bearer {token}"})
+
+        asked = (await send(alice)).message["result"]
+        assert asked["resultType"] == "input_required"
+        retry = {"requestState": asked["requestState"], "inputResponses": {
+            "name": {"action": "accept", "content": {"name": "Ada"}}}}
+        refused = await send(bob, **retry)  # another caller's token, the same sealed state
+        assert refused.status == 400 and refused.message["error"]["code"] == -32602
+        assert "Ada" not in str(refused.message)  # nothing of the sealed round comes back
+        done = await send(alice, **retry)
+        assert done.message["result"]["content"][0]["text"] == "alice renamed to Ada"
 
 
 async def test_a_legacy_session_answers_only_the_principal_that_opened_it(setup: Setup) -> None:
