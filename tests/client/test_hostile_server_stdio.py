@@ -213,3 +213,38 @@ async def test_a_legacy_server_flooding_requests_gets_64_answered_at_once() -> N
     assert written[-1] == {"jsonrpc": "2.0", "id": "again", "result": {"roots": []}}
     for message in written:
         check_client_message(LEGACY, message)
+
+
+@pytest.mark.parametrize(("head", "fails"), [
+    (b'{"jsonrpc":"2.0","id":"a-1","result":{"content":[{"text":"xxx', True),
+    (b'{"id": "a-1", "jsonrpc": "2.0", "error": {"code": -32603, "message": "xx', True),
+    (b'{"jsonrpc":"2.0","id":"a-1","method":"roots/list","params":{"x":"xxx', False),
+    (b'{"jsonrpc":"2.0","result":{"id":"a-1","content":"xxx', False),
+    (b'{"jsonrpc":"2.0","id":"a-2","result":{"content":"xxx', False),
+    (b'{"jsonrpc":"2.0","id":1,"result":{"content":"xxx', False),
+])
+async def test_an_oversized_line_fails_only_the_request_its_opening_answers(
+    head: bytes, fails: bool
+) -> None:
+    """The id is read only where an encoder writes it first, at the top level, before a
+    result or an error: a request of the server with the same id, an `id` inside the
+    result, another id, or the integer 1 for the string "a-1" leave the request waiting."""
+    from http_peer import meta
+    from wire import MODERN, check_client_message
+
+    from mcpkit.client.routing import StreamRouter
+
+    router = StreamRouter(lambda message: check_client_message(MODERN, message))
+    call = asyncio.ensure_future(router.request({
+        "jsonrpc": "2.0", "id": "a-1", "method": "tools/call",
+        "params": {"name": "x", "arguments": {}, "_meta": meta()}}))
+    await asyncio.sleep(0)
+    router.oversized(head, 5 * MIB, 4 * MIB)
+    await asyncio.sleep(0)
+    assert call.done() is fails
+    if fails:
+        with pytest.raises(TransportError, match=r"tools/call: the server's response is 5242880 "
+                           r"bytes, over the 4194304-byte limit \(max_message_bytes\)"):
+            call.result()
+    else:
+        call.cancel()
