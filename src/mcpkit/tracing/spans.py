@@ -26,7 +26,7 @@ import os
 import sys
 from collections.abc import Awaitable, Callable, Mapping
 from contextvars import ContextVar, Token
-from typing import Any
+from typing import Any, TypeVar
 
 from mcpkit._version import __version__
 from mcpkit.errors import RPCError
@@ -40,11 +40,14 @@ from mcpkit.tracing.conventions import (
 )
 from mcpkit.types.constants import PROTOCOL_VERSION_KEY, TRACE_KEYS, Header
 
+T = TypeVar("T")
+
 __all__ = [
     "ServerSpan",
     "active",
     "arrived",
     "client_exchange",
+    "in_scope",
     "left",
     "note_version",
     "server_span",
@@ -189,6 +192,17 @@ def arrived(scope: Mapping[str, Any]) -> Token[Mapping[str, Any] | None] | None:
 
 def left(token: Token[Mapping[str, Any] | None] | None) -> None:
     if token is not None:
+        _SCOPE.reset(token)
+
+
+async def in_scope(scope: Mapping[str, Any], work: Awaitable[T]) -> T:
+    """Await `work` with the request's ASGI scope handed down (`arrived` and `left` around
+    it): an endpoint calls this only once `active()` found a tracer, so a request pays one
+    check while tracing is off."""
+    token = _SCOPE.set(scope)
+    try:
+        return await work
+    finally:
         _SCOPE.reset(token)
 
 

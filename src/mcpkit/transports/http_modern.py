@@ -17,7 +17,7 @@ from mcpkit.protocol.codec import Message, Notification, Request, encode
 from mcpkit.protocol.headers import RequestHeaders
 from mcpkit.protocol.http import Status, accepts, http_status
 from mcpkit.protocol.http_refusals import not_allowed, request_refusal, response_refusal
-from mcpkit.tracing.spans import arrived, left
+from mcpkit.tracing.spans import active, in_scope
 from mcpkit.transports.http_endpoint import Receive, Scope, Send, refuse
 from mcpkit.transports.http_exchange import Exchange, Watchlist, plain_response
 from mcpkit.types.constants import Method
@@ -52,13 +52,11 @@ class ModernEndpoint:
                 await refuse(send, refusal)
                 return
             exchange = Exchange(send, receive, self._keepalive)
-            traced = arrived(scope)  # the trace headers, for the span (None: tracing is off)
-            try:
-                response = await exchange.run(self.server.handle(
-                    decoded, notify=exchange.notify if sse_ok else None,
-                    principal=scope.get(PRINCIPAL_SCOPE_KEY)), self._watchlist)
-            finally:
-                left(traced)
+            work = exchange.run(self.server.handle(
+                decoded, notify=exchange.notify if sse_ok else None,
+                principal=scope.get(PRINCIPAL_SCOPE_KEY)), self._watchlist)
+            # While tracing, the span reads the request's trace headers from its scope.
+            response = await (work if active() is None else in_scope(scope, work))
             if response is None:
                 await exchange.abandon()
                 return
