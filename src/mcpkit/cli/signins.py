@@ -16,20 +16,18 @@ ends the command with the `mcpkit login URL` to run).
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
-import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Final
+
+from mcpkit.store.private_json import read_private_json, write_private_json
 
 __all__ = ["BROWSER", "CLIENT_CREDENTIALS", "SignIn", "SignInFileError", "SignIns", "auth_for"]
 
 BROWSER: Final = "browser"
 CLIENT_CREDENTIALS: Final = "client-credentials"
 FILE_NAME: Final = "signins.json"
-_POSIX: Final = os.name == "posix"
 
 
 @dataclass(frozen=True)
@@ -90,38 +88,16 @@ class SignIns:
                                   f"it with `mcpkit logout {resource}`") from None
 
     def _read(self) -> dict[str, Any]:
-        try:
-            with open(self.path, "rb") as handle:
-                if _POSIX and os.fstat(handle.fileno()).st_mode & 0o077:
-                    raise SignInFileError(f"{self.path}: other users may read this file; make "
-                                          f"it private (chmod 600 {self.path}) or remove it")
-                raw = handle.read()
-        except FileNotFoundError:
+        data = read_private_json(self.path, SignInFileError, "sign-in file")
+        if data is None:
             return {}
-        try:
-            data = json.loads(raw)
-        except ValueError:
-            data = None
         if not isinstance(data, dict) or not isinstance(data.get("signins"), dict):
             raise SignInFileError(f"{self.path}: not an mcpkit sign-in file; remove it and "
                                   "sign in again")
         return dict(data["signins"])
 
     def _write(self, entries: dict[str, Any]) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd, tmp = tempfile.mkstemp(prefix=".signins-", suffix=".tmp", dir=self.path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                if _POSIX:
-                    os.fchmod(handle.fileno(), 0o600)
-                json.dump({"version": 1, "signins": entries}, handle, indent=1, sort_keys=True)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(tmp, self.path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        write_private_json(self.path, {"version": 1, "signins": entries})
 
 
 def auth_for(url: str) -> Any:

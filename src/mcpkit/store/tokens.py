@@ -23,14 +23,12 @@ Imports: the standard library and `mcpkit.store.state_keys`.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import json
 import os
-import tempfile
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Final, Protocol, runtime_checkable
 
+from mcpkit.store.private_json import read_private_json, write_private_json
 from mcpkit.store.state_keys import data_dir
 
 __all__ = [
@@ -44,7 +42,6 @@ __all__ = [
 ]
 
 TOKEN_FILE_NAME: Final = "tokens.json"
-_POSIX: Final = os.name == "posix"
 _VERSION: Final = 1
 
 
@@ -217,20 +214,9 @@ class FileTokenStorage:
         return await asyncio.to_thread(self._read_now)
 
     def _read_now(self) -> dict[str, Any]:
-        try:
-            with open(self.path, "rb") as handle:
-                if _POSIX and os.fstat(handle.fileno()).st_mode & 0o077:
-                    raise TokenFileError(
-                        f"{self.path}: other users may read this token file; make it private "
-                        f"(chmod 600 {self.path}) or remove it")
-                raw = handle.read()
-        except FileNotFoundError:
+        data = read_private_json(self.path, TokenFileError, "token file")
+        if data is None:
             return {"version": _VERSION, "tokens": {}, "clients": {}}
-        try:
-            data = json.loads(raw)
-        except ValueError as exc:
-            raise TokenFileError(f"{self.path}: not JSON ({exc}); remove the file to sign in "
-                                 "again") from None
         if (not isinstance(data, dict) or not isinstance(data.get("tokens"), dict)
                 or not isinstance(data.get("clients"), dict)):
             raise TokenFileError(f"{self.path}: not an mcpkit token file (no 'tokens' and "
@@ -239,17 +225,4 @@ class FileTokenStorage:
 
     def _write(self, data: dict[str, Any]) -> None:
         data["version"] = _VERSION
-        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd, tmp = tempfile.mkstemp(prefix=".tokens-", suffix=".tmp", dir=self.path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                if _POSIX:
-                    os.fchmod(handle.fileno(), 0o600)
-                json.dump(data, handle, indent=1, sort_keys=True)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(tmp, self.path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        write_private_json(self.path, data)
