@@ -10,43 +10,20 @@ client's step-up asks for the whole set at once). No I/O.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
-from typing import Final
+
+from mcpkit.protocol.scopes import SCOPE_TOKEN, check_scopes
 
 __all__ = ["ScopeHierarchy", "check_scopes", "parse_scope", "scope_text"]
-
-_SCOPE_TOKEN: Final = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]+")
-"""RFC 6749 §3.3: `scope-token = 1*( %x21 / %x23-5B / %x5D-7E )` -- no space, quote or
-backslash, so a scope can be put in a quoted challenge parameter as it is."""
-
-
-def check_scopes(scopes: Iterable[str] | str | None, what: str) -> tuple[str, ...]:
-    """`scopes` as a tuple of valid scope tokens, without repeats, in their order; `what`
-    names where they were given, for the message of a `ValueError`. A single string is one
-    scope (a list of one), never split: `scopes="a b"` is refused rather than guessed."""
-    if scopes is None:
-        return ()
-    if isinstance(scopes, str):
-        scopes = (scopes,)
-    found: dict[str, None] = {}
-    for scope in scopes:
-        if type(scope) is not str or not _SCOPE_TOKEN.fullmatch(scope):
-            raise ValueError(
-                f"{what}: {scope!r} is not a scope: a scope is a non-empty string without "
-                "spaces, quotes or backslashes (RFC 6749 §3.3); give several as a list"
-            )
-        found[scope] = None
-    return tuple(found)
 
 
 def parse_scope(value: object) -> frozenset[str]:
     """The scopes a token grants, from its `scope` claim (RFC 9068/7662: space-separated text)
     or an `scp` list (as some providers issue): anything else grants nothing."""
     if type(value) is str:
-        return frozenset(part for part in value.split(" ") if _SCOPE_TOKEN.fullmatch(part))
+        return frozenset(part for part in value.split(" ") if SCOPE_TOKEN.fullmatch(part))
     if type(value) is list:
-        return frozenset(v for v in value if type(v) is str and _SCOPE_TOKEN.fullmatch(v))
+        return frozenset(v for v in value if type(v) is str and SCOPE_TOKEN.fullmatch(v))
     return frozenset()
 
 

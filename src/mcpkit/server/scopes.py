@@ -7,15 +7,15 @@ in hand needs before routing it, and answers 403 `insufficient_scope` with every
 With `ServerOptions.scoped_lists`, the lists leave out what the caller's principal is not
 granted (AUTH-12): a principal says what it grants through `grants(scopes)` (what
 `mcpkit.auth.server_config.Principal` does, counting the scope hierarchy); a caller without
-one (stdio, an unprotected server) sees everything. Imports `mcpkit.types` only.
+one (stdio, an unprotected server) sees everything. Imports `mcpkit.types` and `mcpkit.protocol`.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
+from mcpkit.protocol.scopes import check_scopes
 from mcpkit.types.constants import Method
 
 if TYPE_CHECKING:
@@ -23,24 +23,8 @@ if TYPE_CHECKING:
 
 __all__ = ["operation_scopes", "scopes_of", "viewer", "visible"]
 
-_SCOPE: Final = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]+")
-"""RFC 6749 §3.3's scope-token: no space, quote or backslash."""
-
-
-def scopes_of(scopes: Iterable[str] | str | None, what: str) -> tuple[str, ...]:
-    """`scopes=` as given at registration, checked: a tuple of scope tokens without repeats
-    (a single string is one scope), or a `ValueError` naming `what`."""
-    if scopes is None:
-        return ()
-    if isinstance(scopes, str):
-        scopes = (scopes,)
-    found: dict[str, None] = {}
-    for scope in scopes:
-        if type(scope) is not str or not _SCOPE.fullmatch(scope):
-            raise ValueError(f"{what}: {scope!r} is not a scope: a non-empty string without "
-                             "spaces, quotes or backslashes (give several as a list)")
-        found[scope] = None
-    return tuple(found)
+scopes_of = check_scopes
+"""`scopes=` as given at registration, checked (`mcpkit.protocol.scopes.check_scopes`)."""
 
 
 def operation_scopes(server: Any, method: str, params: Any) -> tuple[str, ...]:
