@@ -14,6 +14,7 @@ import httpx
 import pytest
 from as_process import AuthServer, ProtectedServer
 from schema_tap import SchemaTap, TappedConnector
+from wire import spec_available
 
 from mcpkit.client import Client
 from mcpkit.errors import AuthError
@@ -30,7 +31,8 @@ def protected(auth_server: AuthServer) -> Iterator[ProtectedServer]:
     yield server
     report = server.schema_report()
     server.stop()
-    assert report["problems"] == [] and report["checked"] > 0, report
+    assert report["problems"] == [], report
+    assert report["checked"] > 0 or not spec_available(), "no message was schema-checked"
 
 
 class HeadlessBrowser:

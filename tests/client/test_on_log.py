@@ -18,6 +18,7 @@ import pytest
 from client_server import make_server
 from http_peer import FEATURES, ServerProcess, checked_transport
 from schema_tap import ROOT, SchemaTap
+from wire import spec_available
 
 from mcpkit.client import Client, ClientOptions
 from mcpkit.transports.memory import InMemory
@@ -132,7 +133,7 @@ async def test_on_log_alone_receives_a_tools_logs_over_http(
         assert client.era == era
     finally:
         await client.close()
-    assert transport.server_checks.checked > 0
+    assert transport.server_checks.checked > 0 or not spec_available()
 
 
 @pytest.mark.parametrize("era", ERAS)
