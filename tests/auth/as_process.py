@@ -8,11 +8,13 @@ import os
 import select
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx
+from wire import spec_available
 
 HERE = Path(__file__).resolve().parent
 AS_SCRIPT = HERE / "authorization_server.py"
@@ -61,6 +63,17 @@ class ProtectedServer:
 
     def stop(self) -> None:
         stopped(self.process)
+
+    @classmethod
+    def serving(cls, auth: AuthServer, verifier: str) -> Iterator[ProtectedServer]:
+        """A module fixture's body: the server while the tests run, then, once stopped, every
+        client message it saw on the schema (and some seen, where the schemas are found)."""
+        server = cls.start(auth, verifier)
+        yield server
+        report = server.schema_report()
+        server.stop()
+        assert report["problems"] == [], report
+        assert report["checked"] > 0 or not spec_available(), "no message was schema-checked"
 
     def schema_report(self) -> dict[str, Any]:
         """How many client messages were checked against the schema, and what failed."""

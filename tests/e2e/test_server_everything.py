@@ -9,7 +9,6 @@ has Node and npm, so it runs there.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -17,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from everything_catalogue import check_catalogue
+from everything_catalogue import COMMAND, check_catalogue, npm_env
+from everything_catalogue import installed as installed  # the fixture, shared
 from schema_tap import ROOT, SchemaTap
 
 from mcpkit.client import Client, InputRequest
@@ -25,28 +25,6 @@ from mcpkit.transports.stdio_client import StdioServer
 
 pytestmark = pytest.mark.node
 
-PACKAGE = "@modelcontextprotocol/server-everything@2026.8.31"
-COMMAND = f"npx -y {PACKAGE} stdio"
-CACHE = ROOT / ".cache" / "npm"
-
-
-def npm_env() -> dict[str, str]:
-    return {"npm_config_cache": str(CACHE), "npm_config_update_notifier": "false",
-            "npm_config_fund": "false"}
-
-
-@pytest.fixture(scope="module")
-def installed() -> None:
-    """Install (once) and start the package with stdin closed, so later starts are quick."""
-    if shutil.which("npx") is None:
-        pytest.fail("this test needs Node.js and npm (npx on PATH); leave it out with "
-                    "-m 'not node'")
-    CACHE.mkdir(parents=True, exist_ok=True)
-    done = subprocess.run(
-        ["npx", "-y", PACKAGE, "stdio"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE, env={**os.environ, **npm_env()}, cwd=ROOT, timeout=600,
-    )
-    assert done.returncode == 0, done.stderr.decode(errors="replace")[-2000:]
 
 
 FORMATTED = {"email": "ada@example.com", "uri": "https://example.com/ada", "date": "1815-12-10"}

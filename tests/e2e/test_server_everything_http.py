@@ -32,10 +32,10 @@ from typing import Any
 import httpx
 import orjson
 import pytest
-from everything_catalogue import check_catalogue
+from everything_catalogue import PACKAGE, check_catalogue, npm_env
+from everything_catalogue import installed as installed  # the fixture, shared
 from schema_tap import ROOT, SchemaTap, TappedConnector
-from test_server_everything import PACKAGE, elicit, npm_env, sample
-from test_server_everything import installed as installed  # the fixture, shared
+from test_server_everything import elicit, sample
 from wire import LEGACY, MODERN, check_client_message
 
 from mcpkit.client import Client, ClientOptions

@@ -6,14 +6,13 @@ independent count of each tool's compact JSON and of the instructions."""
 from __future__ import annotations
 
 import json
-import os
 import shlex
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, compact, mcpkit
+from conftest import compact, mcpkit
+from everything_catalogue import COMMAND, npm_env
+from everything_catalogue import installed as installed  # the fixture, shared
 
 from mcpkit.probe.catalogue import parse_caps
 from mcpkit.probe.channels import Target
@@ -21,28 +20,6 @@ from mcpkit.probe.report import probe
 
 pytestmark = pytest.mark.node
 
-PACKAGE = "@modelcontextprotocol/server-everything@2026.8.31"
-COMMAND = f"npx -y {PACKAGE} stdio"
-CACHE = ROOT / ".cache" / "npm"
-
-
-def npm_env() -> dict[str, str]:
-    return {"npm_config_cache": str(CACHE), "npm_config_update_notifier": "false",
-            "npm_config_fund": "false"}
-
-
-@pytest.fixture(scope="module")
-def installed() -> None:
-    """Install (once) into .cache/npm, as tests/e2e does, so each probe's starts are quick."""
-    if shutil.which("npx") is None:
-        pytest.fail("this test needs Node.js and npm (npx on PATH); leave it out with "
-                    "-m 'not node'")
-    CACHE.mkdir(parents=True, exist_ok=True)
-    done = subprocess.run(
-        ["npx", "-y", PACKAGE, "stdio"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE, env={**os.environ, **npm_env()}, cwd=ROOT, timeout=600,
-    )
-    assert done.returncode == 0, done.stderr.decode(errors="replace")[-2000:]
 
 
 async def test_the_reference_server_is_legacy_with_13_15_17_tools_counted_exactly(
