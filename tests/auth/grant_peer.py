@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import time
 import urllib.parse
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
-from resume_peer import request_body
+import pytest
+from resume_peer import on_free_port, request_body
 from wire import MODERN, check_client_message
 
 from mcpkit import Server
@@ -192,3 +194,12 @@ async def reply(send: Any, status: int, body: Any, headers: dict[str, str] | Non
     raw += [(k.encode(), v.encode()) for k, v in (headers or {}).items()]
     await send({"type": "http.response.start", "status": status, "headers": raw})
     await send({"type": "http.response.body", "body": orjson.dumps(body)})
+
+
+@pytest.fixture
+async def peer() -> AsyncIterator[Peer]:
+    """The peer on a free port of 127.0.0.1; `peer.base` is its origin."""
+    app = Peer()
+    async with on_free_port(app) as url:
+        app.base = url.removesuffix("/mcp")
+        yield app

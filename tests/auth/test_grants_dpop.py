@@ -5,13 +5,12 @@ DPoP scheme, and the nonce retries of both the AS and the resource server."""
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 
 import httpx
 import pytest
 from grant_peer import Peer
+from grant_peer import peer as peer  # the fixture, shared
 from joserfc import jws
-from resume_peer import on_free_port
 
 from mcpkit import Client, HTTPConnector
 from mcpkit.auth.dpop import DPoPKey, verify_proof
@@ -21,14 +20,6 @@ from mcpkit.transports.oauth_grants import ClientCredentials, ClientCredentialsG
 from mcpkit.transports.oauth_machine import MachineAuth
 
 CREDS = ClientCredentials("svc", client_secret="secret")
-
-
-@pytest.fixture
-async def peer() -> AsyncIterator[Peer]:
-    app = Peer()
-    async with on_free_port(app) as url:
-        app.base = url.removesuffix("/mcp")
-        yield app
 
 
 async def two_calls(peer: Peer, auth: MachineAuth) -> None:

@@ -6,15 +6,14 @@ from __future__ import annotations
 import base64
 import json
 import time
-from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
 import pytest
 from grant_peer import Peer
+from grant_peer import peer as peer  # the fixture, shared
 from joserfc import jwt
 from joserfc.jwk import ECKey
-from resume_peer import on_free_port
 
 from mcpkit import Client, HTTPConnector
 from mcpkit.errors import GrantError
@@ -28,14 +27,6 @@ from mcpkit.transports.oauth_grants import (
 from mcpkit.transports.oauth_machine import MachineAuth
 
 SECRET = "s3cr3t:with/odd chars"
-
-
-@pytest.fixture
-async def peer() -> AsyncIterator[Peer]:
-    app = Peer()
-    async with on_free_port(app) as url:
-        app.base = url.removesuffix("/mcp")
-        yield app
 
 
 async def call_echo(peer: Peer, auth: MachineAuth) -> str:
