@@ -6,7 +6,8 @@
 the call with `input_required`; the client retries with the answer, and any process of this
 user can complete it, because everything the call needs travels in the sealed `requestState`
 and every process seals with the same persisted key ring (docs/state.md). The answer counts
-once: the retries already used are recorded in the calendar's database, so replaying one, to
+once: the retries already used are recorded in a file beside the calendar's database (its own
+file, so the store's connection and the events' never wait on each other), so replaying one, to
 this process or another, cannot create the event twice. Whoever writes an event, listeners of
 calendar://week hear of it (`mcpkit listen SERVER --uri calendar://week`).
 """
@@ -27,7 +28,7 @@ server = Server(
     "calendar",
     "1.0.0",
     instructions="A personal calendar. Read calendar://week before planning.",
-    options=ServerOptions(store=SQLiteStore(database_path())),
+    options=ServerOptions(store=SQLiteStore(database_path().with_suffix(".retries.sqlite3"))),
     broker=changes,
 )
 
