@@ -27,6 +27,8 @@ from wire import (  # noqa: F401
 
 from mcpkit.testing import ServerWire
 
+pytest_plugins = ["services"]  # real PostgreSQL and Redis: postgres_url, redis_url, restartable
+
 CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
 
 
