@@ -47,6 +47,8 @@ EXTRAS: Final[Mapping[str, str]] = MappingProxyType(
         "opentelemetry": "otel",
         "joserfc": "auth",
         "toktok": "probe",
+        "psycopg": "postgres",
+        "redis": "redis",
     }
 )
 """Top-level module -> the extra that installs it (`pyproject.toml`'s optional-dependencies)."""
