@@ -11,6 +11,8 @@ MCPError                                   anything mcpkit raises on purpose
 │   │   └── StateRejected           -32602 a sealed requestState or handle failed a check
 │   │       └── HandleError                a handle failed one (`isError` in tools/call)
 │   ├── InternalError               -32603 a bug or an unexpected failure; details stay in logs
+│   │   └── StoreUnavailableError   -32603 a shared store is out of reach (HTTP 503): try again
+│   │   └── StoreUnavailableError   -32603 a shared store or broker cannot be reached right now
 │   ├── HeaderMismatchError         -32020 an HTTP header disagrees with the body
 │   ├── MissingRequiredClientCapabilityError -32021 data.requiredCapabilities
 │   ├── UnsupportedProtocolVersionError      -32022 data.supported, data.requested
@@ -81,6 +83,8 @@ __all__ = [
     "ResourceNotFoundError",
     "SessionExpiredError",
     "StateRejected",
+    "StoreUnavailableError",
+    "StoreUnavailableError",
     "ToolError",
     "TransportError",
     "URLElicitationRequiredError",
@@ -185,6 +189,28 @@ class HandleError(StateRejected):
 class InternalError(RPCError):
     code = -32603
     default_message = "Internal error"
+
+
+class StoreUnavailableError(InternalError):
+    """A shared store or broker (PostgreSQL, Redis) cannot be reached right now: the request
+    that needed it fails at once with this message, which names the engine and says that the
+    server recovers by itself when it returns; nothing was recorded."""
+
+
+class StoreUnavailableError(InternalError):
+    """A shared store (PostgreSQL, Redis) cannot be reached or did not answer in time.
+
+    Raised at once instead of waiting for it, so one request fails fast and the server stays
+    up; the store's pool reconnects when it returns. It travels as -32603 with
+    `data.unavailable` naming the store, so HTTP answers it 503 and a client may retry. The
+    message names the store, never its address or credentials."""
+
+    default_message = "Service unavailable: a store the server needs cannot be reached"
+
+    def __init__(self, store: str, what: str) -> None:
+        super().__init__(f"Service unavailable: the server's {store} store cannot be reached "
+                         f"({what}); try again shortly", {"unavailable": store})
+        self.store = store
 
 
 class HeaderMismatchError(RPCError):
