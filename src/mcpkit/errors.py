@@ -11,8 +11,7 @@ MCPError                                   anything mcpkit raises on purpose
 │   │   └── StateRejected           -32602 a sealed requestState or handle failed a check
 │   │       └── HandleError                a handle failed one (`isError` in tools/call)
 │   ├── InternalError               -32603 a bug or an unexpected failure; details stay in logs
-│   │   └── StoreUnavailableError   -32603 a shared store is out of reach (HTTP 503): try again
-│   │   └── StoreUnavailableError   -32603 a shared store or broker cannot be reached right now
+│   │   └── StoreUnavailableError   -32603 a shared store or broker is out of reach (HTTP 503)
 │   ├── HeaderMismatchError         -32020 an HTTP header disagrees with the body
 │   ├── MissingRequiredClientCapabilityError -32021 data.requiredCapabilities
 │   ├── UnsupportedProtocolVersionError      -32022 data.supported, data.requested
@@ -83,7 +82,6 @@ __all__ = [
     "ResourceNotFoundError",
     "SessionExpiredError",
     "StateRejected",
-    "StoreUnavailableError",
     "StoreUnavailableError",
     "ToolError",
     "TransportError",
@@ -192,24 +190,20 @@ class InternalError(RPCError):
 
 
 class StoreUnavailableError(InternalError):
-    """A shared store or broker (PostgreSQL, Redis) cannot be reached right now: the request
-    that needed it fails at once with this message, which names the engine and says that the
-    server recovers by itself when it returns; nothing was recorded."""
+    """A shared store or broker (PostgreSQL, Redis) cannot be reached or did not answer in time.
 
-
-class StoreUnavailableError(InternalError):
-    """A shared store (PostgreSQL, Redis) cannot be reached or did not answer in time.
-
-    Raised at once instead of waiting for it, so one request fails fast and the server stays
-    up; the store's pool reconnects when it returns. It travels as -32603 with
-    `data.unavailable` naming the store, so HTTP answers it 503 and a client may retry. The
-    message names the store, never its address or credentials."""
+    Raised at once instead of waiting, so the request that needed it fails fast and the server
+    stays up; the pool reconnects when the store returns, and nothing was recorded. It travels
+    as -32603 with `data.unavailable` naming the engine, which HTTP answers 503, so a client
+    knows to try again. The message names the engine, never its address or credentials."""
 
     default_message = "Service unavailable: a store the server needs cannot be reached"
 
-    def __init__(self, store: str, what: str) -> None:
-        super().__init__(f"Service unavailable: the server's {store} store cannot be reached "
-                         f"({what}); try again shortly", {"unavailable": store})
+    def __init__(self, store: str = "shared", what: str = "") -> None:
+        detail = f" ({what})" if what else ""
+        super().__init__(f"Service unavailable: the server's {store} store cannot be reached"
+                         f"{detail}; it recovers by itself when the store returns, try again "
+                         "shortly", {"unavailable": store})
         self.store = store
 
 
