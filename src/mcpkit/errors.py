@@ -199,11 +199,9 @@ class StoreUnavailableError(InternalError):
 
     default_message = "Service unavailable: a store the server needs cannot be reached"
 
-    def __init__(self, store: str = "shared", what: str = "") -> None:
-        detail = f" ({what})" if what else ""
-        super().__init__(f"Service unavailable: the server's {store} store cannot be reached"
-                         f"{detail}; it recovers by itself when the store returns, try again "
-                         "shortly", {"unavailable": store})
+    def __init__(self, message: str | None = None, data: Any = None, *,
+                 store: str = "shared") -> None:
+        super().__init__(message, {"unavailable": store} if data is None else data)
         self.store = store
 
 
