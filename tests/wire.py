@@ -52,6 +52,8 @@ REQUEST_TYPES = {
     if m.is_request and m.sender != "client"
 }
 """The requests a server sends (as real requests in 2025-11-25, input requests in 2026-07-28)."""
+CORE_METHODS = frozenset(name for name, m in METHODS.items() if m.extension is None)
+"""The methods the core schema defines; an extension's are checked for their envelope only."""
 
 
 def meta(**extra: Any) -> dict[str, Any]:
@@ -163,7 +165,14 @@ def check_client_message(revision: str, message: dict[str, Any]) -> None:
         return
     check(revision, "JSONRPCMessage", message)
     if "method" in message and "id" in message:
-        check(revision, "ClientRequest", message)
+        if message["method"] in CORE_METHODS:
+            check(revision, "ClientRequest", message)
+        else:
+            # An extension's method: the core schema knows only its envelope (its own schema,
+            # if it has one, is the extension's), so the request and its `_meta` are checked.
+            check(revision, "Request", message)
+            if revision == MODERN:
+                check(revision, "RequestParams", message.get("params"))
     elif "method" in message:
         check(revision, "ClientNotification", message)
 

@@ -39,7 +39,7 @@ from mcpkit.client.inputs import (
 )
 from mcpkit.client.legacy.completions import Completions, ElicitationCompleteHandler
 from mcpkit.client.listen import Subscription
-from mcpkit.client.messages import require_list
+from mcpkit.client.messages import completion_of, read_error, require_list
 from mcpkit.client.modern import ModernAdapter
 from mcpkit.client.opening import Opener, exchange, result_of
 from mcpkit.client.options import (
@@ -47,6 +47,7 @@ from mcpkit.client.options import (
     LogHandler,
     ProgressHandler,
     call_notifications,
+    declared_capabilities,
     log_options,
 )
 from mcpkit.client.paging import list_all
@@ -55,8 +56,6 @@ from mcpkit.client.transport import ClientTransport, Connector
 from mcpkit.errors import (
     HeaderMismatchError,
     InvalidParamsError,
-    ProtocolViolation,
-    ResourceNotFoundError,
     TransportError,
 )
 from mcpkit.tracing.spans import active, client_exchange
@@ -106,10 +105,7 @@ class Client:
             elicit, elicit_url, sample, roots, dict(opts.sampling_capability or {}),
             Completions(on_elicitation_complete),
         )
-        caps = self._inputs.capabilities()
-        for name, value in (opts.capabilities or {}).items():
-            caps[name] = {**caps.get(name, {}), **value} if isinstance(value, Mapping) else value
-        self.capabilities: dict[str, Any] = caps
+        self.capabilities = declared_capabilities(self._inputs.capabilities(), opts)
         """What every request declares (CAP-1), derived from the handlers."""
         self.client_info = dict(client_info) if client_info else dict(_UNSET_INFO)
         self.on_log = on_log
@@ -300,6 +296,17 @@ class Client:
 
     # -- the public methods ----------------------------------------------------------------
 
+    @property
+    def server_extensions(self) -> dict[str, Any]:
+        """What `server/discover` offered, by identifier (empty for a legacy server)."""
+        return ext if type(ext := (self.server_capabilities or {}).get("extensions")) is dict else {}
+
+    async def request(self, method: str, params: Mapping[str, Any] | None = None, *,
+                      meta: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """Send `method` (an extension's) with this era's `_meta`; its result, or it raises."""
+        await self.connect()
+        return await self._request(method, self._params(dict(params or {}), meta=meta))
+
     async def discover(self, *, fresh: bool = False) -> dict[str, Any]:
         """The server's DiscoverResult (in the legacy era, the same shape built from initialize)."""
         await self.connect()
@@ -377,11 +384,7 @@ class Client:
                 progress=progress, log=log, timeout=timeout, meta=meta,
             )
         except InvalidParamsError as exc:
-            # RES-6: not found is -32602 with data.uri (legacy -32002 arrives as the class).
-            data = exc.data
-            if type(exc) is InvalidParamsError and type(data) is dict and data.get("uri") == uri:
-                raise ResourceNotFoundError(uri, exc.message) from None
-            raise
+            raise read_error(exc, uri) from None
         require_list(result, "contents", f"resources/read {uri!r}")
         if self.options.cache and not rounds:
             self._cache.put(Method.RESOURCES_READ, uri, result)
@@ -422,11 +425,8 @@ class Client:
         fields: dict[str, Any] = {"ref": dict(ref), "argument": {"name": argument, "value": value}}
         if context:
             fields["context"] = {"arguments": dict(context)}
-        result = await self._request(Method.COMPLETE, self._params(fields), timeout=timeout)
-        completion = result.get("completion")
-        if type(completion) is not dict or type(completion.get("values")) is not list:
-            raise ProtocolViolation("completion/complete: the result has no completion.values")
-        return completion
+        return completion_of(
+            await self._request(Method.COMPLETE, self._params(fields), timeout=timeout))
 
     def listen(
         self,

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal, Protocol
 
 from mcpkit.errors import InputRoundsExceededError, RequestTimeoutError
+from mcpkit.protocol.extensions import check_extension_id
 from mcpkit.types.constants import LEGACY_VERSION, LOG_LEVELS, TRACE_KEYS, Method
 
 __all__ = [
@@ -31,6 +32,7 @@ __all__ = [
     "RequestTimeoutError",
     "TraceContext",
     "call_notifications",
+    "declared_capabilities",
     "log_options",
     "otel_trace_context",
     "valid_trace_context",
@@ -130,6 +132,10 @@ class ClientOptions:
     """Send `clientInfo` on every request (META-5)."""
     capabilities: Mapping[str, Any] | None = None
     """Extra capabilities to declare (e.g. `{"extensions": {...}}`), merged with the derived."""
+    extensions: Mapping[str, Mapping[str, Any]] | None = None
+    """Extensions every request declares, by identifier, with their settings (`{}` for none):
+    `{"io.modelcontextprotocol/tasks": {}}`. A server uses one only for requests that say so
+    (CAP-1); `Client.server_extensions` is what it offers."""
     sampling_capability: Mapping[str, Any] | None = None
     """What goes inside `sampling` when a sampling handler is set, e.g. `{"tools": {}}`."""
     url_elicitation_wait: float = 60.0
@@ -151,12 +157,33 @@ class ClientOptions:
         if isinstance(items, bool) or not isinstance(items, int) or items < 1:
             raise ValueError(
                 f"ClientOptions.max_list_items must be a positive integer, not {items!r}")
+        for ident, settings in (self.extensions or {}).items():
+            try:
+                check_extension_id(ident)
+            except ValueError as exc:
+                raise ValueError(f"ClientOptions.extensions: {exc}") from None
+            if not isinstance(settings, Mapping):
+                raise ValueError(
+                    f"ClientOptions.extensions[{ident!r}]: settings are a mapping (a JSON "
+                    f"object, {{}} for none), not {type(settings).__name__}")
         wait = self.url_elicitation_wait
         if isinstance(wait, bool) or not isinstance(wait, int | float) or not 0 <= wait < 1e6:
             raise ValueError(
                 "ClientOptions.url_elicitation_wait must be a number of seconds from 0 to 1e6, "
                 f"not {wait!r}"
             )
+
+
+def declared_capabilities(derived: dict[str, Any], options: ClientOptions) -> dict[str, Any]:
+    """What every request declares: the capabilities the handlers imply, then
+    `options.capabilities` merged over them, then `options.extensions`."""
+    caps = dict(derived)
+    for name, value in (options.capabilities or {}).items():
+        caps[name] = {**caps.get(name, {}), **value} if isinstance(value, Mapping) else value
+    if options.extensions:
+        caps["extensions"] = {**caps.get("extensions", {}),
+                              **{k: dict(v) for k, v in options.extensions.items()}}
+    return caps
 
 
 _TRACEPARENT = re.compile(r"^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$")

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcpkit.protocol.codec import RequestId, notification_message
 from mcpkit.protocol.envelope import RequestMeta
+from mcpkit.protocol.extensions import declared
 from mcpkit.server.asking import (
     Elicit,
     Elicited,
@@ -79,6 +80,15 @@ class Context:
     @property
     def client_capabilities(self) -> dict[str, Any]:
         return self.meta.client_capabilities
+
+    def client_supports(self, extension: str) -> bool:
+        """Whether this request declared `extension` (never anything an earlier request said)."""
+        return declared(self.meta.client_capabilities, extension) is not None
+
+    def client_extension(self, extension: str) -> dict[str, Any] | None:
+        """The settings this request declared for `extension` (e.g. the Apps extension's
+        `mimeTypes`), or None when it did not declare it."""
+        return declared(self.meta.client_capabilities, extension)
 
     @property
     def protocol_version(self) -> str:

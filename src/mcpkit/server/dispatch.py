@@ -68,11 +68,12 @@ SERVED_BY: Final[Mapping[str, Handler]] = MappingProxyType({
 
 
 def routes() -> dict[str, Handler]:
-    """Method name -> handler, for one server: the modern requests a client sends."""
+    """Method name -> handler, for one server: the modern requests a client sends (those of
+    an extension join when it adds them, `Server.add_method`)."""
     return {
         name: SERVED_BY[name]
         for name, info in METHODS.items()
-        if info.is_request and info.by_client and info.modern
+        if info.is_request and info.by_client and info.modern and info.extension is None
     }
 
 

@@ -21,6 +21,7 @@ from mcpkit.server.context import Notify
 from mcpkit.server.dispatch import call as _call
 from mcpkit.server.dispatch import routes
 from mcpkit.server.dispatch import serve as _serve
+from mcpkit.server.extensions import Extensions, MethodHandler
 from mcpkit.server.mrtr import Sealer
 from mcpkit.server.prompts import Prompt, build_prompt
 from mcpkit.server.resources import (
@@ -127,6 +128,8 @@ class Server:
         self._cache: dict[Any, dict[str, Any]] = {}
         self._routes = routes()
         """Method name -> the function serving it, built once from the method registry."""
+        self.extensions = Extensions()
+        """The extensions `server/discover` offers (`extension`), with their settings."""
 
     # -- registration -------------------------------------------------------------------
 
@@ -344,6 +347,21 @@ class Server:
 
         return register
 
+    def extension(self, ident: str, settings: Mapping[str, Any] | None = None) -> None:
+        """Offer the extension `ident` (`com.example/search`) in `server/discover`, with its
+        settings object (`{}` when None). A prefix whose second label is `modelcontextprotocol`
+        or `mcp` is the specification's (META-2): only its published extensions may use it.
+        Declaring again replaces the settings."""
+        self.extensions.declare(ident, settings)
+        self._changed()
+
+    def add_method(self, name: str, handler: MethodHandler, *, extension: str) -> None:
+        """Serve the request method `name` for the extension `extension` (declared first):
+        `await handler(params, ctx)` returns its result. Only requests whose `_meta` declares
+        the extension reach it; the others get -32021 naming it. Legacy sessions never do,
+        since the 2025-11-25 handshake has no extensions."""
+        self._routes[name] = self.extensions.gate(name, handler, extension, self._routes)
+
     # -- what the server offers ------------------------------------------------------------
 
     def capabilities(self) -> dict[str, Any]:
@@ -358,6 +376,8 @@ class Server:
             caps["completions"] = {}
         if self.options.logging:
             caps["logging"] = {}
+        if self.extensions.offered:
+            caps["extensions"] = self.extensions.capabilities()
         return caps
 
     # -- serving ---------------------------------------------------------------------------

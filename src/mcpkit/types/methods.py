@@ -47,6 +47,10 @@ class MethodInfo:
     """The params field its `Mcp-Name` header mirrors on Streamable HTTP, if any."""
     stateful: bool = False
     """It changes what a legacy HTTP session remembers (so the session is stored after it)."""
+    extension: str | None = None
+    """The extension that defines it (`io.modelcontextprotocol/tasks`), or None for the core:
+    a server serves such a method only once that extension adds it (`Server.add_method`), and
+    its `message_type`/`result_type` name the extension's schema, not the core's."""
 
     @property
     def is_request(self) -> bool:

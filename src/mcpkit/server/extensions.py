@@ -1,0 +1,82 @@
+"""What a server offers beyond the core: extensions, and the methods they add.
+
+An extension is declared once (`Server.extension`) and then shows in `server/discover`. The
+methods it adds join the server's routes like the core's own, behind one gate: a request
+reaches them only when its own `_meta` declares the extension (CAP-6, TASK-14), so a client
+that never opted in gets a -32021 naming what to declare rather than a behaviour it did not
+ask for. Tasks, Skills and Apps are built this way, with no line of the core dispatch aware
+of them.
+
+Imports `mcpkit.protocol`, `mcpkit.errors`, `mcpkit.types`; the `Context` only for its type.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from mcpkit.errors import MissingRequiredClientCapabilityError
+from mcpkit.protocol.extensions import check_extension_id, declared, requirement
+from mcpkit.types.methods import METHODS
+
+if TYPE_CHECKING:
+    from mcpkit.server.context import Context
+
+__all__ = ["Extensions", "MethodHandler"]
+
+MethodHandler = Callable[[dict[str, Any], "Context"], Awaitable[dict[str, Any]]]
+"""An added method: the request's params (an empty dict when it sent none) and its `Context`
+-> the result object (its `resultType` included); raises `RPCError` for an error answer."""
+
+
+class Extensions:
+    """The extensions one server offers, with their settings, in the order declared."""
+
+    __slots__ = ("offered",)
+
+    def __init__(self) -> None:
+        self.offered: dict[str, dict[str, Any]] = {}
+
+    def declare(self, ident: str, settings: Mapping[str, Any] | None) -> None:
+        check_extension_id(ident)
+        if settings is not None and not isinstance(settings, Mapping):
+            raise TypeError(
+                f"extension {ident!r}: settings are a JSON object (a mapping), not "
+                f"{type(settings).__name__}"
+            )
+        self.offered[ident] = dict(settings or {})
+
+    def capabilities(self) -> dict[str, dict[str, Any]]:
+        return {ident: dict(settings) for ident, settings in self.offered.items()}
+
+    def gate(self, name: str, handler: MethodHandler, ident: str,
+             routes: Mapping[str, Any]) -> MethodHandler:
+        """`handler` wrapped so that only requests declaring `ident` reach it; ValueError for
+        a name the core serves, one already added, or an extension not declared first."""
+        if not isinstance(name, str) or not name or name != name.strip():
+            raise ValueError(f"a method name is a non-empty string without spaces, not {name!r}")
+        if ident not in self.offered:
+            raise ValueError(
+                f"method {name!r}: declare the extension {ident!r} first "
+                f"(server.extension({ident!r}, settings))"
+            )
+        if name in routes:
+            raise ValueError(f"method {name!r} is already served; an extension adds new methods")
+        info = METHODS.get(name)
+        if info is not None and info.extension != ident:
+            owner = f"the extension {info.extension}" if info.extension else "the core protocol"
+            raise ValueError(f"method {name!r} belongs to {owner}, not to {ident!r}")
+        if not callable(handler):
+            raise TypeError(f"method {name!r}: the handler must be an async callable")
+        needed = requirement(ident)
+
+        async def gated(params: dict[str, Any] | None, ctx: Context) -> dict[str, Any]:
+            if declared(ctx.meta.client_capabilities, ident) is None:
+                raise MissingRequiredClientCapabilityError(
+                    needed,
+                    f"{name} belongs to the extension {ident}, which this request did not "
+                    "declare in _meta clientCapabilities.extensions",
+                )
+            return await handler(params if params is not None else {}, ctx)
+
+        return gated
