@@ -29,6 +29,8 @@ def definitions(revision: str) -> dict[str, object]:
 @pytest.mark.skipif(not spec_available(), reason="the official schemas are not available")
 @pytest.mark.parametrize("info", METHODS.values(), ids=lambda m: m.name)
 def test_each_method_names_its_schema_definitions_in_every_era_it_lists(info: MethodInfo) -> None:
+    if info.extension is not None:
+        return  # its types are its extension's schema's (tests/ext checks those shapes)
     for era in info.eras:
         defs = definitions(REVISION_OF[era])
         message = defs.get(info.message_type)
@@ -44,7 +46,8 @@ def test_every_method_name_is_in_the_registry() -> None:
 
 
 def test_a_server_routes_exactly_the_modern_requests_a_client_sends() -> None:
-    wanted = {n for n, m in METHODS.items() if m.is_request and m.by_client and m.modern}
+    wanted = {n for n, m in METHODS.items()
+              if m.is_request and m.by_client and m.modern and m.extension is None}
     assert set(Server("registry")._routes) == wanted == set(SERVED_BY)
 
 
@@ -52,7 +55,20 @@ def test_only_requests_with_a_named_target_may_ask_or_mirror_a_name() -> None:
     asking = {n: m.asks for n, m in METHODS.items() if m.asks is not None}
     assert asking == {Method.TOOLS_CALL: "tool", Method.PROMPTS_GET: "prompt",
                       Method.RESOURCES_READ: "resource"}
-    assert {n for n, m in METHODS.items() if m.mcp_name is not None} == set(asking)
+    named = {n: m.mcp_name for n, m in METHODS.items() if m.mcp_name is not None}
+    assert set(named) == set(asking) | {Method.TASKS_GET, Method.TASKS_UPDATE, Method.TASKS_CANCEL}
+    assert {named[m] for m in (Method.TASKS_GET, Method.TASKS_UPDATE, Method.TASKS_CANCEL)} == {
+        "taskId"}
+
+
+def test_the_tasks_methods_belong_to_the_tasks_extension() -> None:
+    from mcpkit.protocol.extensions import TASKS
+
+    owned = {n for n, m in METHODS.items() if m.extension is not None}
+    assert owned == {Method.TASKS_GET, Method.TASKS_UPDATE, Method.TASKS_CANCEL,
+                     Method.TASKS_NOTIFICATION}
+    assert {METHODS[n].extension for n in owned} == {TASKS}
+    assert "tasks/result" not in METHODS and "tasks/list" not in METHODS
 
 
 def test_the_requests_only_the_initialize_era_has() -> None:

@@ -72,6 +72,13 @@ class Method:
     PROMPTS_LIST_CHANGED: Final = "notifications/prompts/list_changed"
     SUBSCRIPTIONS_ACKNOWLEDGED: Final = "notifications/subscriptions/acknowledged"
 
+    # The Tasks extension (io.modelcontextprotocol/tasks); `tasks/result` and `tasks/list`
+    # were removed from it and are never served.
+    TASKS_GET: Final = "tasks/get"
+    TASKS_UPDATE: Final = "tasks/update"
+    TASKS_CANCEL: Final = "tasks/cancel"
+    TASKS_NOTIFICATION: Final = "notifications/tasks"
+
     # Legacy (2025-11-25) only.
     INITIALIZE: Final = "initialize"
     INITIALIZED: Final = "notifications/initialized"

@@ -69,6 +69,10 @@ class MethodInfo:
         return self.sender != "server"
 
 
+_TASKS: Final = "io.modelcontextprotocol/tasks"
+"""The Tasks extension's identifier (`mcpkit.protocol.extensions.TASKS`; types sits below
+protocol, so the string is spelled here too, and a test checks the two agree)."""
+
 _ALL: Final = (
     # Requests a client sends.
     MethodInfo(Method.DISCOVER, "DiscoverRequest", "DiscoverResult", MODERN_ONLY, "client"),
@@ -117,6 +121,16 @@ _ALL: Final = (
                "client"),
     MethodInfo(Method.ELICITATION_COMPLETE, "ElicitationCompleteNotification", None, LEGACY_ONLY,
                "server"),
+    # The Tasks extension: served only once `mcpkit.ext.tasks` adds them; their types are the
+    # ext-tasks schema's. Mcp-Name mirrors the task id so a balancer can route by it (TASK-15).
+    MethodInfo(Method.TASKS_GET, "GetTaskRequest", "GetTaskResult", MODERN_ONLY, "client",
+               mcp_name="taskId", extension=_TASKS),
+    MethodInfo(Method.TASKS_UPDATE, "UpdateTaskRequest", "UpdateTaskResult", MODERN_ONLY,
+               "client", mcp_name="taskId", extension=_TASKS),
+    MethodInfo(Method.TASKS_CANCEL, "CancelTaskRequest", "CancelTaskResult", MODERN_ONLY,
+               "client", mcp_name="taskId", extension=_TASKS),
+    MethodInfo(Method.TASKS_NOTIFICATION, "TaskStatusNotification", None, MODERN_ONLY, "server",
+               extension=_TASKS),
 )
 
 METHODS: Final[Mapping[str, MethodInfo]] = MappingProxyType({m.name: m for m in _ALL})
