@@ -26,6 +26,7 @@ MCPError                                   anything mcpkit raises on purpose
 │   └── FormSchemaError                    a server's requestedSchema is not a renderable form
 ├── NoCommonVersionError                   the server speaks no version this client speaks
 ├── InputRoundsExceededError               a call kept asking for input past the client's limit
+├── TaskCancelledError                     a task ended cancelled, with no result (.task_id)
 ├── ElicitationAnswerError                 a host's answer does not fit the question; not sent
 │                                          (also a ValueError)
 ├── MissingExtraError                      a feature needs an extra that is not installed
@@ -83,6 +84,7 @@ __all__ = [
     "SessionExpiredError",
     "StateRejected",
     "StoreUnavailableError",
+    "TaskCancelledError",
     "ToolError",
     "TransportError",
     "URLElicitationRequiredError",
@@ -316,6 +318,14 @@ class NoCommonVersionError(MCPError):
 
 class InputRoundsExceededError(MCPError):
     """A call kept answering `input_required` past `ClientOptions.max_rounds`."""
+
+
+class TaskCancelledError(MCPError):
+    """A task the client waited on ended `cancelled`, so there is no result (TASK-11)."""
+
+    def __init__(self, message: str, task_id: str) -> None:
+        super().__init__(message)
+        self.task_id = task_id
 
 
 class ElicitationAnswerError(MCPError, ValueError):
