@@ -23,9 +23,10 @@ class LiveSession:
 
     __slots__ = ("inflight", "pending", "stream", "streams")
 
-    def __init__(self, ids: Iterator[int]) -> None:
-        self.pending: Outstanding[asyncio.Future[dict[str, Any]]] = Outstanding("mcpkit-", ids)
-        """Our requests to the client awaiting its answers (ids unique across sessions)."""
+    def __init__(self, ids: Iterator[int], prefix: str = "mcpkit-") -> None:
+        self.pending: Outstanding[asyncio.Future[dict[str, Any]]] = Outstanding(prefix, ids)
+        """Our requests to the client awaiting its answers (ids unique across sessions, and
+        across replicas by their prefix: `mcpkit.transports.http_session_relay`)."""
         self.inflight: dict[RequestId, Exchange] = {}
         self.stream: Exchange | None = None
         """The connection carrying the session's GET stream."""

@@ -10,12 +10,10 @@ streams a GET with `Last-Event-ID` may pick up. Their events, kept for that, sit
 
 The rules (which POSTs and GETs are refused and how, which sessions get priming events, which
 requests are saved after) are `mcpkit.legacy.http_session`; what a notification changes is
-`mcpkit.legacy.lifecycle`; stream ids, `Last-Event-ID` and polling are
-`mcpkit.legacy.resumption`; who may open a session, how fast, is `mcpkit.legacy.session_quota`
-(the store's `create` ends sessions for new ones by its policy); which changes reach a
-session's GET stream is the session's `forward`; our requests awaiting the client's answers
-are the shared `mcpkit.protocol.outstanding.Outstanding` table. Every status comes from
-`mcpkit.protocol.http.Status`, but 429 and 503 (`mcpkit.legacy.session_quota`).
+`mcpkit.legacy.lifecycle`; stream ids, `Last-Event-ID` and polling `mcpkit.legacy.resumption`;
+who may open a session, how fast, `mcpkit.legacy.session_quota`; which changes reach a GET
+stream is the session's `forward`; our requests awaiting answers are an `Outstanding` table,
+and answers posted to another replica come back through `http_session_relay`.
 """
 
 from __future__ import annotations
@@ -69,13 +67,9 @@ from mcpkit.server.mrtr import principal_key
 from mcpkit.store.events import EventReplayError, EventStore, MemoryEventStore
 from mcpkit.store.sessions import MemorySessionStore, SessionStore
 from mcpkit.transports.http_exchange import Exchange, plain_response
-from mcpkit.transports.http_resume import (
-    Channel,
-    ResumableExchange,
-    refuse_resume,
-    replay_only,
-)
+from mcpkit.transports.http_resume import Channel, ResumableExchange, refuse_resume, replay_only
 from mcpkit.transports.http_session_live import LiveSession
+from mcpkit.transports.http_session_relay import SessionRelay
 from mcpkit.types.constants import Header
 
 __all__ = ["LegacyEndpoint", "MemorySessionStore", "SessionStore"]
@@ -117,11 +111,12 @@ class LegacyEndpoint:
             store.max_sessions, store.idle_s = options.sessions.max_sessions, options.session_idle_s
         self._rate = quota.CreationRate(options.sessions)
         """Each client's sessions opened lately (`mcpkit.legacy.session_quota`)."""
+        self._relay = SessionRelay(server, self._answer)
 
     def _live_for(self, session_id: str) -> LiveSession:
         live = self._live.get(session_id)
         if live is None:
-            live = self._live[session_id] = LiveSession(self._ids)
+            live = self._live[session_id] = LiveSession(self._ids, self._relay.prefix)
         return live
 
     def _release(self, session_id: str) -> None:
@@ -130,10 +125,9 @@ class LegacyEndpoint:
             del self._live[session_id]
 
     def close(self) -> None:
-        """The server is stopping. Session GET streams close with the broker (with an id and a
-        `retry`: they did not end, and may be resumed); a request stream stays open, on its
-        POST or on the GET that resumed it, until its request ends: the ASGI server lets
-        running requests finish, and their answers must still reach someone."""
+        """The server is stopping. Session GET streams close with the broker (with a `retry`,
+        to be resumed); a request stream stays open, on its POST or the GET that resumed it,
+        until its request ends: running requests finish, and their answers must reach someone."""
         for live in self._live.values():
             for future in live.pending.waiters():
                 if not future.done():
@@ -184,8 +178,10 @@ class LegacyEndpoint:
             await plain_response(send, Status.ACCEPTED)
         else:
             assert type(message) is Response
-            self._answer(session_id, message)
-            await plain_response(send, Status.ACCEPTED)
+            if self._answer(session_id, message):
+                await plain_response(send, Status.ACCEPTED)
+            else:  # another replica's handler may be the one waiting
+                await self._relay.forward(session_id, message, send)
 
     async def _initialize(self, request: Request, send: Send, scope: dict[str, Any]) -> None:
         limits = self.options.sessions
@@ -285,6 +281,7 @@ class LegacyEndpoint:
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         request_id, message = live.pending.send_request(method, params, future)
         try:
+            await self._relay.ready()  # the answer may be posted to another replica
             await exchange.notify(message)
             async with asyncio.timeout(self.options.peer_timeout_s):
                 return await future
@@ -298,18 +295,21 @@ class LegacyEndpoint:
             live.pending.pop(request_id)
             self._release(session_id)
 
-    def _answer(self, session_id: str, response: Response) -> None:
+    def _answer(self, session_id: str, response: Response) -> bool:
+        """Resolve the request of ours `response` answers; False if none here waits for it."""
         live = self._live.get(session_id)
         _log_unnamed(response.id)
         request_id = peer_id(response.id)
         future = live.pending.get(request_id) if live and request_id is not None else None
         if future is None or future.done():
-            log.warning("session %s answered an unknown request id %r", session_id, response.id)
-            return
+            if not self._relay.shared:
+                log.warning("session %s answered unknown request id %r", session_id, response.id)
+            return False
         if response.error is not None:
             future.set_exception(RPCError.from_wire(response.error))
         else:
             future.set_result(response.result or {})
+        return True
 
     async def _notification(self, session_id: str, state: LegacyState, note: Notification) -> None:
         effect = on_notification(state, note)
