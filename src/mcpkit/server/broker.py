@@ -90,8 +90,10 @@ class SharedBroker:
             async with asyncio.timeout(_READY_WAIT_S):
                 await self._ready.wait()
         except TimeoutError:
+            name = self.bus.name
             raise StoreUnavailableError(
-                self.bus.name, "this replica cannot listen to its broker") from None
+                f"Service unavailable: this replica cannot listen to its {name} broker; it "
+                f"recovers by itself when {name} returns, try again shortly", store=name) from None
 
     @property
     def listening(self) -> bool:

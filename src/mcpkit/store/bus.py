@@ -131,4 +131,7 @@ def unavailable(engine: str, doing: str, exc: BaseException) -> StoreUnavailable
     """The one wording of an engine that cannot be reached, for both engines: the driver's
     text, which may hold the address, stays in the log."""
     log.debug("the %s broker cannot %s: %r", engine, doing, exc)
-    return StoreUnavailableError(engine, f"its broker cannot {doing}: {type(exc).__name__}")
+    return StoreUnavailableError(
+        f"Service unavailable: the server's {engine} broker cannot {doing} "
+        f"({type(exc).__name__}); it recovers by itself when {engine} returns, try again shortly",
+        store=engine)
