@@ -50,10 +50,11 @@ from mcpkit.server.content import (
 from mcpkit.server.context import Context, inject
 from mcpkit.server.failures import failure_text
 from mcpkit.server.handles import HandleError
-from mcpkit.server.listing import page, require
+from mcpkit.server.listing import require
 from mcpkit.server.mrtr import in_rounds
-from mcpkit.server.scopes import scopes_of, viewer, visible
+from mcpkit.server.scopes import scopes_of
 from mcpkit.server.threads import invoke
+from mcpkit.server.tool_filters import tool_page
 from mcpkit.types.constants import SERVER_INFO_KEY, Method
 
 __all__ = ["Tool", "ToolOptions", "build_tool", "call_result", "call_tool", "list_tools"]
@@ -399,11 +400,8 @@ def _out_of_range(key: str, place: str) -> str:
 
 
 async def list_tools(params: dict[str, Any], ctx: Context) -> dict[str, Any]:
-    server = ctx.server
-    require(server, "tools", Method.TOOLS_LIST)
-    seen_by = viewer(ctx)
-    return page(server, "tools", "tools", params,
-                lambda: visible(server.tools.values(), ctx, seen_by), seen_by)
+    require(ctx.server, "tools", Method.TOOLS_LIST)
+    return tool_page(params, ctx)  # what this caller may see: scopes, `Server.add_tool_filter`
 
 
 def call_tool(params: dict[str, Any], ctx: Context) -> Awaitable[dict[str, Any]]:
