@@ -10,7 +10,7 @@ Imports `mcpkit.protocol`, `mcpkit.errors` and `mcpkit.types`; the `Server` only
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING, Any
 
 from mcpkit.errors import MethodNotFoundError
@@ -32,11 +32,12 @@ def require(server: Server, kind: str, method: str) -> None:
 
 
 def page(server: Server, kind: str, key: str, params: dict[str, Any],
-         items: Callable[[], list[Any]], seen_by: frozenset[str] | None = None
+         items: Callable[[], list[Any]], seen_by: Hashable | None = None
          ) -> dict[str, Any]:
     """The page of `kind`'s list that `params.cursor` points at, as a list result under `key`;
-    `seen_by`: the granted scopes the list was filtered for (`mcpkit.server.scopes.viewer`),
-    which key its cache beside the page."""
+    `seen_by`: what the list was filtered by for this caller (its granted scopes,
+    `mcpkit.server.scopes.viewer`; the tools a filter left out, `tool_filters`), which keys
+    its cache beside the page."""
     method = f"{kind}/list" if kind != "templates" else Method.RESOURCES_TEMPLATES_LIST
     cursor = params.get("cursor")
     gen = server.generation

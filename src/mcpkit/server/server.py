@@ -35,6 +35,7 @@ from mcpkit.server.resources import (
 )
 from mcpkit.server.scopes import scopes_of
 from mcpkit.server.subscriptions import Broker, Change, LocalBroker
+from mcpkit.server.tool_filters import ToolFilter
 from mcpkit.server.tools import Tool, ToolOptions, build_tool
 from mcpkit.types.constants import SERVER_INFO_KEY
 
@@ -130,6 +131,8 @@ class Server:
         """Method name -> the function serving it, built once from the method registry."""
         self.extensions = Extensions()
         """The extensions `server/discover` offers (`extension`), with their settings."""
+        self.tool_filters: list[ToolFilter] = []
+        """Predicates `tools/list` applies per request (`add_tool_filter`)."""
 
     # -- registration -------------------------------------------------------------------
 
@@ -361,6 +364,15 @@ class Server:
         the extension reach it; the others get -32021 naming it. Legacy sessions never do,
         since the 2025-11-25 handshake has no extensions."""
         self._routes[name] = self.extensions.gate(name, handler, extension, self._routes)
+
+    def add_tool_filter(self, admits: ToolFilter) -> None:
+        """Show a tool in a request's `tools/list` only if `admits(tool, ctx)` says so (MCP
+        Apps hides the tools meant only for its views from a caller without Apps). Lists are
+        cached per set of tools left out; calls are not refused (`mcpkit.server.tool_filters`)."""
+        if not callable(admits):
+            raise TypeError(f"a tool filter is a callable (tool, ctx) -> bool, not {admits!r}")
+        self.tool_filters.append(admits)
+        self._changed("tools")
 
     # -- what the server offers ------------------------------------------------------------
 
