@@ -156,14 +156,19 @@ class Blob(ContentBlock):
     data: str | bytes
     mime_type: str | None = None
     annotations: Mapping[str, Any] | None = None
+    meta: Mapping[str, Any] | None = None
+    """The contents' `_meta` (an MCP App's view carries its `ui` settings there)."""
 
     def contents(self) -> dict[str, Any]:
         if isinstance(self.data, str):
             out: dict[str, Any] = {"uri": self.uri, "text": self.data}
             if self.mime_type:
                 out["mimeType"] = self.mime_type
-            return out
-        return blob_block(self.uri, self.data, self.mime_type or sniff_mime_type(self.data))
+        else:
+            out = blob_block(self.uri, self.data, self.mime_type or sniff_mime_type(self.data))
+        if self.meta:
+            out["_meta"] = dict(self.meta)
+        return out
 
     def to_block(self) -> dict[str, Any]:
         block: dict[str, Any] = {"type": "resource", "resource": self.contents()}
