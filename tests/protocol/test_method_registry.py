@@ -64,11 +64,20 @@ def test_only_requests_with_a_named_target_may_ask_or_mirror_a_name() -> None:
 def test_the_tasks_methods_belong_to_the_tasks_extension() -> None:
     from mcpkit.protocol.extensions import TASKS
 
-    owned = {n for n, m in METHODS.items() if m.extension is not None}
+    owned = {n for n, m in METHODS.items() if m.extension == TASKS}
     assert owned == {Method.TASKS_GET, Method.TASKS_UPDATE, Method.TASKS_CANCEL,
                      Method.TASKS_NOTIFICATION}
-    assert {METHODS[n].extension for n in owned} == {TASKS}
     assert "tasks/result" not in METHODS and "tasks/list" not in METHODS
+
+
+def test_the_skills_methods_belong_to_the_skills_extension_and_nothing_else_is_owned() -> None:
+    from mcpkit.protocol.extensions import SKILLS, TASKS
+
+    skills = {n for n, m in METHODS.items() if m.extension == SKILLS}
+    assert skills == {Method.SKILLS_LIST, Method.SKILLS_GET, Method.RESOURCES_DIRECTORY_READ}
+    assert all(METHODS[n].is_request and METHODS[n].by_client for n in skills)
+    owners = {m.extension for m in METHODS.values() if m.extension is not None}
+    assert owners == {TASKS, SKILLS}
 
 
 def test_the_requests_only_the_initialize_era_has() -> None:

@@ -79,6 +79,12 @@ class Method:
     TASKS_CANCEL: Final = "tasks/cancel"
     TASKS_NOTIFICATION: Final = "notifications/tasks"
 
+    # The Skills extension (io.modelcontextprotocol/skills); the directory read is served
+    # only when the server's settings say `directoryRead: true`.
+    SKILLS_LIST: Final = "skills/list"
+    SKILLS_GET: Final = "skills/get"
+    RESOURCES_DIRECTORY_READ: Final = "resources/directory/read"
+
     # Legacy (2025-11-25) only.
     INITIALIZE: Final = "initialize"
     INITIALIZED: Final = "notifications/initialized"

@@ -72,6 +72,8 @@ class MethodInfo:
 _TASKS: Final = "io.modelcontextprotocol/tasks"
 """The Tasks extension's identifier (`mcpkit.protocol.extensions.TASKS`; types sits below
 protocol, so the string is spelled here too, and a test checks the two agree)."""
+_SKILLS: Final = "io.modelcontextprotocol/skills"
+"""The Skills extension's identifier (`mcpkit.protocol.extensions.SKILLS`), spelled here too."""
 
 _ALL: Final = (
     # Requests a client sends.
@@ -131,6 +133,14 @@ _ALL: Final = (
                "client", mcp_name="taskId", extension=_TASKS),
     MethodInfo(Method.TASKS_NOTIFICATION, "TaskStatusNotification", None, MODERN_ONLY, "server",
                extension=_TASKS),
+    # The Skills extension: served once `mcpkit.ext.skills` adds them; their types are the
+    # extension's (ListSkillsResult and GetSkillResult are cacheable, the directory read paged).
+    MethodInfo(Method.SKILLS_LIST, "ListSkillsRequest", "ListSkillsResult", MODERN_ONLY,
+               "client", extension=_SKILLS),
+    MethodInfo(Method.SKILLS_GET, "GetSkillRequest", "GetSkillResult", MODERN_ONLY, "client",
+               extension=_SKILLS),
+    MethodInfo(Method.RESOURCES_DIRECTORY_READ, "ReadResourceDirectoryRequest",
+               "ReadResourceDirectoryResult", MODERN_ONLY, "client", extension=_SKILLS),
 )
 
 METHODS: Final[Mapping[str, MethodInfo]] = MappingProxyType({m.name: m for m in _ALL})
