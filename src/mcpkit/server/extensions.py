@@ -50,9 +50,10 @@ class Extensions:
         return {ident: dict(settings) for ident, settings in self.offered.items()}
 
     def gate(self, name: str, handler: MethodHandler, ident: str,
-             routes: Mapping[str, Any]) -> MethodHandler:
-        """`handler` wrapped so that only requests declaring `ident` reach it; ValueError for
-        a name the core serves, one already added, or an extension not declared first."""
+             routes: Mapping[str, Any], *, gated: bool = True) -> MethodHandler:
+        """`handler` wrapped so that only requests declaring `ident` reach it (every request,
+        when not `gated`); ValueError for a name the core serves, one already added, or an
+        extension not declared first."""
         if not isinstance(name, str) or not name or name != name.strip():
             raise ValueError(f"a method name is a non-empty string without spaces, not {name!r}")
         if ident not in self.offered:
@@ -69,8 +70,15 @@ class Extensions:
         if not callable(handler):
             raise TypeError(f"method {name!r}: the handler must be an async callable")
         needed = requirement(ident)
+        if not gated:
 
-        async def gated(params: dict[str, Any] | None, ctx: Context) -> dict[str, Any]:
+            async def open_to_all(params: dict[str, Any] | None, ctx: Context) -> dict[str, Any]:
+                return await handler(params if params is not None else {}, ctx)
+
+            return open_to_all
+
+        async def declared_only(params: dict[str, Any] | None, ctx: Context
+                                ) -> dict[str, Any]:
             if declared(ctx.meta.client_capabilities, ident) is None:
                 raise MissingRequiredClientCapabilityError(
                     needed,
@@ -79,4 +87,4 @@ class Extensions:
                 )
             return await handler(params if params is not None else {}, ctx)
 
-        return gated
+        return declared_only

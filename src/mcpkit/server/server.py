@@ -358,12 +358,16 @@ class Server:
         self.extensions.declare(ident, settings)
         self._changed()
 
-    def add_method(self, name: str, handler: MethodHandler, *, extension: str) -> None:
+    def add_method(self, name: str, handler: MethodHandler, *, extension: str,
+                   gated: bool = True) -> None:
         """Serve the request method `name` for the extension `extension` (declared first):
         `await handler(params, ctx)` returns its result. Only requests whose `_meta` declares
-        the extension reach it; the others get -32021 naming it. Legacy sessions never do,
-        since the 2025-11-25 handshake has no extensions."""
-        self._routes[name] = self.extensions.gate(name, handler, extension, self._routes)
+        the extension reach it; the others get -32021 naming it. `gated=False` is for an
+        extension whose methods a client may call once the server offers it, declared or
+        not (Skills: the offer is the commitment). Legacy sessions never reach either, since
+        the 2025-11-25 handshake has no extensions."""
+        self._routes[name] = self.extensions.gate(name, handler, extension, self._routes,
+                                                  gated=gated)
 
     def add_tool_filter(self, admits: ToolFilter) -> None:
         """Show a tool in a request's `tools/list` only if `admits(tool, ctx)` says so (MCP
