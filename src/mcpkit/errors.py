@@ -23,7 +23,8 @@ MCPError                                   anything mcpkit raises on purpose
 │   │   └── SessionExpiredError            a legacy session's 404: initialize again
 │   └── BrokenStreamError                  an HTTP response stream ended before its response
 ├── ProtocolViolation                      the peer broke the protocol (raised locally, never sent)
-│   └── FormSchemaError                    a server's requestedSchema is not a renderable form
+│   ├── FormSchemaError                    a server's requestedSchema is not a renderable form
+│   └── SkillVerificationError             a skill's file is not what its entry lists (.skill, .uri)
 ├── NoCommonVersionError                   the server speaks no version this client speaks
 ├── InputRoundsExceededError               a call kept asking for input past the client's limit
 ├── TaskCancelledError                     a task ended cancelled, with no result (.task_id)
@@ -82,6 +83,7 @@ __all__ = [
     "RequestTimeoutError",
     "ResourceNotFoundError",
     "SessionExpiredError",
+    "SkillVerificationError",
     "StateRejected",
     "StoreUnavailableError",
     "TaskCancelledError",
@@ -310,6 +312,14 @@ class ProtocolViolation(MCPError):
 
 class FormSchemaError(ProtocolViolation):
     """A server's `requestedSchema` is not a form a client can render (ELIC-5)."""
+
+
+class SkillVerificationError(ProtocolViolation):
+    """A skill's file fails its entry (digest, size, front matter, unlisted): not used."""
+
+    def __init__(self, message: str, *, skill: str, uri: str) -> None:
+        super().__init__(message)
+        self.skill, self.uri = skill, uri
 
 
 class NoCommonVersionError(MCPError):
