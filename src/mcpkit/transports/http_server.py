@@ -1,23 +1,19 @@
 """Streamable HTTP for a `Server`: one plain ASGI application serving both eras on one URL.
 
-`HTTPApp` is the ASGI glue. It checks what every request passes whatever its era, in a fixed
-order — path (404), Host/Origin (403), and for a POST its size (413), content type (415) and
-JSON (400/-32700) — then asks the pure `mcpkit.protocol.http.route` which route the request
-takes and hands it to the one `Endpoint` (`mcpkit.transports.http_endpoint`) its table holds for
-that route: `ModernEndpoint` (2026-07-28, stateless: `mcpkit.transports.http_modern`) or, when
-2025-11-25 clients are served, the legacy sessions (`SessionlessRoute` and `LegacyRoute`,
-`mcpkit.transports.http_legacy`). That lookup is the app's one decision about eras. Every refusal and its status
-come from `mcpkit.protocol.http_refusals`.
-
-It is raw ASGI with no framework underneath, so it runs under any ASGI server (uvicorn,
-hypercorn, granian) and mounts in Starlette or FastAPI. Mounted, it sees no ASGI lifespan
-(Starlette delivers none to mounted apps), and needs none to start: nothing runs in the
-background until a request comes (the session store sweeps as it saves). Shutting down is
-`close()`, awaitable or not, or the application's lifespan handing it `app.lifespan`. Imports
-the layers below and the standard library; uvicorn only in `run_http` and `serve_http`.
+`HTTPApp` is the ASGI glue. It answers health probes first (`mcpkit.transports.http_health`),
+then checks what every request passes whatever its era, in a fixed order: path (404),
+Host/Origin (403), and for a POST its size (413), content type (415) and JSON (400/-32700).
+The pure `mcpkit.protocol.http.route` then names the route, and the one `Endpoint` its table
+holds for it serves the request: `ModernEndpoint` (2026-07-28, stateless) or the legacy
+sessions (`mcpkit.transports.http_legacy`); that lookup is the app's one decision about eras.
+Refusals come from `mcpkit.protocol.http_refusals`. Raw ASGI: it runs under any ASGI server,
+mounts in Starlette or FastAPI and needs no lifespan; shutting down is `close()` or
+`app.lifespan`. Imports the layers below and the stdlib; uvicorn only in `run_http`/`serve_http`.
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 import asyncio
 import sys
@@ -53,6 +49,7 @@ from mcpkit.store.events import EventStore
 from mcpkit.store.sessions import MemorySessionStore, SessionStore
 from mcpkit.transports.http_endpoint import Endpoint, Receive, Send, refuse
 from mcpkit.transports.http_exchange import plain_response
+from mcpkit.transports.http_health import Health, HealthPaths
 from mcpkit.transports.http_legacy import LegacyRoute, SessionlessRoute
 from mcpkit.transports.http_limits import ListenerLimits
 from mcpkit.transports.http_modern import ModernEndpoint
@@ -103,6 +100,8 @@ class HTTPOptions:
     (under another ASGI server, that server's settings apply)."""
     auth: Any = None
     """A `ProtectedResource` (`mcpkit.transports.http_auth`, both eras); None: open to all."""
+    health: HealthPaths = field(default_factory=HealthPaths)
+    """Paths of the health and readiness probes (`/healthz`, `/readyz`), served to anyone."""
 
     def __post_init__(self) -> None:
         if self.sse_retry_ms is not None and (
@@ -115,6 +114,24 @@ class HTTPOptions:
         if type(self.session_idle_s) not in (int, float) or not self.session_idle_s > 0:
             raise ValueError(f"HTTPOptions.session_idle_s must be seconds > 0, not "
                              f"{self.session_idle_s!r}")
+
+
+def _shared_stores(server: Any, options: HTTPOptions) -> HTTPOptions:
+    """Legacy sessions and their events in the server's store when its URL names a shared one
+    (PostgreSQL, Redis), unless these options name stores of their own."""
+    backend = getattr(getattr(server, "sealer", None), "backend", None)
+    if backend is None or not backend.shared:
+        return options
+    from mcpkit.legacy.session import LegacyState
+
+    changes: dict[str, Any] = {}
+    if options.session_store is None:
+        changes["session_store"] = backend.sessions(
+            LegacyState, max_sessions=options.sessions.max_sessions,
+            idle_s=options.session_idle_s)
+    if options.event_store is None:
+        changes["event_store"] = backend.events()
+    return dataclasses.replace(options, **changes) if changes else options
 
 
 class HTTPApp:
@@ -138,6 +155,7 @@ class HTTPApp:
         self._legacy: LegacyEndpoint | None = None
         """The 2025-11-25 sessions, when served."""
         if options.legacy:  # configuration: whether 2025-11-25 clients are served at all
+            options = self.options = _shared_stores(server, options)
             # `is None`, not `or`: an empty store has len() 0 and is falsy, yet it is the one
             # configured.
             self._legacy = LegacyEndpoint(server, MemorySessionStore() if options.session_store
@@ -145,6 +163,7 @@ class HTTPApp:
             self._routes[LEGACY] = SessionlessRoute(self._legacy)
             self._routes[SESSION] = LegacyRoute(self._legacy)
         self._endpoints = tuple(dict.fromkeys(self._routes.values()))
+        self._health = Health(server, options.health, lambda: self._legacy)
         self._closed = False
         self._auth = None
         if options.auth is not None:  # loaded only for a protected server
@@ -166,6 +185,8 @@ class HTTPApp:
             elif kind == "websocket":
                 await send({"type": "websocket.close", "code": 1003})
             return
+        if self._health.serves(scope):  # probes, not MCP requests: before every check
+            return await self._health.serve(scope, send)
         auth = self._auth
         if auth is not None and auth.is_metadata(scope):  # public, asked before any token
             await auth.metadata(scope, send)

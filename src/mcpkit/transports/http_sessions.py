@@ -295,15 +295,15 @@ class LegacyEndpoint:
             live.pending.pop(request_id)
             self._release(session_id)
 
-    def _answer(self, session_id: str, response: Response) -> bool:
-        """Resolve the request of ours `response` answers; False if none here waits for it."""
+    def _answer(self, session_id: str, response: Response) -> bool:  # False: none here waits
         live = self._live.get(session_id)
         _log_unnamed(response.id)
         request_id = peer_id(response.id)
         future = live.pending.get(request_id) if live and request_id is not None else None
         if future is None or future.done():
             if not self._relay.shared:
-                log.warning("session %s answered unknown request id %r", session_id, response.id)
+                log.warning("session %s answered an unknown request id %r", session_id,
+                            response.id)
             return False
         if response.error is not None:
             future.set_exception(RPCError.from_wire(response.error))
