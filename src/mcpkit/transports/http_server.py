@@ -13,8 +13,6 @@ mounts in Starlette or FastAPI and needs no lifespan; shutting down is `close()`
 
 from __future__ import annotations
 
-import dataclasses
-
 import asyncio
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterable
@@ -116,24 +114,6 @@ class HTTPOptions:
                              f"{self.session_idle_s!r}")
 
 
-def _shared_stores(server: Any, options: HTTPOptions) -> HTTPOptions:
-    """Legacy sessions and their events in the server's store when its URL names a shared one
-    (PostgreSQL, Redis), unless these options name stores of their own."""
-    backend = getattr(getattr(server, "sealer", None), "backend", None)
-    if backend is None or not backend.shared:
-        return options
-    from mcpkit.legacy.session import LegacyState
-
-    changes: dict[str, Any] = {}
-    if options.session_store is None:
-        changes["session_store"] = backend.sessions(
-            LegacyState, max_sessions=options.sessions.max_sessions,
-            idle_s=options.session_idle_s)
-    if options.event_store is None:
-        changes["event_store"] = backend.events()
-    return dataclasses.replace(options, **changes) if changes else options
-
-
 class HTTPApp:
     """The ASGI application for one `Server`; create it with `server.asgi(...)`."""
 
@@ -155,9 +135,8 @@ class HTTPApp:
         self._legacy: LegacyEndpoint | None = None
         """The 2025-11-25 sessions, when served."""
         if options.legacy:  # configuration: whether 2025-11-25 clients are served at all
-            options = self.options = _shared_stores(server, options)
-            # `is None`, not `or`: an empty store has len() 0 and is falsy, yet it is the one
-            # configured.
+            from mcpkit.transports.http_stores import shared_stores  # a shared store URL's
+            options = self.options = shared_stores(server, options)
             self._legacy = LegacyEndpoint(server, MemorySessionStore() if options.session_store
                                           is None else options.session_store, options)
             self._routes[LEGACY] = SessionlessRoute(self._legacy)
