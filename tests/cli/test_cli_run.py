@@ -41,16 +41,19 @@ def test_a_taken_port_is_one_line_and_exit_1(tmp_path: Path) -> None:
     assert "in use" in done.stderr and "--http 127.0.0.1:PORT" in done.stderr
 
 
-@pytest.mark.parametrize("value", ["redis://x", "postgres:db", "sqlite:", "disk"])
+@pytest.mark.parametrize("value", ["redis:x", "postgres:db", "sqlite:", "sqlite://host/x",
+                                   "disk", "mysql://db"])
 def test_a_bad_store_is_one_line_naming_the_accepted_forms(tmp_path: Path, value: str) -> None:
     done = mcpkit(tmp_path, "run", SERVER, "--store", value)
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1, done.stderr
     assert f"--store {value!r}" in done.stderr
-    if value.startswith(("redis", "postgres")):
-        assert "not available yet" in done.stderr
-    if value != "sqlite:":
-        assert "memory, or sqlite:PATH" in done.stderr
+    if value == "sqlite:":
+        assert "name the file" in done.stderr
+    elif value.startswith("sqlite://"):
+        assert "has no host" in done.stderr
+    else:
+        assert "memory, sqlite:///PATH" in done.stderr and "postgresql://" in done.stderr
 
 
 async def _called(url: str, tool: str, **arguments: Any) -> dict[str, Any]:

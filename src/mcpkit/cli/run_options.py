@@ -1,4 +1,4 @@
-"""What `mcpkit run`'s options change on the server it loaded: `--dev` and `--store`.
+"""What `mcpkit run`'s options change on the server it loaded: `--dev` and `--store URL`.
 
 A server file builds its `Server` with its own `ServerOptions`; the command line then changes a
 few of them for this run. `ServerOptions` is a dataclass, so the change is a new options object
@@ -16,42 +16,32 @@ import sys
 from typing import Any, Final
 
 from mcpkit.cli.usage import UsageError
+from mcpkit.store import urls as forms
 
 __all__ = ["STORE_FORMS", "apply_run_options", "parse_store"]
 
-STORE_FORMS: Final = "memory, or sqlite:PATH (a file every process on the host can share)"
+STORE_FORMS: Final = forms.STORE_FORMS
 _CHATTY: Final = ("asyncio", "httpcore", "httpx", "watchfiles")
-_LATER: Final = ("postgres", "postgresql", "redis")
-"""Backends the store interface is meant for that this release does not ship."""
 
 
-def parse_store(value: str) -> Any:
-    """`--store memory | sqlite:PATH` as a `Store`; anything else is one line naming the
-    accepted forms."""
-    text = value.strip()
-    kind, sep, rest = text.partition(":")
-    if text == "memory":
-        from mcpkit.store.memory import MemoryStore
-
-        return MemoryStore()
-    if kind == "sqlite" and sep:
-        path = rest.strip()
-        if not path:
-            raise UsageError(f"--store {value!r}: name the file, e.g. sqlite:state.db")
-        from mcpkit.store.sqlite import SQLiteStore
-
-        return SQLiteStore(path)
-    if kind.lower() in _LATER:
-        raise UsageError(f"--store {value!r}: a {kind} store is not available yet; use {STORE_FORMS}")
-    raise UsageError(f"--store {value!r}: expected {STORE_FORMS}")
+def parse_store(value: str) -> str:
+    """`--store URL` checked (`mcpkit.store.urls`: memory, sqlite:///PATH or sqlite:PATH,
+    postgresql://..., redis://...) and returned as given; the server opens it. Anything else
+    is one line naming the accepted forms."""
+    try:
+        forms.parse_store_url(value)
+    except forms.StoreURLError as exc:
+        raise UsageError(f"--store {value!r}: {exc.reason}") from None
+    return value.strip()
 
 
 def apply_run_options(server: Any, *, dev: bool = False, store: Any = None) -> None:
     """Change the loaded server's options for this run and rebuild what depends on them.
 
     `dev`: an uncaught exception's type and message reach the client (`expose_errors`), and
-    the server's debug log goes to stderr. `store`: where single-use retries are recorded, so
-    two processes sharing an SQLite file cannot both redeem one retry.
+    the server's debug log goes to stderr. `store`: the store URL of every state seam
+    (`mcpkit.store.urls`), so processes sharing it cannot both redeem one retry, and replicas
+    sharing a PostgreSQL or Redis share legacy sessions and the state keys too.
     """
     changes: dict[str, Any] = {}
     if dev:

@@ -18,7 +18,10 @@ So no server memory is used between rounds, and any instance holding the keys ca
 retry. The keys are `ServerOptions.state_keys`, else MCPKIT_STATE_KEYS, else the ring kept in
 the user's data folder (`mcpkit.store.state_keys`), which every server the user runs shares
 with no configuration; only when that ring can be neither read nor created does a process seal
-with a key of its own, and it says so once. Single use (for one-time actions) records the state's nonce in the server's `Store`.
+with a key of its own, and it says so once; a server whose store URL is PostgreSQL or Redis
+keeps the ring there instead (`mcpkit.store.shared_ring`), shared by replicas on every host.
+Single use (for one-time actions) records the state's nonce in the server's `Store`, which a
+store URL (`ServerOptions.store`, MCPKIT_STORE) picks.
 
 Imports: `mcpkit.protocol`, `mcpkit.errors`, `mcpkit.types`, `mcpkit.store`, `mcpkit.server.asking`.
 """
@@ -49,6 +52,7 @@ from mcpkit.protocol.request_state import (
 from mcpkit.schema import json_type
 from mcpkit.server.asking import Question
 from mcpkit.store.state_keys import DATA_DIR_ENV, PersistedRing, key_file, read_key_file
+from mcpkit.store.urls import Backend, open_backend, store_from_env
 from mcpkit.types.methods import METHODS
 
 if TYPE_CHECKING:
@@ -118,7 +122,7 @@ def principal_key(principal: Any) -> str | None:
 class Sealer:
     """A server's keys, clock, state lifetime and store: everything sealing needs."""
 
-    __slots__ = ("_fixed", "_persisted", "_store", "clock", "ttl")
+    __slots__ = ("_fixed", "_persisted", "_store", "backend", "clock", "ttl")
 
     def __init__(self, options: ServerOptions) -> None:
         keys: tuple[str | bytes, ...] = tuple(options.state_keys)
@@ -133,7 +137,16 @@ class Sealer:
             raise ValueError(f"state_ttl must be a positive number of seconds, got {options.state_ttl!r}")
         self.ttl = float(options.state_ttl)
         self.clock = options.clock
-        self._store = options.store
+        self.backend: Backend | None = None
+        """What a store URL opened (`ServerOptions.store`, else MCPKIT_STORE): its pools
+        connect on first use, and with PostgreSQL or Redis it also holds the state keys."""
+        given = options.store
+        url = given if isinstance(given, str) else None if given is not None else store_from_env()
+        store: Store | None = None if isinstance(given, str) else given
+        if url is not None:
+            self.backend = open_backend(url, clock=options.clock)
+            store = self.backend.store
+        self._store = store
 
     @property
     def ring(self) -> KeyRing:
@@ -141,6 +154,8 @@ class Sealer:
         when no ring can be kept, a key of this process's own."""
         if self._fixed is not None:
             return self._fixed
+        if self.backend is not None and self.backend.keys is not None:
+            return self.backend.keys.ring(self.clock())  # type: ignore[no-any-return]
         if self._persisted is None:
             path = None
             try:
@@ -162,7 +177,7 @@ class Sealer:
         """Refuse at start a persisted ring that exists but cannot be used (readable by others,
         malformed): `KeyFileError` naming the fix, before a client's retry fails on it. A ring
         not made yet is made when first needed, and no place for one is warned about then."""
-        if self._fixed is not None:
+        if self._fixed is not None or (self.backend is not None and self.backend.keys is not None):
             return
         try:
             path = key_file()

@@ -72,8 +72,11 @@ class ServerOptions:
     `mcpkit keys new` or `mcpkit.server.mrtr.new_state_key()`."""
     state_ttl: float = 300.0
     """Seconds a sealed `requestState` stays valid."""
-    store: Store | None = None
-    """Where single-use nonces are recorded; None: in this process's memory."""
+    store: Store | str | None = None
+    """Where state is kept: a `Store` for single-use nonces, or a store URL for every seam
+    (`mcpkit.store.urls`: "memory", "sqlite:///state.db", "postgresql://...", "redis://...";
+    with PostgreSQL or Redis, replicas share single use, legacy sessions, their events and
+    the state keys). None: the MCPKIT_STORE environment variable, else this process's memory."""
     clock: Callable[[], float] = time.time
     """Unix time in seconds, for state and handle expiry."""
     expose_errors: bool = False

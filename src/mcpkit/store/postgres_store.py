@@ -1,0 +1,161 @@
+"""PostgreSQL behind the store seams: the connection pool every seam of one backend shares,
+and `PostgresStore`, the single-use records.
+
+psycopg 3's async connections come from one `psycopg_pool.AsyncConnectionPool`, opened on
+first use (so building a server connects to nothing) and checked before each use, so a server
+restarted under us costs the one request that finds its connection dead nothing: the pool
+replaces it. While the server is down a request waits at most `timeout` seconds for a
+connection and then fails with `StoreUnavailableError` (-32603, HTTP 503); the process stays
+up and the pool reconnects in the background. Every write commits before the call returns,
+so what a caller was told is recorded is on the server.
+
+Tables are created on first use, under a transaction-level advisory lock, so replicas starting
+at once never race on `CREATE TABLE IF NOT EXISTS` (which is not safe concurrently on its own).
+Times are Unix seconds from the caller's clock, as in every other backend.
+
+Imports: the standard library, `mcpkit.errors`, `mcpkit.protocol.extras`; psycopg when used.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Any, Final
+
+from mcpkit.protocol.extras import missing_extra, require
+from mcpkit.store import Store
+from mcpkit.store.outage import unavailable
+
+__all__ = ["PostgresEngine", "PostgresStore", "redact"]
+
+_LOCK_KEY: Final = 0x6D63706B
+"""The advisory lock taken while tables are created ("mcpk")."""
+
+_RECORDS: Final = (
+    "CREATE TABLE IF NOT EXISTS mcpkit_records ("
+    "key TEXT PRIMARY KEY, value BYTEA NOT NULL, expires_at DOUBLE PRECISION NOT NULL)",
+    "CREATE INDEX IF NOT EXISTS mcpkit_records_expiry ON mcpkit_records (expires_at)",
+)
+_ADD: Final = (
+    "INSERT INTO mcpkit_records (key, value, expires_at) VALUES (%s, %s, %s) "
+    "ON CONFLICT (key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at "
+    "WHERE mcpkit_records.expires_at <= %s"
+)
+
+
+def _drivers(feature: str) -> tuple[Any, Any]:
+    psycopg = require("psycopg", feature)
+    try:
+        import psycopg_pool
+    except ImportError as exc:
+        raise missing_extra(exc, feature, "postgres") from None
+    return psycopg, psycopg_pool
+
+
+class PostgresEngine:
+    """One pool to one database, shared by the seams of a backend, and the one place where
+    the driver's failures become `StoreUnavailableError`."""
+
+    name: Final = "postgresql"
+
+    def __init__(self, url: str, *, timeout: float = 2.0, max_size: int = 10) -> None:
+        self._psycopg, self._pool_module = _drivers(f"the store {redact(url)}")
+        self.url = url
+        self.timeout = timeout
+        self.max_size = max_size
+        self._pool: Any = None
+        self._ready: set[str] = set()
+        self._lock: asyncio.Lock | None = None
+
+    async def _get_pool(self) -> Any:
+        if self._pool is None:
+            if self._lock is None:
+                self._lock = asyncio.Lock()
+            async with self._lock:
+                if self._pool is None:
+                    pool = self._pool_module.AsyncConnectionPool(
+                        self.url, min_size=1, max_size=self.max_size, open=False,
+                        timeout=self.timeout, reconnect_timeout=float("inf"),
+                        kwargs={"connect_timeout": max(1, int(self.timeout)),
+                                "autocommit": False},
+                        check=self._pool_module.AsyncConnectionPool.check_connection,
+                    )
+                    await pool.open(wait=False)
+                    self._pool = pool
+        return self._pool
+
+    @asynccontextmanager
+    async def transaction(self, what: str) -> AsyncIterator[Any]:
+        """A connection in a transaction that commits when the block ends without error;
+        an unreachable server is `StoreUnavailableError` naming `what`."""
+        pool = await self._get_pool()
+        try:
+            async with pool.connection() as conn, conn.transaction():
+                yield conn
+        except (self._psycopg.OperationalError, self._pool_module.PoolTimeout) as exc:
+            raise unavailable("PostgreSQL", self.name, what, exc) from None
+
+    async def ensure(self, seam: str, statements: tuple[str, ...]) -> None:
+        """Create a seam's tables once per process, serialised across replicas."""
+        if seam in self._ready:
+            return
+        async with self.transaction(f"creating the {seam} tables") as conn:
+            await conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK_KEY,))
+            for statement in statements:
+                await conn.execute(statement)
+        self._ready.add(seam)
+
+    async def close(self) -> None:
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            await pool.close()
+
+
+class PostgresStore(Store):
+    """Expiring records in one table (`mcpkit_records`); `add` is one upsert that overwrites
+    only an expired record, atomic under the row lock whichever replica runs it."""
+
+    def __init__(self, engine: PostgresEngine, *, clock: Callable[[], float] = time.time) -> None:
+        self._engine = engine
+        self._clock = clock
+        self._adds = 0
+
+    async def add(self, key: str, value: bytes, expires_at: float) -> bool:
+        await self._engine.ensure("records", _RECORDS)
+        now = self._clock()
+        async with self._engine.transaction("recording a single-use key") as conn:
+            cur = await conn.execute(_ADD, (key, value, expires_at, now))
+            added = bool(cur.rowcount == 1)
+            self._adds += 1
+            if added and self._adds % 1024 == 0:
+                await conn.execute("DELETE FROM mcpkit_records WHERE expires_at <= %s", (now,))
+        return added
+
+    async def get(self, key: str) -> bytes | None:
+        await self._engine.ensure("records", _RECORDS)
+        async with self._engine.transaction("reading a record") as conn:
+            cur = await conn.execute(
+                "SELECT value FROM mcpkit_records WHERE key = %s AND expires_at > %s",
+                (key, self._clock()))
+            row = await cur.fetchone()
+        return None if row is None else bytes(row[0])
+
+    async def delete(self, key: str) -> None:
+        await self._engine.ensure("records", _RECORDS)
+        async with self._engine.transaction("deleting a record") as conn:
+            await conn.execute("DELETE FROM mcpkit_records WHERE key = %s", (key,))
+
+    async def close(self) -> None:
+        await self._engine.close()
+
+
+def redact(url: str) -> str:
+    """The URL without its password, for messages."""
+    scheme, sep, rest = url.partition("://")
+    creds, at, host = rest.rpartition("@")
+    if not at:
+        return url
+    user = creds.partition(":")[0]
+    return f"{scheme}{sep}{user}@{host}"

@@ -1,0 +1,133 @@
+"""Redis behind the store seams: the client every seam of one backend shares, and `RedisStore`,
+the single-use records.
+
+redis-py's asyncio client keeps a pool of connections, made on first use, so building a
+server connects to nothing. A connection found dead (Redis restarted) is replaced and the
+command sent once more; while Redis is down a command fails within `timeout` seconds with
+`StoreUnavailableError` (-32603, HTTP 503) and the process stays up. A command's reply is its
+acknowledgement: a call returns only after Redis answered it. Steps that must be atomic run as
+one Lua script (Redis runs a script alone), so replicas cannot interleave them.
+
+Keys live under one prefix (`mcpkit:` by default) so a Redis shared with other programs
+keeps them apart. Times are Unix seconds from the caller's clock, as in every other backend.
+
+Imports: the standard library, `mcpkit.protocol.extras`, `mcpkit.store`; redis-py when used.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import Any, Final
+
+from mcpkit.protocol.extras import require
+from mcpkit.store import Store
+from mcpkit.store.outage import unavailable
+
+__all__ = ["RedisEngine", "RedisStore"]
+
+_ADD: Final = """
+local held = redis.call('HGET', KEYS[1], 'e')
+if held and tonumber(held) > tonumber(ARGV[3]) then return 0 end
+redis.call('HSET', KEYS[1], 'v', ARGV[1], 'e', ARGV[2])
+local ttl = math.ceil(tonumber(ARGV[2]) - tonumber(ARGV[3]))
+if ttl < 1 then ttl = 1 end
+redis.call('EXPIRE', KEYS[1], ttl + 60)
+return 1
+"""
+"""Record unless a live record holds the key. Redis's own expiry (with a minute's margin,
+as the caller's clock decides liveness) removes records nobody asks for again."""
+
+
+class RedisEngine:
+    """One client to one Redis database, shared by the seams of a backend, and the one place
+    where the driver's failures become `StoreUnavailableError`."""
+
+    name: Final = "redis"
+
+    def __init__(self, url: str, *, timeout: float = 2.0, prefix: str = "mcpkit:") -> None:
+        self._redis = require("redis", "the store redis://")
+        self.url = url
+        self.timeout = timeout
+        self.prefix = prefix
+        self._client: Any = None
+        self._scripts: dict[str, Any] = {}
+
+    @property
+    def client(self) -> Any:
+        if self._client is None:
+            from redis.asyncio import Redis
+            from redis.backoff import ExponentialBackoff
+            from redis.retry import Retry
+
+            self._client = Redis.from_url(
+                self.url, socket_connect_timeout=self.timeout, socket_timeout=self.timeout,
+                retry=Retry(ExponentialBackoff(cap=0.05, base=0.01), 1),
+                retry_on_error=[self._redis.ConnectionError], health_check_interval=0,
+            )
+        return self._client
+
+    def key(self, *parts: str) -> str:
+        return self.prefix + ":".join(parts)
+
+    async def run(self, what: str, command: str, *args: Any) -> Any:
+        """One command; `StoreUnavailableError` naming `what` when Redis cannot be reached."""
+        try:
+            return await self.client.execute_command(command, *args)
+        except (self._redis.ConnectionError, self._redis.TimeoutError) as exc:
+            raise unavailable("Redis", self.name, what, exc) from None
+
+    async def script(self, what: str, source: str, keys: Sequence[str],
+                     args: Sequence[Any]) -> Any:
+        """Run a Lua script atomically (by its digest, loaded again if Redis forgot it)."""
+        runner = self._scripts.get(source)
+        if runner is None:
+            runner = self._scripts[source] = self.client.register_script(source)
+        try:
+            return await runner(keys=list(keys), args=list(args))
+        except (self._redis.ConnectionError, self._redis.TimeoutError) as exc:
+            raise unavailable("Redis", self.name, what, exc) from None
+
+    async def pipeline(self, what: str, commands: Sequence[tuple[Any, ...]]) -> list[Any]:
+        """Several commands in one MULTI/EXEC transaction, one round trip."""
+        try:
+            async with self.client.pipeline(transaction=True) as pipe:
+                for command in commands:
+                    pipe.execute_command(*command)
+                return list(await pipe.execute())
+        except (self._redis.ConnectionError, self._redis.TimeoutError) as exc:
+            raise unavailable("Redis", self.name, what, exc) from None
+
+    async def close(self) -> None:
+        client, self._client = self._client, None
+        self._scripts.clear()
+        if client is not None:
+            await client.aclose()
+
+
+class RedisStore(Store):
+    """Expiring records as hashes (`<prefix>rec:<key>`), added by one script."""
+
+    def __init__(self, engine: RedisEngine, *, clock: Callable[[], float] = time.time) -> None:
+        self._engine = engine
+        self._clock = clock
+
+    async def add(self, key: str, value: bytes, expires_at: float) -> bool:
+        added = await self._engine.script(
+            "recording a single-use key", _ADD, [self._engine.key("rec", key)],
+            [value, repr(float(expires_at)), repr(float(self._clock()))])
+        return bool(added)
+
+    async def get(self, key: str) -> bytes | None:
+        held = await self._engine.run("reading a record", "HMGET",
+                                      self._engine.key("rec", key), "v", "e")
+        value, expires = held
+        if value is None or expires is None or float(expires) <= self._clock():
+            return None
+        return bytes(value)
+
+    async def delete(self, key: str) -> None:
+        await self._engine.run("deleting a record", "DEL", self._engine.key("rec", key))
+
+    async def close(self) -> None:
+        await self._engine.close()

@@ -1,0 +1,217 @@
+"""One URL picks the backend of every state seam: `open_backend(url) -> Backend`.
+
+| URL | single use (`Store`) | legacy sessions, events | state keys |
+|---|---|---|---|
+| `memory` | this process | this process | the user's key file |
+| `sqlite:///state.db`, `sqlite:PATH` | the SQLite file | this process | the user's key file |
+| `postgresql://user@host/db` | PostgreSQL | PostgreSQL | PostgreSQL |
+| `redis://host:6379/0` | Redis | Redis | Redis |
+
+`sqlite:///state.db` is relative to the working folder and `sqlite:////var/lib/x.db` absolute
+(the usual reading of SQLite URLs); `sqlite:PATH` is the path as written. `postgres://` is
+taken for `postgresql://`, `rediss://` is Redis over TLS. The same URL comes from
+`ServerOptions(store=...)`, `mcpkit run --store URL` or the MCPKIT_STORE environment variable,
+so every replica of a deployment is configured by one line.
+
+Opening a backend connects to nothing: a pool opens on the first request that needs the
+store, so a server that never asks for input or serves no legacy session never touches it,
+and one that starts while the store is down serves everything that needs no state.
+
+Imports: the standard library, `mcpkit.store`; a backend's own modules when it is opened.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import orjson
+
+from mcpkit.store import Store
+
+__all__ = ["STORE_ENV", "STORE_FORMS", "Backend", "StoreURLError", "open_backend",
+           "parse_store_url", "store_from_env"]
+
+STORE_ENV: Final = "MCPKIT_STORE"
+"""Environment variable holding the store URL when `ServerOptions.store` is not set."""
+STORE_FORMS: Final = ("memory, sqlite:///PATH (or sqlite:PATH), postgresql://USER@HOST/DB or "
+                      "redis://HOST:PORT/DB")
+SHARED: Final = frozenset({"postgresql", "redis"})
+"""Kinds whose every seam is shared by all the processes that open the same URL."""
+
+
+class StoreURLError(ValueError):
+    """A store URL of no form this release knows; the message lists the forms."""
+
+    def __init__(self, value: str, reason: str) -> None:
+        super().__init__(f"store {value!r}: {reason}")
+        self.reason = reason
+
+
+@dataclass(frozen=True, slots=True)
+class StoreURL:
+    kind: str
+    """memory, sqlite, postgresql or redis."""
+    target: str
+    """The file of sqlite, the driver's URL of postgresql and redis; empty for memory."""
+
+
+def parse_store_url(value: str) -> StoreURL:
+    """Which backend `value` names, or `StoreURLError` saying what is accepted."""
+    text = value.strip()
+    scheme, sep, rest = text.partition(":")
+    lower = scheme.lower()
+    if text.lower() in ("memory", "memory:", "memory://"):
+        return StoreURL("memory", "")
+    if lower == "sqlite" and sep:
+        path = rest[3:] if rest.startswith("///") else rest
+        if rest.startswith("//") and not rest.startswith("///"):
+            raise StoreURLError(value, "a SQLite URL has no host; write "
+                                "sqlite:///relative.db or sqlite:////absolute/path.db")
+        if not path.strip():
+            raise StoreURLError(value, "name the file, e.g. sqlite:///state.db")
+        return StoreURL("sqlite", path.strip())
+    if lower in ("postgresql", "postgres") and rest.startswith("//"):
+        return StoreURL("postgresql", "postgresql:" + rest)
+    if lower in ("redis", "rediss") and rest.startswith("//"):
+        return StoreURL("redis", lower + ":" + rest)
+    raise StoreURLError(value, f"expected {STORE_FORMS}")
+
+
+def store_from_env(environ: Mapping[str, str] | None = None) -> str | None:
+    """The store URL MCPKIT_STORE holds, or None when it is unset or blank."""
+    value = (os.environ if environ is None else environ).get(STORE_ENV, "").strip()
+    return value or None
+
+
+@dataclass(frozen=True, slots=True)
+class _DataclassCodec:
+    """Session states as JSON: every state kept so far is a small dataclass."""
+
+    state_type: Any
+
+    def dumps(self, state: Any) -> bytes:
+        return orjson.dumps(dataclasses.asdict(state))
+
+    def loads(self, data: bytes) -> Any:
+        return self.state_type(**orjson.loads(data))
+
+
+@dataclass(slots=True)
+class Backend:
+    """Every seam of one store URL. `store` is the single-use store; `sessions(state_type,
+    max_sessions=, idle_s=)` and `events(max_events=, max_bytes=, max_total_bytes=)` make the
+    legacy session and event stores; `keys` is the shared state key ring (None: the user's
+    key file); `tasks()` the Tasks extension's store, where the backend has one."""
+
+    kind: str
+    url: str
+    """The URL without its password (for messages and logs)."""
+    store: Store
+    sessions: Callable[..., Any]
+    events: Callable[..., Any]
+    keys: Any = None
+    tasks: Callable[..., Any] | None = None
+    _closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
+
+    @property
+    def shared(self) -> bool:
+        """Whether processes on other hosts that open the same URL share every seam."""
+        return self.kind in SHARED
+
+    async def close(self) -> None:
+        """Release the pools and connections of every seam."""
+        for closer in self._closers:
+            await closer()
+        if self.keys is not None:
+            self.keys.close()
+
+
+def _memory_sessions(state_type: Any = None, *, max_sessions: int = 10_000,
+                     idle_s: float = 3600.0) -> Any:
+    from mcpkit.store.sessions import MemorySessionStore
+
+    return MemorySessionStore(max_sessions, idle_s)
+
+
+def _memory_events(**bounds: int) -> Any:
+    from mcpkit.store.events import MemoryEventStore
+
+    return MemoryEventStore(**bounds)
+
+
+def open_backend(url: str, *, clock: Callable[[], float] | None = None) -> Backend:
+    """The backend `url` names, connected to nothing yet (see the module's table).
+
+    `clock` (Unix seconds) is what expiries are read against; the default is `time.time`.
+    A missing driver is `MissingExtraError` naming the extra (`postgres`, `redis`).
+    """
+    import time
+
+    parsed = parse_store_url(url)
+    now = clock or time.time
+    if parsed.kind == "memory":
+        from mcpkit.store.memory import MemoryStore
+
+        return Backend("memory", "memory", MemoryStore(clock=now), _memory_sessions,
+                       _memory_events)
+    if parsed.kind == "sqlite":
+        from mcpkit.store.sqlite import SQLiteStore
+
+        sqlite = SQLiteStore(parsed.target, clock=now)
+        return Backend("sqlite", f"sqlite:{parsed.target}", sqlite, _memory_sessions,
+                       _memory_events, _closers=[sqlite.close])
+    if parsed.kind == "postgresql":
+        return _postgres(parsed.target, now)
+    return _redis(parsed.target, now)
+
+
+def _postgres(url: str, clock: Callable[[], float]) -> Backend:
+    from mcpkit.store.postgres_events import PostgresEventStore
+    from mcpkit.store.postgres_keys import PostgresKeys
+    from mcpkit.store.postgres_sessions import PostgresSessionStore
+    from mcpkit.store.postgres_store import PostgresEngine, PostgresStore, redact
+
+    engine = PostgresEngine(url)
+
+    def sessions(state_type: Any, *, max_sessions: int = 10_000,
+                 idle_s: float = 3600.0) -> Any:
+        return PostgresSessionStore(engine, _DataclassCodec(state_type), max_sessions=max_sessions,
+                                    idle_s=idle_s, clock=clock)
+
+    def events(**bounds: int) -> Any:
+        return PostgresEventStore(engine, **bounds)
+
+    return Backend("postgresql", redact(url), PostgresStore(engine, clock=clock), sessions,
+                   events, PostgresKeys(url), _task_store("postgres", engine, clock),
+                   [engine.close])
+
+
+def _redis(url: str, clock: Callable[[], float]) -> Backend:
+    from mcpkit.store.postgres_store import redact
+    from mcpkit.store.redis_events import RedisEventStore
+    from mcpkit.store.redis_keys import RedisKeys
+    from mcpkit.store.redis_sessions import RedisSessionStore
+    from mcpkit.store.redis_store import RedisEngine, RedisStore
+
+    engine = RedisEngine(url)
+
+    def sessions(state_type: Any, *, max_sessions: int = 10_000,
+                 idle_s: float = 3600.0) -> Any:
+        return RedisSessionStore(engine, _DataclassCodec(state_type), max_sessions=max_sessions,
+                                 idle_s=idle_s, clock=clock)
+
+    def events(**bounds: int) -> Any:
+        return RedisEventStore(engine, **bounds)
+
+    return Backend("redis", redact(url), RedisStore(engine, clock=clock), sessions, events,
+                   RedisKeys(url, prefix=engine.prefix), _task_store("redis", engine, clock),
+                   [engine.close])
+
+
+def _task_store(kind: str, engine: Any, clock: Callable[[], float]) -> Callable[..., Any] | None:
+    """The Tasks extension's store on this engine, once that seam exists (else None)."""
+    return None
