@@ -130,11 +130,14 @@ class Backend:
             self.keys.close()
 
 
-def _memory_sessions(state_type: Any = None, *, max_sessions: int = 10_000,
-                     idle_s: float = 3600.0) -> Any:
-    from mcpkit.store.sessions import MemorySessionStore
+def _memory_sessions(clock: Callable[[], float]) -> Callable[..., Any]:
+    def sessions(state_type: Any = None, *, max_sessions: int = 10_000,
+                 idle_s: float = 3600.0) -> Any:
+        from mcpkit.store.sessions import MemorySessionStore
 
-    return MemorySessionStore(max_sessions, idle_s)
+        return MemorySessionStore(max_sessions, idle_s, clock)
+
+    return sessions
 
 
 def _memory_events(**bounds: int) -> Any:
@@ -156,13 +159,13 @@ def open_backend(url: str, *, clock: Callable[[], float] | None = None) -> Backe
     if parsed.kind == "memory":
         from mcpkit.store.memory import MemoryStore
 
-        return Backend("memory", "memory", MemoryStore(clock=now), _memory_sessions,
+        return Backend("memory", "memory", MemoryStore(clock=now), _memory_sessions(now),
                        _memory_events)
     if parsed.kind == "sqlite":
         from mcpkit.store.sqlite import SQLiteStore
 
         sqlite = SQLiteStore(parsed.target, clock=now)
-        return Backend("sqlite", f"sqlite:{parsed.target}", sqlite, _memory_sessions,
+        return Backend("sqlite", f"sqlite:{parsed.target}", sqlite, _memory_sessions(now),
                        _memory_events, _closers=[sqlite.close])
     if parsed.kind == "postgresql":
         return _postgres(parsed.target, now)
@@ -197,7 +200,8 @@ def _redis(url: str, clock: Callable[[], float]) -> Backend:
     from mcpkit.store.redis_sessions import RedisSessionStore
     from mcpkit.store.redis_store import RedisEngine, RedisStore
 
-    engine = RedisEngine(url)
+    url, prefix = _split_prefix(url)
+    engine = RedisEngine(url, prefix=prefix)
 
     def sessions(state_type: Any, *, max_sessions: int = 10_000,
                  idle_s: float = 3600.0) -> Any:
@@ -215,3 +219,17 @@ def _redis(url: str, clock: Callable[[], float]) -> Backend:
 def _task_store(kind: str, engine: Any, clock: Callable[[], float]) -> Callable[..., Any] | None:
     """The Tasks extension's store on this engine, once that seam exists (else None)."""
     return None
+
+
+def _split_prefix(url: str) -> tuple[str, str]:
+    """A Redis URL's own `prefix=` query parameter (the key prefix, `mcpkit:` by default, so
+    deployments can share one Redis) taken off before redis-py reads the rest."""
+    from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    prefix = next((v for k, v in query if k == "prefix"), None)
+    if prefix is None:
+        return url, "mcpkit:"
+    rest = urlencode([(k, v) for k, v in query if k != "prefix"])
+    return urlunsplit(parts._replace(query=rest)), prefix
