@@ -35,7 +35,7 @@ from mcpkit.errors import StoreUnavailableError
 from mcpkit.server.subscriptions import Change, LocalBroker
 from mcpkit.store.bus import TOPICS, Bus, bus_for, follow
 
-__all__ = ["SharedBroker"]
+__all__ = ["SharedBroker", "share_broker"]
 
 log = logging.getLogger("mcpkit.server")
 
@@ -216,6 +216,22 @@ class SharedBroker:
 
     def _payload(self, body: dict[str, Any], **fields: str) -> str:
         return json.dumps({"o": self.origin, "m": body, **fields}, separators=(",", ":"))
+
+
+def share_broker(server: Any) -> None:
+    """Give `server` a `SharedBroker` when its store URL (`ServerOptions.store`, else
+    MCPKIT_STORE) is PostgreSQL or Redis and its broker is still the per-process default; a
+    broker it was given (the calendar example's, one already shared) is kept. The HTTP app
+    calls this as it is built: replicas are HTTP servers, and a stdio server is one process."""
+    if type(server.broker) is not LocalBroker:
+        return
+    from mcpkit.store.urls import store_from_env
+
+    given = server.options.store
+    url = given if isinstance(given, str) else None if given is not None else store_from_env()
+    shared = SharedBroker.from_url(url) if url else None
+    if shared is not None:
+        server.broker = shared
 
 
 async def _drain(queue: asyncio.Queue[tuple[str, dict[str, Any]] | None]

@@ -52,6 +52,7 @@ from mcpkit.transports.http_legacy import LegacyRoute, SessionlessRoute
 from mcpkit.transports.http_limits import ListenerLimits
 from mcpkit.transports.http_modern import ModernEndpoint
 from mcpkit.transports.http_sessions import LegacyEndpoint
+from mcpkit.transports.http_stores import shared_stores
 from mcpkit.types.constants import SUPPORTED_VERSIONS
 
 __all__ = ["HTTPApp", "HTTPOptions", "parse_address", "run_http", "serve_http"]
@@ -134,9 +135,8 @@ class HTTPApp:
         era is looked up. Without 2025-11-25 sessions, the modern endpoint serves every route."""
         self._legacy: LegacyEndpoint | None = None
         """The 2025-11-25 sessions, when served."""
+        options = self.options = shared_stores(server, options)  # a shared store URL's
         if options.legacy:  # configuration: whether 2025-11-25 clients are served at all
-            from mcpkit.transports.http_stores import shared_stores  # a shared store URL's
-            options = self.options = shared_stores(server, options)
             self._legacy = LegacyEndpoint(server, MemorySessionStore() if options.session_store
                                           is None else options.session_store, options)
             self._routes[LEGACY] = SessionlessRoute(self._legacy)

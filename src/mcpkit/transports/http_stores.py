@@ -6,7 +6,10 @@ so any replica behind a load balancer serves any session. Stores named in `HTTPO
 (`session_store`, `event_store`) win; with no shared URL nothing changes (sessions in this
 process). The app tests `session_store is None`, never its truth: an empty store has len() 0.
 
-Imports: `mcpkit.legacy.session` (the state kept per session).
+Its broker becomes a `SharedBroker` on the same engine (`mcpkit.server.broker.share_broker`),
+whether or not legacy clients are served.
+
+Imports: `mcpkit.legacy.session` (the state kept per session), `mcpkit.server.broker`.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import dataclasses
 from typing import Any
 
 from mcpkit.legacy.session import LegacyState
+from mcpkit.server.broker import share_broker
 
 __all__ = ["shared_stores"]
 
@@ -25,6 +29,7 @@ def shared_stores(server: Any, options: Any) -> Any:
     backend = getattr(getattr(server, "sealer", None), "backend", None)
     if backend is None or not backend.shared:
         return options
+    share_broker(server)  # changes, legacy answers, task controls between replicas
     changes: dict[str, Any] = {}
     if options.session_store is None:
         changes["session_store"] = backend.sessions(
