@@ -10,19 +10,28 @@ once: the retries already used are recorded in a file beside the calendar's data
 file, so the store's connection and the events' never wait on each other), so replaying one, to
 this process or another, cannot create the event twice. Whoever writes an event, listeners of
 calendar://week hear of it (`mcpkit listen SERVER --uri calendar://week`).
+
+A host that shows MCP Apps renders what `create_event` returns in a week view (week.html, one
+file with its script and styles inline, served as ui://calendar/week); the view fills in the
+rest of that week with `week_events`, a tool only the view calls, so a client without Apps is
+never shown it. Every other client gets the event as text, as before (docs/apps.md).
 """
 
 import asyncio
-from datetime import datetime
+from datetime import date, datetime
+from pathlib import Path
 from typing import Annotated
 
 from changes import CalendarChanges
-from store import Event, add_event, database_path, revision, week_events
+from store import Event, add_event, database_path, events_of_week, revision
+from store import week_events as upcoming_events
 
 from mcpkit import CacheHint, Context, Elicit, Server, ServerOptions, ToolError
+from mcpkit.ext import apps
 from mcpkit.store import SQLiteStore
 
 WEEK = "calendar://week"
+WEEK_VIEW = "ui://calendar/week"
 changes = CalendarChanges(WEEK, revision)
 server = Server(
     "calendar",
@@ -52,6 +61,27 @@ async def create_event(
     return event
 
 
+@server.tool()
+async def week_events(
+    day: Annotated[date, "Any day of the week to show (YYYY-MM-DD)"],
+) -> list[Event]:
+    """The events of the week (Monday to Sunday, UTC) that holds `day`, in time order."""
+    return await asyncio.to_thread(events_of_week, day)
+
+
+apps.add_view(
+    server,
+    WEEK_VIEW,
+    Path(__file__).with_name("week.html"),
+    name="week-view",
+    title="Week view",
+    description="The week around an event, as a grid of seven days.",
+    prefers_border=True,
+)
+apps.link(server, "create_event", WEEK_VIEW)
+apps.link(server, "week_events", WEEK_VIEW, visibility=["app"])  # the view's own data source
+
+
 @server.resource(
     WEEK,
     name="week",
@@ -61,7 +91,7 @@ async def create_event(
 )
 def week() -> list[Event]:
     """Events from today to seven days ahead, in time order."""
-    return week_events()
+    return upcoming_events()
 
 
 @server.prompt()

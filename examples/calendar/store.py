@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import uuid
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import TypedDict
 
@@ -71,3 +71,10 @@ def week_events(now: datetime | None = None) -> list[Event]:
     events = [Event(id=i, title=t, startsAt=s) for i, t, s in rows]
     in_week = [e for e in events if start <= datetime.fromisoformat(e["startsAt"]) < end]
     return sorted(in_week, key=lambda e: datetime.fromisoformat(e["startsAt"]))
+
+
+def events_of_week(day: date) -> list[Event]:
+    """Events of the week (Monday to Sunday, UTC) that holds `day`, in time order: what the
+    week view shows around an event."""
+    monday = datetime(day.year, day.month, day.day, tzinfo=UTC) - timedelta(days=day.weekday())
+    return week_events(monday)
