@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
-from typing import Final
+from typing import Any, Final
 
 from mcpkit.errors import (
     HeaderMismatchError,
@@ -59,6 +59,7 @@ __all__ = [
     "check_request_headers",
     "classify_era",
     "client_headers",
+    "error_status",
     "http_status",
     "is_json_content",
     "read_headers",
@@ -87,6 +88,18 @@ own) travel with 200: the body says everything. Legacy sessions answer every han
 
 def http_status(code: int) -> int:
     return STATUS_BY_CODE.get(code, Status.OK)
+
+
+def error_status(error: Mapping[str, Any]) -> int:
+    """The HTTP status of a modern response carrying JSON-RPC `error`: its code's
+    (`STATUS_BY_CODE`), but 503 for a store or broker that is out of reach
+    (`StoreUnavailableError`: -32603 whose `data.unavailable` names it), so a client and a load
+    balancer see a failure worth retrying rather than a bug."""
+    data = error.get("data")
+    if error.get("code") == InternalError.code and isinstance(data, Mapping) and \
+            data.get("unavailable"):
+        return Status.SERVICE_UNAVAILABLE
+    return STATUS_BY_CODE.get(error.get("code"), Status.OK)  # type: ignore[arg-type]
 
 
 class Status:
@@ -128,7 +141,8 @@ class Status:
     INTERNAL_ERROR: Final = 500
     """What escaped a GET or DELETE, which has no message to answer."""
     SERVICE_UNAVAILABLE: Final = 503
-    """The session store is full of what an anonymous client may not end (with Retry-After)."""
+    """The session store is full of what an anonymous client may not end (with Retry-After);
+    a store or broker the request needs is out of reach (`error_status`)."""
 
 
 # -- which era a POST belongs to ----------------------------------------------------------------

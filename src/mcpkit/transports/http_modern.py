@@ -15,7 +15,7 @@ from typing import Any, Final
 from mcpkit.legacy.session_quota import PRINCIPAL_SCOPE_KEY
 from mcpkit.protocol.codec import Message, Notification, Request, encode
 from mcpkit.protocol.headers import RequestHeaders
-from mcpkit.protocol.http import Status, accepts, http_status
+from mcpkit.protocol.http import Status, accepts, error_status
 from mcpkit.protocol.http_refusals import not_allowed, request_refusal, response_refusal
 from mcpkit.tracing.spans import active, in_scope
 from mcpkit.transports.http_endpoint import Receive, Scope, Send, refuse
@@ -61,7 +61,7 @@ class ModernEndpoint:
                 await exchange.abandon()
                 return
             error_body = response.get("error")
-            status = http_status(error_body["code"]) if error_body is not None else Status.OK
+            status = error_status(error_body) if error_body is not None else Status.OK
             if exchange.streaming or not json_ok:
                 if not exchange.streaming:  # the client accepts only a stream
                     await exchange.start_stream()
