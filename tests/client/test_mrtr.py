@@ -179,7 +179,7 @@ async def test_prompts_and_reads_take_rounds_and_the_retried_read_is_not_cached(
 
 async def test_an_unknown_result_type_is_an_error(raw_client: MakeRaw) -> None:
     client = raw_client("modern")
-    with pytest.raises(ProtocolViolation, match="resultType 'task'"):
+    with pytest.raises(ProtocolViolation, match=r"did not declare io\.modelcontextprotocol/tasks"):
         await client.call_tool("weird_type")
 
 

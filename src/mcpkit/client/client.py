@@ -10,8 +10,9 @@ era. The modern adapter is `mcpkit.client.modern`; the legacy one, and everythin
 2025-11-25 era means on the client, is `mcpkit.client.legacy`.
 
 The request path is short on purpose: build params, one transport round trip, look at
-`resultType`. Only an `input_required` result enters the MRTR loop (`run_rounds`), and only list
-and read results touch the cache.
+`resultType` (`mcpkit.client.calls`). Only an `input_required` result enters the MRTR loop, only
+a `task` result the wait on a task (`mcpkit.client.tasks`), and only list and read results touch
+the cache.
 
 May import `mcpkit.types`, `mcpkit.errors`, `mcpkit.protocol`, `mcpkit._version`; transports
 arrive as objects (a `Connector` or a `ClientTransport`), never by import.
@@ -29,14 +30,9 @@ from typing import Any, cast
 from mcpkit._version import __version__
 from mcpkit.client.adapter import EraAdapter
 from mcpkit.client.cache import ResultCache
+from mcpkit.client.calls import call
 from mcpkit.client.era import Era
-from mcpkit.client.inputs import (
-    ElicitationHandler,
-    InputHandlers,
-    RootsHandler,
-    SamplingHandler,
-    run_rounds,
-)
+from mcpkit.client.inputs import ElicitationHandler, InputHandlers, RootsHandler, SamplingHandler
 from mcpkit.client.legacy.completions import Completions, ElicitationCompleteHandler
 from mcpkit.client.listen import Subscription
 from mcpkit.client.messages import completion_of, read_error, require_list
@@ -50,16 +46,15 @@ from mcpkit.client.options import (
     declared_capabilities,
     log_options,
 )
-from mcpkit.client.paging import list_all
+from mcpkit.client.paging import list_through_cache
+from mcpkit.client.tasks import StatusHandler, TaskHandle, task_meta
+from mcpkit.client.tool_calls import call_once, checked_result, handle_for, reattached
 from mcpkit.client.tools import OutputChecker, RejectedTool
 from mcpkit.client.transport import ClientTransport, Connector
-from mcpkit.errors import (
-    HeaderMismatchError,
-    InvalidParamsError,
-    TransportError,
-)
+from mcpkit.errors import InvalidParamsError, TransportError
+from mcpkit.protocol.tasks import is_create_task_result
 from mcpkit.tracing.spans import active, client_exchange
-from mcpkit.types.constants import LOG_LEVELS, Method
+from mcpkit.types.constants import Method
 
 __all__ = ["Client"]
 
@@ -228,43 +223,15 @@ class Client:
         """Request params with the era's `_meta` (shared when nothing per-request is added)."""
         return self._adapter.params(fields, token, level, meta)
 
-    async def _call(
-        self,
-        method: str,
-        fields: dict[str, Any],
-        what: str,
-        *,
-        progress: ProgressHandler | None = None,
-        log: LogHandler | None = None,
-        log_level: str | None = None,
-        timeout: float | None = _DEFAULT,
-        meta: Mapping[str, Any] | None = None,
-    ) -> tuple[dict[str, Any], bool]:
-        """A request that may need input rounds; returns (result, whether it took rounds)."""
+    async def _call(self, method: str, fields: dict[str, Any], what: str, *,
+                    progress: ProgressHandler | None = None, log: LogHandler | None = None,
+                    log_level: str | None = None, timeout: float | None = _DEFAULT,
+                    meta: Mapping[str, Any] | None = None) -> tuple[dict[str, Any], bool]:
+        """A call that may take input rounds or become a task (`mcpkit.client.calls`)."""
         await self.connect()
         token = f"p{next(self._tokens)}" if progress is not None else None
-        if log is not None and log_level is None:
-            log_level = self.options.log_level or "info"
-        if log_level is not None and log_level not in LOG_LEVELS:
-            raise ValueError(f"{what}: log_level must be one of {', '.join(LOG_LEVELS)}")
-        params = self._params(fields, token, log_level, meta)
-        on_note = None
-        log = log or self.on_log
-        if progress is not None or (log is not None and (log_level or self.options.log_level)):
-            on_note = call_notifications(progress, log)
-        result = await self._adapter.call(
-            lambda: self._request(method, params, on_note, timeout), what
-        )
-        kind = result.get("resultType")
-        if kind is None or kind == "complete":
-            return result, False
-
-        async def send(retry: dict[str, Any]) -> dict[str, Any]:
-            return await self._request(method, retry, on_note, timeout)
-
-        result = await run_rounds(send, params, result, what, self._inputs, self.server_info,
-                                  self.options.max_rounds)
-        return result, True
+        return await call(self, method, fields, what, token=token, progress=progress, log=log,
+                          on_log=self.on_log, log_level=log_level, timeout=timeout, meta=meta)
 
     async def _unsolicited(self, message: dict[str, Any]) -> None:
         """Notifications outside any request: a legacy session's changes and log messages."""
@@ -279,16 +246,7 @@ class Client:
 
     async def _list(self, method: str, key: str, fresh: bool) -> list[dict[str, Any]]:
         await self.connect()
-
-        async def fetch(cursor: str | None) -> dict[str, Any]:
-            fields: dict[str, Any] = {} if cursor is None else {"cursor": cursor}
-            return await self._request(method, self._params(fields))
-
-        # Without the cache (or when bypassed) pages are fetched but still stored, fresh.
-        cache = self._cache if self.options.cache else None
-        if fresh and cache is not None:
-            cache.drop(method)
-        items, rejected = await list_all(fetch, cache, method, key, self.options.max_list_items)
+        items, rejected = await list_through_cache(self, method, key, fresh)
         if method == Method.TOOLS_LIST:
             self.tools = {t["name"]: t for t in items}
             self.rejected_tools = rejected
@@ -335,33 +293,65 @@ class Client:
         log_level: str | None = None,
         timeout: float | None = _DEFAULT,
         meta: Mapping[str, Any] | None = None,
+        on_status: StatusHandler | None = None,
     ) -> dict[str, Any]:
         """Call a tool; returns its CallToolResult (`isError: true` is a result, not raised).
 
         `progress(progress, total, message)` and `log(level, data, logger)` see this call's
-        notifications; `timeout` bounds each round trip (None: wait forever).
+        notifications; `timeout` bounds each round trip (None: wait forever). When the
+        request declares Tasks (`ClientOptions.extensions`) and the server makes it a task,
+        the task is waited on (`on_status` hears each state) and its result returned; then
+        `timeout` also bounds the whole wait, and a wait that times out, fails on this side
+        or is cancelled cancels the task (`tasks/cancel`, best effort).
         """
         fields: dict[str, Any] = {"name": name}
         if arguments is not None:
             fields["arguments"] = arguments
         what = f"tools/call {name!r}"
-        try:
-            result, _ = await self._call(Method.TOOLS_CALL, fields, what, progress=progress,
-                                         log=log, log_level=log_level, timeout=timeout, meta=meta)
-        except HeaderMismatchError:
-            # HTTP-17: the headers came from an old tool list; list again, retry once.
-            await self.list_tools(fresh=True)
-            result, _ = await self._call(Method.TOOLS_CALL, fields, what, progress=progress,
-                                         log=log, log_level=log_level, timeout=timeout, meta=meta)
-        except InvalidParamsError:
-            self._cache.drop(Method.TOOLS_LIST)  # evidence the tool list changed (CACHE-4)
-            raise
-        require_list(result, "content", what)
-        if self.options.validate_output:
-            tool = self.tools.get(name)
-            if tool is not None:
-                self._outputs.check(tool, result)
-        return result
+        result = await call_once(self, fields, what, progress=progress, log=log,
+                                       log_level=log_level, timeout=timeout, meta=meta)
+        if is_create_task_result(result):
+            handle = handle_for(self, result, what, name)
+            try:
+                return await handle.wait(on_status=on_status, timeout=self.options.timeout
+                                         if timeout is _DEFAULT else timeout)
+            except BaseException:
+                if not handle.done:
+                    await handle.cancel_quietly()
+                raise
+        return checked_result(self, name, result, what)
+
+    async def start_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        progress: ProgressHandler | None = None,
+        log: LogHandler | None = None,
+        log_level: str | None = None,
+        timeout: float | None = _DEFAULT,
+        meta: Mapping[str, Any] | None = None,
+    ) -> TaskHandle:
+        """Call a tool and return its task's handle at once, declaring Tasks for this request
+        whatever `ClientOptions.extensions` says. A server that answers at once gives a
+        handle already done (`task_id` None); `handle.wait()` returns the result either way.
+        """
+        await self.connect()
+        fields: dict[str, Any] = {"name": name}
+        if arguments is not None:
+            fields["arguments"] = arguments
+        what = f"tools/call {name!r}"
+        result = await call_once(self, fields, what, progress=progress, log=log,
+                                       log_level=log_level, timeout=timeout,
+                                       meta=task_meta(self, meta))
+        if is_create_task_result(result):
+            return handle_for(self, result, what, name)
+        return TaskHandle(self, None, checked_result(self, name, result, what))
+
+    def task(self, task_id: str) -> TaskHandle:
+        """The handle of a task started earlier, by its id (after a restart, say); its first
+        `status()` or `wait()` asks the server about it."""
+        return reattached(self, task_id)
 
     async def read_resource(
         self,

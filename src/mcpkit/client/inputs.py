@@ -380,8 +380,8 @@ async def run_rounds(
     rounds = 0
     while True:
         kind = result.get("resultType", "complete")
-        if kind == "complete":
-            return result
+        if kind in ("complete", "task"):
+            return result  # a task ends the rounds (TASK-9); the caller admits it or not
         if kind != "input_required":
             raise ProtocolViolation(
                 f"{what}: the server answered with resultType {kind!r}, which this client does "

@@ -10,6 +10,9 @@ Legacy era (2025-11-25 has no listen): the same object is fed from what a legacy
 offers (`mcpkit.client.legacy.listeners`). Which of the two happens is the client's era
 adapter's to say (`EraAdapter.listen`); the subscription only holds the stream and the queue.
 
+`task_ids` asks for `notifications/tasks` of those tasks (TASK-13); such a stream is opened by
+`mcpkit.client.tasks` with `meta` declaring the extension.
+
 Every notification also reaches the client's cache first, so a stale entry is gone before the
 application reacts to the change (CACHE-7).
 
@@ -20,7 +23,7 @@ Sees its client through `ClientCore` (`mcpkit.client.adapter`), so it does not i
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from mcpkit.client.adapter import ClientCore
@@ -43,11 +46,16 @@ class Subscription:
         prompts: bool = False,
         resources: bool = False,
         uris: Sequence[str] = (),
+        task_ids: Sequence[str] = (),
         ack_timeout: float | None = 30.0,
+        meta: Mapping[str, Any] | None = None,
     ) -> None:
         if isinstance(uris, str):
             raise TypeError("listen: uris must be a list of URIs, not one string")
+        if isinstance(task_ids, str):
+            raise TypeError("listen: task_ids must be a list of task ids, not one string")
         self._client = client
+        self._meta = meta
         self.requested: dict[str, Any] = {}
         if tools:
             self.requested["toolsListChanged"] = True
@@ -57,6 +65,8 @@ class Subscription:
             self.requested["resourcesListChanged"] = True
         if uris:
             self.requested["resourceSubscriptions"] = list(uris)
+        if task_ids:
+            self.requested["taskIds"] = list(task_ids)  # the Tasks extension's (TASK-13)
         self.acknowledged: dict[str, Any] | None = None
         """The subset of `requested` the server will honour (SUB-3)."""
         self._ack_timeout = ack_timeout
@@ -141,7 +151,7 @@ class Subscription:
 
     async def _listen(self) -> dict[str, Any]:
         client = self._client
-        params = client._params({"notifications": self.requested})
+        params = client._params({"notifications": self.requested}, meta=self._meta)
         return await client._request(Method.SUBSCRIPTIONS_LISTEN, params, self._receive, None)
 
     def acknowledge(self, acknowledged: dict[str, Any]) -> None:

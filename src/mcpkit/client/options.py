@@ -136,6 +136,11 @@ class ClientOptions:
     """Extensions every request declares, by identifier, with their settings (`{}` for none):
     `{"io.modelcontextprotocol/tasks": {}}`. A server uses one only for requests that say so
     (CAP-1); `Client.server_extensions` is what it offers."""
+    task_notifications: bool = True
+    """While waiting on a task, follow it through `notifications/tasks` when the server agrees
+    to send them (a `subscriptions/listen` whose acknowledgement lists the task), with a
+    `tasks/get` at most every 30 s as a backstop; False, or a server that does not agree:
+    `tasks/get` at the task's `pollIntervalMs` (clamped to 0.05..30 s)."""
     sampling_capability: Mapping[str, Any] | None = None
     """What goes inside `sampling` when a sampling handler is set, e.g. `{"tools": {}}`."""
     url_elicitation_wait: float = 60.0

@@ -14,12 +14,13 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from mcpkit.client.adapter import ClientCore
 from mcpkit.client.cache import ResultCache
 from mcpkit.client.tools import RejectedTool, vet_tools
 from mcpkit.errors import InvalidParamsError, ProtocolViolation
 from mcpkit.types.constants import Method
 
-__all__ = ["DEFAULT_MAX_LIST_ITEMS", "MAX_PAGES", "list_all"]
+__all__ = ["DEFAULT_MAX_LIST_ITEMS", "MAX_PAGES", "list_all", "list_through_cache"]
 
 MAX_PAGES = 10_000
 """Most pages one list may have; a server past it is stuck in a loop."""
@@ -98,3 +99,19 @@ async def list_all(
             raise ProtocolViolation(
                 f"{method}: the server is still paging after {MAX_PAGES} pages; stopped paging")
         seen.add(cursor)
+
+
+async def list_through_cache(
+    core: ClientCore, method: str, key: str, fresh: bool
+) -> tuple[list[dict[str, Any]], list[RejectedTool]]:
+    """Every item of a client's list `method`, through its cache (`fresh` drops the cached
+    pages first); without the cache, pages are fetched but still stored, fresh."""
+
+    async def fetch(cursor: str | None) -> dict[str, Any]:
+        fields: dict[str, Any] = {} if cursor is None else {"cursor": cursor}
+        return await core._request(method, core._params(fields))
+
+    cache = core._cache if core.options.cache else None
+    if fresh and cache is not None:
+        cache.drop(method)
+    return await list_all(fetch, cache, method, key, core.options.max_list_items)

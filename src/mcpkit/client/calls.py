@@ -1,0 +1,67 @@
+"""One call's request path: params with its own `_meta`, the first round trip, then whatever
+its `resultType` calls for.
+
+A call (`tools/call`, `resources/read`, `prompts/get`) is the one kind of request that may not
+be answered at once. `complete` ends it; `input_required` enters the MRTR loop
+(`mcpkit.client.inputs.run_rounds`); `task` is admitted only for a request that may have one
+and declared the Tasks extension (`mcpkit.client.tasks.admit_task`, TASK-3) and is returned
+for the caller to wait on. The lists and `complete` do not come here: they are answered at once.
+
+Sees its client through `ClientCore` (`mcpkit.client.adapter`). May import `mcpkit.types`,
+`mcpkit.errors` and the client's own lower modules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from mcpkit.client.adapter import ClientCore
+from mcpkit.client.inputs import run_rounds
+from mcpkit.client.options import LogHandler, ProgressHandler, call_notifications
+from mcpkit.client.tasks import admit_task
+from mcpkit.protocol.tasks import is_create_task_result
+from mcpkit.types.constants import LOG_LEVELS
+
+__all__ = ["call"]
+
+
+async def call(
+    core: ClientCore,
+    method: str,
+    fields: dict[str, Any],
+    what: str,
+    *,
+    token: str | None,
+    progress: ProgressHandler | None,
+    log: LogHandler | None,
+    on_log: LogHandler | None,
+    log_level: str | None,
+    timeout: Any,
+    meta: Mapping[str, Any] | None,
+) -> tuple[dict[str, Any], bool]:
+    """The call's result (a complete one, or an admitted `CreateTaskResult`), and whether it
+    took input rounds. `token` is the progress token, given when `progress` is."""
+    if log is not None and log_level is None:
+        log_level = core.options.log_level or "info"
+    if log_level is not None and log_level not in LOG_LEVELS:
+        raise ValueError(f"{what}: log_level must be one of {', '.join(LOG_LEVELS)}")
+    params = core._params(fields, token, log_level, meta)
+    on_note = None
+    log = log or on_log
+    if progress is not None or (log is not None and (log_level or core.options.log_level)):
+        on_note = call_notifications(progress, log)
+
+    async def send(sent: dict[str, Any]) -> dict[str, Any]:
+        return await core._request(method, sent, on_note, timeout)
+
+    result = await core._adapter.call(lambda: send(params), what)
+    kind = result.get("resultType")
+    rounds = False
+    if kind is not None and kind not in ("complete", "task"):
+        result = await run_rounds(send, params, result, what, core._inputs, core.server_info,
+                                  core.options.max_rounds)
+        rounds = True
+    if is_create_task_result(result):
+        admit_task(method, params, what)
+    return result, rounds
