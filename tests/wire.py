@@ -56,6 +56,31 @@ CORE_METHODS = frozenset(name for name, m in METHODS.items() if m.extension is N
 """The methods the core schema defines; an extension's are checked for their envelope only."""
 
 
+def _create_task_result(result: dict[str, Any]) -> None:
+    from mcpkit.protocol.tasks import check_create_task_result
+
+    check_create_task_result(result)
+
+
+def _get_task_result(result: dict[str, Any]) -> None:
+    from mcpkit.protocol.tasks import check_get_task_result
+
+    check_get_task_result(result)
+
+
+def _acknowledgement(result: dict[str, Any]) -> None:
+    rest = {k: v for k, v in result.items() if k != "_meta"}
+    assert rest == {"resultType": "complete"}, f"not an empty acknowledgement: {result}"
+
+
+EXTENSION_RESULTS = {
+    "tasks/get": _get_task_result,
+    "tasks/update": _acknowledgement,
+    "tasks/cancel": _acknowledgement,
+}
+"""The results of extension methods, by method, checked by their extension's own shapes."""
+
+
 def meta(**extra: Any) -> dict[str, Any]:
     """The `_meta` of a modern test request: version, no capabilities, a client name."""
     out: dict[str, Any] = {
@@ -144,6 +169,12 @@ def check_server_message(revision: str, message: dict[str, Any], method: str | N
         result = message["result"]
         if result.get("resultType") == "input_required":
             check(revision, "InputRequiredResult", result)
+        elif method in EXTENSION_RESULTS or result.get("resultType") == "task":
+            # The Tasks extension's results: the core schema knows their envelope only, so
+            # their shapes are held to mcpkit.protocol.tasks' checks of the ext-tasks schema.
+            check(revision, "Result", result)
+            EXTENSION_RESULTS.get(method if result.get("resultType") != "task" else "",
+                                  _create_task_result)(result)
         elif method in RESULT_TYPES:
             check(revision, RESULT_TYPES[method], result)
     elif "error" in message:
@@ -152,6 +183,11 @@ def check_server_message(revision: str, message: dict[str, Any], method: str | N
             check(revision, name, message)
     elif "id" in message:
         check(revision, REQUEST_TYPES[message["method"]], message)
+    elif message["method"] == "notifications/tasks":
+        from mcpkit.protocol.tasks import check_detailed_task
+
+        check(revision, "JSONRPCNotification", message)
+        check_detailed_task(message["params"])
     else:
         name = NOTIFICATION_TYPES.get(message["method"])
         if name is None:

@@ -37,6 +37,12 @@ _DEFAULT_ADDRESS = "127.0.0.1:8000/mcp"
 class Server(CoreServer):
     """An MCP server: register tools, resources and prompts, then serve it on any transport."""
 
+    def _task_tool_added(self) -> None:
+        """A `task=` tool needs the Tasks extension: serve it (`ServerOptions.tasks`)."""
+        from mcpkit.ext.tasks import enable_tasks
+
+        enable_tasks(self)
+
     def asgi(self, options: HTTPOptions | None = None, **settings: Any) -> HTTPApp:
         """This server as a plain ASGI application speaking Streamable HTTP (both eras).
 

@@ -34,7 +34,8 @@ from mcpkit.server.resources import (
     signature_of,
 )
 from mcpkit.server.scopes import scopes_of
-from mcpkit.server.subscriptions import Broker, Change, LocalBroker
+from mcpkit.server.subscriptions import Broker, Change, ListenPart, LocalBroker
+from mcpkit.server.task_runner import TaskOptions, TaskRunner
 from mcpkit.server.tool_filters import ToolFilter
 from mcpkit.server.tools import Tool, ToolOptions, build_tool
 from mcpkit.types.constants import SERVER_INFO_KEY
@@ -85,6 +86,9 @@ class ServerOptions:
     hold secrets (paths, queries, tokens): the client then gets only an error id, and the
     traceback goes to the server log under the same id. Meant for development
     (`mcpkit run --dev`)."""
+    tasks: TaskOptions = field(default_factory=TaskOptions)
+    """How `task=` tools run as tasks of the Tasks extension: the store, the budget of a
+    synchronous answer, limits and lifetimes (`mcpkit.server.task_runner.TaskOptions`)."""
     scoped_lists: bool = False
     """Leave out of `tools/list`, `resources/list`, `resources/templates/list` and
     `prompts/list` what the caller's token does not grant the `scopes=` of (AUTH-12); a
@@ -136,6 +140,10 @@ class Server:
         """The extensions `server/discover` offers (`extension`), with their settings."""
         self.tool_filters: list[ToolFilter] = []
         """Predicates `tools/list` applies per request (`add_tool_filter`)."""
+        self.task_runner: TaskRunner | None = None
+        """Runs the calls of `task=` tools (`mcpkit.ext.tasks`); None: they answer in the call."""
+        self.listen_parts: list[ListenPart] = []
+        """What extensions add to `subscriptions/listen` (the Tasks extension's `taskIds`)."""
 
     # -- registration -------------------------------------------------------------------
 
@@ -167,8 +175,13 @@ class Server:
         if tool.name in self.tools:
             raise ValueError(f"a tool named {tool.name!r} is already registered")
         self.tools[tool.name] = tool
+        if tool.task is not None and self.task_runner is None:
+            self._task_tool_added()
         self._changed("tools")
         return tool
+
+    def _task_tool_added(self) -> None:
+        """The first `task=` tool is registered; `mcpkit.Server` installs the Tasks runtime."""
 
     def remove_tool(self, name: str) -> None:
         if self.tools.pop(name, None) is None:

@@ -21,7 +21,8 @@ from mcpkit.types.constants import SUBSCRIPTION_ID_KEY, Method
 if TYPE_CHECKING:
     from mcpkit.server.context import Context
 
-__all__ = ["Broker", "Change", "ListenFilter", "LocalBroker", "listen"]
+__all__ = ["Broker", "Change", "ListenFilter", "ListenPart", "ListenStream", "LocalBroker",
+           "listen"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +42,24 @@ class Broker(Protocol):
 
     def close(self) -> None:
         """End every subscription (server shutdown)."""
+
+
+class ListenStream(Protocol):
+    """What an extension's part of one listen request sends, once the request is accepted."""
+
+    def acknowledged(self) -> dict[str, Any]:
+        """Its fields of the acknowledgement's `notifications` (the ids it agreed to)."""
+
+    async def message_for(self, change: Change, subscription: RequestId) -> dict[str, Any] | None:
+        """The notification a change makes on this stream, if any."""
+
+
+class ListenPart(Protocol):
+    """An extension's hook into `subscriptions/listen` (`Server.listen_parts`)."""
+
+    async def __call__(self, notifications: dict[str, Any], ctx: Context) -> ListenStream | None:
+        """Its stream for this request's `notifications` (None when it asks nothing of the
+        extension); raises an RPCError for a request it refuses."""
 
 
 _CLOSED = Change("closed")
@@ -162,6 +181,11 @@ async def listen(params: dict[str, Any], ctx: Context) -> dict[str, Any]:
         raise InternalError("subscriptions/listen needs a transport that can stream")
     sub_id = ctx.request_id
     assert sub_id is not None
+    wanted = params["notifications"]
+    parts = [p for p in [await part(wanted, ctx) for part in server.listen_parts] if p is not None]
+    acknowledged = filt.acknowledged()
+    for part in parts:
+        acknowledged.update(part.acknowledged())
     async with server.broker.subscribe() as changes:
         await notify(
             {
@@ -169,7 +193,7 @@ async def listen(params: dict[str, Any], ctx: Context) -> dict[str, Any]:
                 "method": Method.SUBSCRIPTIONS_ACKNOWLEDGED,
                 "params": {
                     "_meta": {SUBSCRIPTION_ID_KEY: sub_id},
-                    "notifications": filt.acknowledged(),
+                    "notifications": acknowledged,
                 },
             }
         )
@@ -177,4 +201,8 @@ async def listen(params: dict[str, Any], ctx: Context) -> dict[str, Any]:
             message = filt.message_for(change, sub_id)
             if message is not None:
                 await notify(message)
+            for part in parts:
+                message = await part.message_for(change, sub_id)
+                if message is not None:
+                    await notify(message)
     return {"resultType": "complete", "_meta": {SUBSCRIPTION_ID_KEY: sub_id}}

@@ -28,14 +28,7 @@ from typing import Any, TypedDict, Unpack
 
 from mcpkit.errors import InternalError, InvalidParamsError, RPCError, ToolError
 from mcpkit.protocol.mcp_headers import header_params
-from mcpkit.schema import (
-    ArgumentsError,
-    Compiler,
-    Signature,
-    compile_output,
-    derive_signature,
-    output_to_json,
-)
+from mcpkit.schema import ArgumentsError, Signature, derive_signature, output_to_json
 from mcpkit.server.content import (
     JSON_INTEGERS,
     ContentBlock,
@@ -53,11 +46,14 @@ from mcpkit.server.handles import HandleError
 from mcpkit.server.listing import require
 from mcpkit.server.mrtr import in_rounds
 from mcpkit.server.scopes import scopes_of
+from mcpkit.server.task_runner import TASK_MODES, TaskMode
 from mcpkit.server.threads import invoke
 from mcpkit.server.tool_filters import tool_page
+from mcpkit.server.tool_output import output_checker, typed_output_checker
 from mcpkit.types.constants import SERVER_INFO_KEY, Method
 
-__all__ = ["Tool", "ToolOptions", "build_tool", "call_result", "call_tool", "list_tools"]
+__all__ = ["Tool", "ToolOptions", "build_tool", "call_result", "call_tool", "list_tools",
+           "run_handler", "run_tool"]
 
 log = logging.getLogger("mcpkit.server")
 
@@ -79,6 +75,9 @@ class Tool:
     wire rounded (`arguments_of`); False when every parameter is declared a scalar."""
     scopes: tuple[str, ...] = ()
     """The OAuth scopes a call needs (`ToolOptions.scopes`)."""
+    task: TaskMode | None = None
+    """Whether a call may become a task (`ToolOptions.task`); None: never."""
+    resumable: bool = False
 
 
 class ToolOptions(TypedDict, total=False):
@@ -97,6 +96,13 @@ class ToolOptions(TypedDict, total=False):
     meta: Mapping[str, Any]
     scopes: Sequence[str]
     """OAuth scopes a call needs (`mcpkit.server.scopes`); none: any authorized caller."""
+    task: TaskMode
+    """"optional": a call from a client speaking the Tasks extension becomes a task when it
+    outlasts `TaskOptions.sync_budget_s`; "required": it always does, and a caller without the
+    extension gets -32021. Left out: the tool always answers in the call."""
+    resumable: bool
+    """A task of it may be run again from the start when the process running it died (only
+    for a tool whose work is safe to repeat); otherwise such a task ends `failed`."""
 
 
 def build_tool(
@@ -149,12 +155,17 @@ def build_tool(
         definition["_meta"] = dict(meta)
     check_output = None
     if output_schema is not None:
-        check_output = _output_checker(tool_name, output_schema)
+        check_output = output_checker(tool_name, output_schema)
     elif sig.output_schema is not None:
-        check_output = _typed_output_checker(tool_name, fn, sig.wrap_output)
+        check_output = typed_output_checker(tool_name, fn, sig.wrap_output)
+    task = options.get("task")
+    if task is not None and task not in TASK_MODES:
+        raise ValueError(f"tool {tool_name!r}: task must be \"optional\" or \"required\" "
+                         f"(or left out: never a task), not {task!r}")
     return Tool(tool_name, fn, sig, definition, inspect.iscoroutinefunction(fn), check_output,
                 headers, _may_hold_containers(definition["inputSchema"], fn),
-                scopes_of(options.get("scopes"), f"tool {tool_name!r}"))
+                scopes_of(options.get("scopes"), f"tool {tool_name!r}"), task,
+                bool(options.get("resumable", False)))
 
 
 _SCALAR_TYPES = frozenset({"string", "integer", "number", "boolean", "null"})
@@ -174,49 +185,6 @@ def _may_hold_containers(schema: Mapping[str, Any], fn: Callable[..., Any]) -> b
         if type(kinds) is not list or not kinds or not _SCALAR_TYPES.issuperset(kinds):
             return True
     return False
-
-
-def _output_checker(tool_name: str, schema: dict[str, Any]) -> Callable[[Any], None]:
-    from jsonschema import validators
-
-    cls = validators.validator_for(schema)
-    validator = cls(schema)
-
-    def check(value: Any) -> None:
-        error = next(iter(validator.iter_errors(value)), None)
-        if error is not None:
-            raise InternalError(
-                f"tool {tool_name!r} returned structured content that does not match its "
-                f"outputSchema: {error.message}"
-            )
-
-    return check
-
-
-def _typed_output_checker(
-    tool_name: str, fn: Callable[..., Any], wrap: bool
-) -> Callable[[Any], None]:
-    """Hold a typed tool's structured content to the outputSchema derived from its return type.
-
-    The advertised schema is a promise (TOOL-12): a `-> Sum` tool returning `{"sum": "x"}`, or
-    `-> int` returning a string, must not send it. The return annotation is compiled once more
-    into the same kind of checkers that check arguments (no schema interpreter, no jsonschema on
-    the call path), in serialization mode, so they take the JSON form actually sent and accept
-    whatever the server made of a value of the declared type.
-    """
-    annotation = inspect.signature(fn, eval_str=True).return_annotation
-    node = Compiler(mode="serialization").node(annotation, f"tool {tool_name!r}: return annotation")
-    validate = compile_output(node.checker, wrap=wrap, fast=node.fast)
-
-    def check(value: Any) -> None:
-        problems = validate(value)
-        if problems:
-            raise InternalError(
-                f"tool {tool_name!r} returned structured content that does not match its "
-                f"outputSchema: {'; '.join(problems)}"
-            )
-
-    return check
 
 
 def error_result(message: str) -> dict[str, Any]:
@@ -412,14 +380,21 @@ def call_tool(params: dict[str, Any], ctx: Context) -> Awaitable[dict[str, Any]]
     """
     require(ctx.server, "tools", Method.TOOLS_CALL)
     tool = lookup(ctx.server.tools, params)
+    if tool.task is not None and ctx.server.task_runner is not None:
+        return ctx.server.task_runner.call(tool, params, ctx)  # type: ignore[no-any-return]
+    return run_tool(tool, params, ctx)
+
+
+def run_tool(tool: Tool, params: dict[str, Any], ctx: Context) -> Awaitable[dict[str, Any]]:
+    """A tool's call in this request, its input rounds included (what a plain call does)."""
     if tool.signature.injected:
         # Only a tool that takes the Context can ask, so only then is there a round to keep.
         return in_rounds(ctx, tool.name, params.get("arguments"), params,
-                         partial(_run, tool, params, ctx))
-    return _run(tool, params, ctx)
+                         partial(run_handler, tool, params, ctx))
+    return run_handler(tool, params, ctx)
 
 
-async def _run(tool: Tool, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+async def run_handler(tool: Tool, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
     """Run the tool and make its result; every failure of either is an `isError` result.
 
     Passed through: `RPCError`s but `HandleError` (refusals of the request, or errors the

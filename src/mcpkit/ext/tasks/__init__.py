@@ -1,0 +1,40 @@
+"""The Tasks extension (`io.modelcontextprotocol/tasks`) on the server: durable tasks for
+long-running tools.
+
+`enable_tasks(server)` offers the extension in `server/discover`, adds `tasks/get`,
+`tasks/update` and `tasks/cancel` through `Server.add_method`, the `taskIds` of
+`subscriptions/listen` through `Server.listen_parts`, and installs the `TaskRuntime` as the
+server's `task_runner`, which `tools/call` of a `task=` tool reaches. `mcpkit.Server` calls it
+when the first such tool is registered, so an application writes only
+`@server.tool(task="optional")`. docs/tasks.md tells the rest.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from mcpkit.ext.tasks.methods import TaskMethods
+from mcpkit.ext.tasks.runtime import TaskRuntime
+from mcpkit.protocol.extensions import TASKS
+from mcpkit.server.task_runner import TaskOptions
+from mcpkit.types.constants import Method
+
+if TYPE_CHECKING:
+    from mcpkit.server.server import Server
+
+__all__ = ["TASKS", "TaskOptions", "TaskRuntime", "enable_tasks"]
+
+
+def enable_tasks(server: Server, options: TaskOptions | None = None) -> TaskRuntime:
+    """Serve the Tasks extension on `server` (once; a second call returns the same runtime)."""
+    if isinstance(server.task_runner, TaskRuntime):
+        return server.task_runner
+    runtime = TaskRuntime(server, options)
+    methods = TaskMethods(runtime)
+    server.extension(TASKS, {})
+    server.add_method(Method.TASKS_GET, methods.get, extension=TASKS)
+    server.add_method(Method.TASKS_UPDATE, methods.update, extension=TASKS)
+    server.add_method(Method.TASKS_CANCEL, methods.cancel, extension=TASKS)
+    server.listen_parts.append(methods.listen)
+    server.task_runner = runtime
+    return runtime

@@ -1,0 +1,120 @@
+"""`tasks/get`, `tasks/update`, `tasks/cancel`, and the `taskIds` of `subscriptions/listen`.
+
+Each is added with `Server.add_method(..., extension=TASKS)`, so a request that did not
+declare the extension gets -32021 before reaching them (TASK-14). Every one finds the task
+through `TaskRuntime.find`: an unknown id, an expired one and another principal's are the same
+-32602. `tasks/result` and `tasks/list` are never added, so they answer -32601.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from mcpkit.errors import InvalidParamsError, MissingRequiredClientCapabilityError
+from mcpkit.protocol.codec import RequestId, notification_message
+from mcpkit.protocol.extensions import TASKS, declared, requirement
+from mcpkit.protocol.tasks import (
+    TERMINAL,
+    acknowledgement,
+    get_task_result,
+    input_responses_param,
+    listen_task_ids,
+    task_notification_params,
+)
+from mcpkit.server.context import Context
+from mcpkit.server.mrtr import principal_key
+from mcpkit.server.subscriptions import Change
+from mcpkit.types.constants import SUBSCRIPTION_ID_KEY, Method
+
+if TYPE_CHECKING:
+    from mcpkit.ext.tasks.runtime import TaskRuntime
+
+__all__ = ["TaskMethods", "TaskStream"]
+
+
+class TaskMethods:
+    """The three methods and the listen part, over one runtime."""
+
+    def __init__(self, runtime: TaskRuntime) -> None:
+        self.runtime = runtime
+
+    async def get(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        record = await self.runtime.find(params, ctx)
+        return get_task_result(self.runtime.detailed(record))
+
+    async def update(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        try:
+            responses = input_responses_param(params)
+        except ValueError as exc:
+            raise InvalidParamsError(f"tasks/update: {exc}") from None
+        runtime = self.runtime
+        record = await runtime.find(params, ctx)
+        outstanding = {k: v for k, v in responses.items() if k in record.input_requests}
+        if outstanding:  # answers to keys not outstanding are ignored (TASK-10)
+            job = runtime.jobs.get(record.task_id)
+            if job is not None:
+                await job.deliver(outstanding)
+            else:  # running in another process: it takes them at its next heartbeat
+                await runtime.store.put_answers(record.task_id, outstanding)
+        return acknowledgement()
+
+    async def cancel(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        runtime = self.runtime
+        record = await runtime.find(params, ctx)
+        if record.status in TERMINAL:
+            return acknowledgement()  # idempotent on a finished task (TASK-11)
+        job = runtime.jobs.get(record.task_id)
+        if job is not None:
+            job.record.cancel_requested = True
+            job.cancel()
+        await runtime.store.request_cancel(record.task_id)
+        return acknowledgement()
+
+    async def listen(self, notifications: dict[str, Any], ctx: Context) -> TaskStream | None:
+        """The `notifications.taskIds` part of a listen request (TASK-13)."""
+        try:
+            wanted = listen_task_ids(notifications)
+        except ValueError as exc:
+            raise InvalidParamsError(f"subscriptions/listen: {exc}") from None
+        if wanted is None:
+            return None
+        if declared(ctx.meta.client_capabilities, TASKS) is None:
+            raise MissingRequiredClientCapabilityError(
+                requirement(TASKS), f"subscriptions/listen: notifications.taskIds belongs to "
+                f"the extension {TASKS}, which this request did not declare")
+        owner = principal_key(ctx.principal)
+        accepted = []
+        for task_id in wanted:
+            job = self.runtime.jobs.get(task_id)
+            record = job.record if job is not None else await self.runtime.store.get(task_id)
+            if record is not None and record.owner == owner:
+                accepted.append(task_id)  # another principal's id is left out, unnamed
+        return TaskStream(self.runtime, frozenset(accepted), owner)
+
+
+class TaskStream:
+    """One listen stream's task notifications: the full DetailedTask on each change."""
+
+    def __init__(self, runtime: TaskRuntime, task_ids: frozenset[str], owner: str | None) -> None:
+        self.runtime = runtime
+        self.task_ids = task_ids
+        self.owner = owner
+        self._last: dict[str, dict[str, Any]] = {}
+
+    def acknowledged(self) -> dict[str, Any]:
+        return {"taskIds": sorted(self.task_ids)}
+
+    async def message_for(self, change: Change, subscription: RequestId) -> dict[str, Any] | None:
+        if change.kind != "task" or change.uri not in self.task_ids:
+            return None
+        job = self.runtime.jobs.get(change.uri)
+        record = job.record if job is not None else await self.runtime.store.get(change.uri)
+        if record is None or record.owner != self.owner:
+            return None
+        detailed = self.runtime.detailed(record)
+        if self._last.get(change.uri) == detailed:
+            return None  # the same state announced twice (a save that changed nothing seen)
+        self._last[change.uri] = detailed
+        params = task_notification_params(detailed)
+        params["_meta"] = {SUBSCRIPTION_ID_KEY: subscription}
+        return notification_message(Method.TASKS_NOTIFICATION, params)

@@ -1,0 +1,48 @@
+"""Which `TaskStore` a `TaskOptions.store` setting names.
+
+None is the embedded default: the SQLite file `tasks.sqlite3` in the user's data folder, so
+tasks survive a restart with no configuration. A path (or `sqlite:///path`) is an SQLite file
+there; `memory:` keeps them in this process only. A `TaskStore` instance is used as it is:
+that is how the shared engines (PostgreSQL, Redis) plug in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from mcpkit.store.tasks import TaskStore
+
+__all__ = ["DEFAULT_FILE", "store_for"]
+
+DEFAULT_FILE = "tasks.sqlite3"
+
+
+def store_for(setting: TaskStore | str | Path | None, clock: Callable[[], float]) -> TaskStore:
+    """The store `setting` names; ValueError for a URL of an engine this cannot open."""
+    if isinstance(setting, TaskStore):
+        return setting
+    from mcpkit.store.tasks_sqlite import SQLiteTaskStore
+
+    if setting is None:
+        from mcpkit.store.state_keys import data_dir
+
+        return SQLiteTaskStore(data_dir() / DEFAULT_FILE, clock=clock)
+    if isinstance(setting, Path):
+        return SQLiteTaskStore(setting, clock=clock)
+    if not isinstance(setting, str):
+        raise TypeError(f"TaskOptions.store is a TaskStore, a path or a URL, not "
+                        f"{type(setting).__name__}")
+    if setting == "memory:":
+        from mcpkit.store.tasks_memory import MemoryTaskStore
+
+        return MemoryTaskStore()
+    if setting.startswith("sqlite:///"):
+        return SQLiteTaskStore(Path(setting.removeprefix("sqlite:///")), clock=clock)
+    scheme = setting.partition("://")[0] if "://" in setting else ""
+    if scheme:
+        raise ValueError(
+            f"TaskOptions.store {setting!r}: no task store for {scheme}:// URLs here; give a "
+            "TaskStore instance for a shared engine, a path or sqlite:///path for SQLite, or "
+            "memory:")
+    return SQLiteTaskStore(Path(setting), clock=clock)
