@@ -132,3 +132,31 @@ def test_rotation_keeps_the_new_key_out_of_sealing_until_its_time() -> None:
         KeyRing.key_text(b"c" * 32), b]  # a, past its date, dropped
     with pytest.raises(ValueError):
         rotated(first, 0.0, keep=-1, lead=0)
+
+
+async def test_a_legacy_session_opened_on_one_replica_is_served_by_another(
+        shared_url: str) -> None:
+    import httpx
+    from http_peer import Peer
+    from listening import listening
+
+    servers = [replica(shared_url), replica(shared_url)]
+    try:
+        async with listening(servers[0].asgi()) as one, listening(servers[1].asgi()) as two, \
+                httpx.AsyncClient(timeout=30) as http:
+            first = Peer(one.url, http)
+            await first.initialize()
+            second = Peer(two.url, http)
+            second.revision, second.session, second.ids = first.revision, first.session, 10
+            listed = await second.post(second.request_message("tools/list", with_meta=False))
+            assert listed.status == 200
+            assert [t["name"] for t in listed.message["result"]["tools"]] == ["redeem"]
+            ended = await http.delete(two.url, headers={"Mcp-Session-Id": first.session or "",
+                                                        "MCP-Protocol-Version": "2025-11-25"})
+            assert ended.status_code in (200, 204)
+            gone = await first.post(first.request_message("tools/list", with_meta=False))
+            assert gone.status == 404  # ended through the other replica
+    finally:
+        for server in servers:
+            assert server.sealer.backend is not None
+            await server.sealer.backend.close()
