@@ -483,3 +483,10 @@ def complete(ref: dict[str, Any], argument: dict[str, Any], context: dict[str, A
     """Values of the prompt arguments that start with what was typed."""
     typed = argument["value"]
     return [v for v in _COMPLETIONS.get(argument["name"], []) if v.startswith(typed)]
+
+
+# -- the Tasks extension ------------------------------------------------------------------------
+
+from task_fixtures import add_task_fixtures  # noqa: E402 -- beside this file
+
+add_task_fixtures(server)
