@@ -68,6 +68,11 @@ def _parser() -> argparse.ArgumentParser:
         "(default 3600)",
     )
     run.add_argument(
+        "--workers", type=int, metavar="N",
+        help="with --http: serve with N uvicorn worker processes sharing the store, which "
+        "must be PostgreSQL or Redis (--store or MCPKIT_STORE)",
+    )
+    run.add_argument(
         "--reload", action="store_true",
         help="with --http: restart when a .py file beside the target changes (development)",
     )
@@ -219,6 +224,10 @@ def _run_http(args: argparse.Namespace, store: object | None) -> int:
         print(f"mcpkit run: cannot serve on {host}:{port}: {taken} (is another server running "
               f"there? choose another port with --http {host}:PORT)", file=sys.stderr)
         return 1
+    if args.workers is not None:
+        from mcpkit.cli.workers import run_from_args
+
+        return run_from_args(args)
     if args.reload:
         from mcpkit.cli.reload import run_reloading
 
