@@ -73,10 +73,44 @@ def _acknowledgement(result: dict[str, Any]) -> None:
     assert rest == {"resultType": "complete"}, f"not an empty acknowledgement: {result}"
 
 
+def _cacheable(result: dict[str, Any], method: str) -> None:
+    assert result.get("resultType") == "complete", f"{method}: resultType is not complete"
+    assert type(result.get("ttlMs")) is int and result["ttlMs"] >= 0, f"{method}: no ttlMs"
+    assert result.get("cacheScope") in ("public", "private"), f"{method}: no cacheScope"
+
+
+def _skills_list_result(result: dict[str, Any]) -> None:
+    from mcpkit.ext.skills.entries import check_entry
+
+    _cacheable(result, "skills/list")
+    assert isinstance(result.get("skills"), list), "skills/list: no skills list"
+    for entry in result["skills"]:
+        check_entry(entry)
+
+
+def _skills_get_result(result: dict[str, Any]) -> None:
+    from mcpkit.ext.skills.entries import check_entry
+
+    _cacheable(result, "skills/get")
+    assert "nextCursor" not in result, "skills/get: a single entry carries no cursor"
+    check_entry(result.get("skill"))
+
+
+def _directory_result(result: dict[str, Any]) -> None:
+    assert result.get("resultType") == "complete", "resources/directory/read: not complete"
+    assert isinstance(result.get("resources"), list), "resources/directory/read: no resources"
+    for resource in result["resources"]:
+        check(MODERN, "Resource", resource)
+
+
 EXTENSION_RESULTS = {
     "tasks/get": _get_task_result,
     "tasks/update": _acknowledgement,
     "tasks/cancel": _acknowledgement,
+    # The Skills extension's (ext-skills' stable text; entries by mcpkit.ext.skills' checks).
+    "skills/list": _skills_list_result,
+    "skills/get": _skills_get_result,
+    "resources/directory/read": _directory_result,
 }
 """The results of extension methods, by method, checked by their extension's own shapes."""
 
