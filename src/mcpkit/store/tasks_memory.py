@@ -4,6 +4,8 @@ need no restart survival. Records are copied in and out, so a caller never share
 from __future__ import annotations
 
 import copy
+import time
+from collections.abc import Callable
 from typing import Any
 
 from mcpkit.store.tasks import TaskRecord, TaskStore
@@ -17,7 +19,9 @@ _OUTSIDE = ("cancel_requested",)
 class MemoryTaskStore(TaskStore):
     """Tasks in a dict; the runner's event loop is the only one touching it."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, clock: Callable[[], float] = time.time) -> None:
+        self._clock = clock
+        """Unix seconds: a task past its TTL is unknown to `get` (TASK-12), as in every engine."""
         self._tasks: dict[str, TaskRecord] = {}
         self._answers: dict[str, dict[str, Any]] = {}
 
@@ -31,7 +35,9 @@ class MemoryTaskStore(TaskStore):
 
     async def get(self, task_id: str) -> TaskRecord | None:
         found = self._tasks.get(task_id)
-        return None if found is None else copy.deepcopy(found)
+        if found is None or found.expired(self._clock()):
+            return None
+        return copy.deepcopy(found)
 
     async def save(self, record: TaskRecord) -> None:
         stored = self._tasks.get(record.task_id)
@@ -69,7 +75,7 @@ class MemoryTaskStore(TaskStore):
 
     async def stale(self, now: float) -> list[TaskRecord]:
         return [copy.deepcopy(r) for r in self._tasks.values()
-                if r.lease_until is not None and r.lease_until < now
+                if r.lease_until is not None and r.lease_until < now and not r.expired(now)
                 and r.status not in ("completed", "failed", "cancelled")]
 
     async def purge(self, now: float) -> int:
