@@ -146,6 +146,15 @@ def _memory_events(**bounds: int) -> Any:
     return MemoryEventStore(**bounds)
 
 
+def _memory_tasks(clock: Callable[[], float]) -> Callable[[], Any]:
+    def tasks() -> Any:
+        from mcpkit.store.tasks_memory import MemoryTaskStore
+
+        return MemoryTaskStore(clock=clock)
+
+    return tasks
+
+
 def open_backend(url: str, *, clock: Callable[[], float] | None = None) -> Backend:
     """The backend `url` names, connected to nothing yet (see the module's table).
 
@@ -160,13 +169,18 @@ def open_backend(url: str, *, clock: Callable[[], float] | None = None) -> Backe
         from mcpkit.store.memory import MemoryStore
 
         return Backend("memory", "memory", MemoryStore(clock=now), _memory_sessions(now),
-                       _memory_events)
+                       _memory_events, tasks=_memory_tasks(now))
     if parsed.kind == "sqlite":
         from mcpkit.store.sqlite import SQLiteStore
 
         sqlite = SQLiteStore(parsed.target, clock=now)
+        def sqlite_tasks() -> Any:
+            from mcpkit.store.tasks_sqlite import SQLiteTaskStore
+
+            return SQLiteTaskStore(parsed.target, clock=now)
+
         return Backend("sqlite", f"sqlite:{parsed.target}", sqlite, _memory_sessions(now),
-                       _memory_events, _closers=[sqlite.close])
+                       _memory_events, tasks=sqlite_tasks, _closers=[sqlite.close])
     if parsed.kind == "postgresql":
         return _postgres(parsed.target, now)
     return _redis(parsed.target, now)
@@ -216,9 +230,19 @@ def _redis(url: str, clock: Callable[[], float]) -> Backend:
                    [engine.close])
 
 
-def _task_store(kind: str, engine: Any, clock: Callable[[], float]) -> Callable[..., Any] | None:
-    """The Tasks extension's store on this engine, once that seam exists (else None)."""
-    return None
+def _task_store(kind: str, engine: Any, clock: Callable[[], float]) -> Callable[..., Any]:
+    """The Tasks extension's store on this engine (`mcpkit.store.tasks`), made when asked."""
+
+    def tasks() -> Any:
+        if kind == "postgres":
+            from mcpkit.store.postgres_tasks import PostgresTaskStore
+
+            return PostgresTaskStore(engine, clock=clock)
+        from mcpkit.store.redis_tasks import RedisTaskStore
+
+        return RedisTaskStore(engine, clock=clock)
+
+    return tasks
 
 
 def _split_prefix(url: str) -> tuple[str, str]:
