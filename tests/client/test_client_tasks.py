@@ -277,3 +277,9 @@ def test_a_failed_task_without_a_known_code_is_an_rpc_error() -> None:
     watch.see(state(TID, "failed", error={"code": -32603, "message": "boom"}))
     with pytest.raises(InternalError, match="boom"):
         watch.outcome()
+
+
+async def test_a_task_created_already_completed_is_fetched_for_its_result(peer: MakePeer) -> None:
+    client, server = peer({"job": ({"taskId": TID, "status": "completed"}, [done(TID, "quick")])})
+    assert (await client.call_tool("job"))["content"][0]["text"] == "quick"
+    assert len(server.sent("tasks/get")) == 1

@@ -93,6 +93,13 @@ class TaskWatch:
     def terminal(self) -> bool:
         return is_terminal(self.status)
 
+    @property
+    def final(self) -> bool:
+        """Finished, and what it ended with is known: a CreateTaskResult may already say
+        `completed` but never carries the result, which only `tasks/get` gives."""
+        return self.terminal and (self.status == "cancelled" or "result" in self.latest
+                                  or "error" in self.latest)
+
     def see(self, detailed: Mapping[str, Any]) -> bool:
         """Take one observation (a `tasks/get` result or a `notifications/tasks`' params);
         whether it changed what is known. A finished task stays finished."""
@@ -107,7 +114,7 @@ class TaskWatch:
                 f"{self.what}: asked about task {self.task_id!r}, the server answered about "
                 f"{task['taskId']!r}"
             )
-        if self.terminal:
+        if self.final:
             return False  # already final; a late or repeated observation changes nothing
         bare = _bare(task)
         changed = bare != self.latest

@@ -132,7 +132,7 @@ class TaskHandle:
         watch = self._watch
         if watch is None:
             return self.latest
-        if not watch.terminal:
+        if not watch.final:
             watch.see(await self._send(Method.TASKS_GET, {"taskId": watch.task_id}))
         return dict(watch.latest)
 
@@ -186,7 +186,7 @@ class TaskHandle:
         loop = asyncio.get_running_loop()
         deadline = None if timeout is None else loop.time() + timeout
         await _heard(on_status, dict(watch.latest))
-        if not watch.terminal:
+        if not watch.final:
             await _Follower(self, on_status, deadline).run()
         result = watch.outcome()
         return self._finish(result) if self._finish is not None else result
@@ -216,7 +216,9 @@ class _Follower:
         try:
             if self.sub is not None:
                 await self._look()  # what changed before the stream was open
-            while not self.watch.terminal:
+            if self.watch.terminal and not self.watch.final:
+                await self._look()  # ended already, but the result is only in tasks/get
+            while not self.watch.final:
                 if await self._answer():
                     continue
                 remaining = self.remaining()
