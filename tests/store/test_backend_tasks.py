@@ -132,3 +132,20 @@ async def test_a_task_made_on_one_replica_is_steered_from_another(
     await b.request_cancel("t5")
     assert await a.take_answers("t5") == {"k": {"action": "accept"}}
     assert (await a.get("t5")).cancel_requested  # type: ignore[union-attr]
+
+
+async def test_a_server_on_a_shared_store_url_keeps_its_tasks_there(shared_url: str) -> None:
+    from mcpkit.ext.tasks import enable_tasks
+    from mcpkit.server.server import Server, ServerOptions
+
+    servers = [Server("tasks", options=ServerOptions(store=shared_url)) for _ in range(2)]
+    stores = [enable_tasks(server).store for server in servers]
+    try:
+        clock = Clock()
+        await stores[0].create(task("shared-1", clock, ttl_ms=None))
+        found = await stores[1].get("shared-1")  # the other replica's runtime sees it
+        assert found is not None and found.tool == "slow"
+    finally:
+        for server in servers:
+            assert server.sealer.backend is not None
+            await server.sealer.backend.close()

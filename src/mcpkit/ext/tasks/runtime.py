@@ -20,7 +20,6 @@ is deleted; `mcpkit.ext.tasks.upkeep` does the heartbeats and the sweeping.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import secrets
 from typing import TYPE_CHECKING, Any
@@ -53,7 +52,7 @@ from mcpkit.server.subscriptions import Change
 from mcpkit.server.task_runner import TaskOptions
 from mcpkit.server.tools import Tool, run_handler, run_tool
 from mcpkit.store.tasks import TaskRecord, TaskStore
-from mcpkit.types.constants import MODERN_VERSION
+from mcpkit.types.constants import MODERN_VERSION, Method
 
 if TYPE_CHECKING:
     from mcpkit.server.server import Server
@@ -69,6 +68,31 @@ TASK_CHANGE = "task"
 def new_task_id() -> str:
     """An unguessable task id: 192 random bits, base64url (TASK-17)."""
     return secrets.token_urlsafe(24)
+
+
+class _ProgressWatch:
+    """Keeps the last progress report a handler makes before its call becomes a task, so the
+    task starts with it as its statusMessage; forwards the reports the request asked for."""
+
+    def __init__(self, ctx: Context) -> None:
+        from mcpkit.ext.tasks.jobs import progress_message
+
+        self.last: str | None = None
+        meta, forward = ctx.meta, ctx._notify
+        asked = meta.progress_token is not None
+
+        async def relay(message: dict[str, Any]) -> None:
+            if message.get("method") == Method.PROGRESS:
+                self.last = progress_message(message.get("params") or {}) or self.last
+                if not asked:
+                    return
+            if forward is not None:
+                await forward(message)
+
+        ctx._notify = relay
+        if not asked:  # progress is the task's to keep, asked for or not
+            ctx.meta = RequestMeta(meta.protocol_version, meta.client_capabilities,
+                                   meta.client_info, meta.log_level, "task-progress", meta.raw)
 
 
 class TaskRuntime:
@@ -89,7 +113,8 @@ class TaskRuntime:
     @property
     def store(self) -> TaskStore:
         if self._store is None:
-            self._store = store_for(self.options.store, self.clock)
+            self._store = store_for(self.options.store, self.clock,
+                                    getattr(self.server.sealer, "backend", None))
         return self._store
 
     # -- tools/call --------------------------------------------------------------------------
@@ -116,6 +141,7 @@ class TaskRuntime:
                         params, ctx.principal)
         if tool.signature.injected:
             ctx._round = rnd
+        watch = _ProgressWatch(ctx)
         self._starting += 1
         try:
             work = asyncio.ensure_future(run_handler(tool, params, ctx))
@@ -126,7 +152,7 @@ class TaskRuntime:
                 raise
             if work.done():
                 return await self._settled(tool, params, ctx, rnd, work)
-            return await self._become_task(tool, params, ctx, rnd, work)
+            return await self._become_task(tool, params, ctx, rnd, work, watch)
         finally:
             self._starting -= 1
 
@@ -144,17 +170,14 @@ class TaskRuntime:
         return create_task_result(self.task_of(record))
 
     async def _become_task(self, tool: Tool, params: dict[str, Any], ctx: Context,
-                           rnd: TaskRound, work: asyncio.Future[dict[str, Any]]
-                           ) -> dict[str, Any]:
+                           rnd: TaskRound, work: asyncio.Future[dict[str, Any]],
+                           watch: _ProgressWatch) -> dict[str, Any]:
         record = self._record(tool, params, ctx)
+        record.status_message = watch.last
         job = Job(record, self.save, rnd)
         job.task = work
         rnd.detach(job.park)
         ctx._notify = job.notify
-        if ctx.meta.progress_token is None:  # progress is the task's, asked for or not
-            meta = ctx.meta
-            ctx.meta = RequestMeta(meta.protocol_version, meta.client_capabilities,
-                                   meta.client_info, meta.log_level, record.task_id, meta.raw)
         self.jobs[record.task_id] = job
         try:
             await self.store.create(record)
@@ -183,8 +206,12 @@ class TaskRuntime:
         """Wait for the handler, then store how it ended; the job leaves the running set."""
         work = job.task
         assert work is not None
-        with contextlib.suppress(BaseException):
+        try:
             await asyncio.wait({work})
+        except asyncio.CancelledError:
+            work.cancel()  # this process is stopping: the lease lapses, the sweeper decides
+            self.jobs.pop(job.record.task_id, None)
+            raise
         record = job.record
         try:
             if work.cancelled() and not record.cancel_requested:

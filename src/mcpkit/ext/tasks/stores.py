@@ -3,25 +3,39 @@
 None is the embedded default: the SQLite file `tasks.sqlite3` in the user's data folder, so
 tasks survive a restart with no configuration. A path (or `sqlite:///path`) is an SQLite file
 there; `memory:` keeps them in this process only. A `TaskStore` instance is used as it is:
-that is how the shared engines (PostgreSQL, Redis) plug in.
+that is how the shared engines (PostgreSQL, Redis) plug in, or their URL
+(`postgresql://...`, `redis://...`, `mcpkit.store.urls`). With no setting, a server whose own
+store URL is shared (`ServerOptions.store`, MCPKIT_STORE) keeps its tasks there too, so every
+replica sees every task.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from mcpkit.store.tasks import TaskStore
 
 __all__ = ["DEFAULT_FILE", "store_for"]
 
 DEFAULT_FILE = "tasks.sqlite3"
+_SHARED_SCHEMES = frozenset({"postgresql", "postgres", "redis", "rediss"})
 
 
-def store_for(setting: TaskStore | str | Path | None, clock: Callable[[], float]) -> TaskStore:
-    """The store `setting` names; ValueError for a URL of an engine this cannot open."""
+def store_for(setting: TaskStore | str | Path | None, clock: Callable[[], float],
+              backend: Any = None) -> TaskStore:
+    """The store `setting` names; ValueError for a URL of an engine this cannot open.
+    `backend` is the server's (`Sealer.backend`): its task store when `setting` is None and
+    it is shared."""
     if isinstance(setting, TaskStore):
         return setting
+    if setting is None and backend is not None and backend.shared and backend.tasks:
+        return backend.tasks()  # type: ignore[no-any-return]
+    if isinstance(setting, str) and setting.partition("://")[0].lower() in _SHARED_SCHEMES:
+        from mcpkit.store.urls import open_backend
+
+        return open_backend(setting, clock=clock).tasks()  # type: ignore[misc, no-any-return]
     from mcpkit.store.tasks_sqlite import SQLiteTaskStore
 
     if setting is None:
