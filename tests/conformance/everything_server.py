@@ -490,3 +490,12 @@ def complete(ref: dict[str, Any], argument: dict[str, Any], context: dict[str, A
 from task_fixtures import add_task_fixtures  # noqa: E402 -- beside this file
 
 add_task_fixtures(server)
+
+
+# -- the Skills extension -----------------------------------------------------------------------
+
+from pathlib import Path  # noqa: E402
+
+from mcpkit.ext.skills import serve_skills  # noqa: E402
+
+serve_skills(server, Path(__file__).with_name("skills"))  # pdf-processing, with a subfolder
