@@ -58,9 +58,10 @@ def _parser() -> argparse.ArgumentParser:
         "debug logging goes to stderr (the address is unchanged: 127.0.0.1 unless given)",
     )
     run.add_argument(
-        "--store", metavar="STORE",
-        help="where single-use retries are recorded: memory (the default), or sqlite:PATH to "
-        "share them between processes on this host",
+        "--store", metavar="URL",
+        help="where state is kept (default: MCPKIT_STORE, else memory): sqlite:///PATH shares "
+        "single-use retries on this host; postgresql://... or redis://... shares every seam "
+        "(retries, legacy sessions, state keys, tasks) between replicas",
     )
     run.add_argument(
         "--session-idle", type=_seconds, metavar="SECONDS",
