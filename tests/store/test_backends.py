@@ -230,3 +230,20 @@ def test_a_password_never_appears_in_the_backend_s_url() -> None:
     backend = open_backend("postgresql://app:s3cret@db.internal:5432/mcp")
     assert backend.url == "postgresql://app@db.internal:5432/mcp" and backend.shared
     assert "s3cret" not in open_backend("redis://:s3cret@cache:6379/0").url
+
+
+def test_mcpkit_store_is_read_only_when_the_options_name_no_store(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from mcpkit.server.mrtr import Sealer
+    from mcpkit.server.server import ServerOptions
+    from mcpkit.store.memory import MemoryStore
+
+    monkeypatch.setenv("MCPKIT_STORE", "redis://127.0.0.1:1/0")
+    from_env = Sealer(ServerOptions())
+    assert from_env.backend is not None and from_env.backend.kind == "redis"
+    given = MemoryStore()
+    assert Sealer(ServerOptions(store=given)).store is given
+    assert Sealer(ServerOptions(store="memory")).backend.kind == "memory"  # type: ignore[union-attr]
+    monkeypatch.setenv("MCPKIT_STORE", "mysql://db")
+    with pytest.raises(StoreURLError, match="expected memory"):
+        Sealer(ServerOptions())
