@@ -50,7 +50,7 @@ def store_for(setting: TaskStore | str | Path | None, clock: Callable[[], float]
     if setting == "memory:":
         from mcpkit.store.tasks_memory import MemoryTaskStore
 
-        return MemoryTaskStore()
+        return MemoryTaskStore(clock=clock)
     if setting.startswith("sqlite:///"):
         return SQLiteTaskStore(Path(setting.removeprefix("sqlite:///")), clock=clock)
     scheme = setting.partition("://")[0] if "://" in setting else ""
