@@ -22,6 +22,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from auth_extensions import EXTENSIONS  # the authorization extensions' scenarios
+from skills_client import SKILL_SCENARIOS  # the Skills extension's scenarios
 
 from mcpkit import Client, ClientOptions, HTTPConnector, InputRequest
 from mcpkit.store.tokens import MemoryTokenStorage
@@ -222,7 +223,7 @@ def main(argv: list[str]) -> int:
         print("usage: client.py <server-url> (scenario in MCP_CONFORMANCE_SCENARIO)", file=sys.stderr)
         return 2
     name = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
-    run = SCENARIOS.get(name) or EXTENSIONS.get(name) or (
+    run = SCENARIOS.get(name) or EXTENSIONS.get(name) or SKILL_SCENARIOS.get(name) or (
         authorized_flow if name.startswith("auth/") else None)
     if run is None:
         print(f"client.py: no behaviour for scenario {name!r}", file=sys.stderr)
