@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from mcpkit.errors import InternalError, InvalidRequestError
+from mcpkit.errors import InternalError, InvalidRequestError, StoreUnavailableError
 from mcpkit.protocol.codec import Message, Notification, Request, RequestId
 from mcpkit.protocol.http import Status
 from mcpkit.protocol.http_refusals import Refusal
@@ -140,15 +140,19 @@ def exchange_named(what: str, message: Message | None) -> str:
     return what
 
 
-def escaped_answer(message: Message | None, what: str) -> Refusal:
+def escaped_answer(message: Message | None, what: str,
+                   unavailable: StoreUnavailableError | None = None) -> Refusal:
     """The answer to a legacy exchange an unexpected exception escaped (`what`, named by
     `exchange_named`): a -32603 error for a request, with HTTP 200 like every legacy request's
     error (also the last event of its stream, when one had begun); 202 for a notification or a
     response, for which no reply is due; and for GET and DELETE, which have no message to
-    answer, a 500 carrying a JSON-RPC error."""
+    answer, a 500 carrying a JSON-RPC error. A store that is down (`unavailable`) is no bug:
+    its own message is the error, and a GET or DELETE gets 503, worth retrying."""
     if type(message) is Request:
-        return Refusal(Status.OK, error_response(message.id, InternalError(
+        return Refusal(Status.OK, error_response(message.id, unavailable or InternalError(
             f"Internal error while serving {message.method}")))
+    if message is None and unavailable is not None:
+        return Refusal(Status.SERVICE_UNAVAILABLE, error_response(None, unavailable))
     if message is None:
         return Refusal(Status.INTERNAL_ERROR, error_response(None, InternalError(
             f"Internal error while handling {what}")))

@@ -17,6 +17,7 @@ import logging
 from collections.abc import Awaitable
 from typing import Any, Final
 
+from mcpkit.errors import StoreUnavailableError
 from mcpkit.legacy.http_session import escaped_answer, exchange_named
 from mcpkit.legacy.session_quota import PRINCIPAL_SCOPE_KEY
 from mcpkit.protocol.codec import Message, Request, encode
@@ -62,12 +63,16 @@ async def _guarded(work: Awaitable[None], sent: _Sent, message: Message | None, 
     stream that had begun, else the end of what was sent."""
     try:
         await work
-    except Exception:
+    except Exception as exc:
         what = exchange_named(what, message)
-        log.exception("internal error while handling %s", what)
+        unavailable = exc if isinstance(exc, StoreUnavailableError) else None
+        if unavailable is None:
+            log.exception("internal error while handling %s", what)
+        else:  # no bug to trace: the store is down, and its error says so to the client
+            log.warning("%s failed: %s", what, unavailable.message)
         if sent.ended:
             return
-        answer = escaped_answer(message, what)
+        answer = escaped_answer(message, what, unavailable)
         with contextlib.suppress(Exception):  # the client may be gone already
             if not sent.started:
                 await refuse(sent, answer)
