@@ -1,4 +1,6 @@
-"""The client commands: `mcpkit discover | tools | call | read | prompt | listen SERVER ...`.
+"""The client commands: `mcpkit discover | tools | call | read | prompt | listen SERVER ...`,
+and `mcpkit task VERB SERVER TASK_ID` (`mcpkit.cli.tasks`, which also follows a call that the
+server runs as a task).
 
 Bare hands for poking a server, built on the public API only. SERVER is one argument
 (`mcpkit.cli.servers`): an http(s) URL, a Python file holding a `Server`, or a stdio command
@@ -82,27 +84,39 @@ def register(sub: Any) -> None:
             p.add_argument("--uri", action="append", default=[], metavar="URI",
                            help="also watch this resource (repeatable)")
             p.add_argument("--count", type=int, metavar="N", help="stop after N notifications")
-        p.add_argument("--json", action="store_true", help="print JSON for scripts")
-        p.add_argument("--era", choices=("auto", "modern", "legacy"), default="auto",
-                       help="probe (default) or pin the protocol era")
-        p.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS",
-                       help="wait this long for each response (default 60)")
-        p.add_argument("-H", "--header", action="append", default=[], metavar="NAME:VALUE",
-                       help="extra HTTP header, e.g. 'Authorization: Bearer ...' (repeatable)")
-        p.add_argument("--server-stderr", action="store_true",
-                       help="show a stdio server's stderr as it runs (default: only on failure)")
-        p.add_argument("--log-level", choices=_LEVELS, metavar="LEVEL",
-                       help="show the server's log messages at LEVEL and above on stderr "
-                       f"({', '.join(_LEVELS)})")
-        p.add_argument("--no-input", action="store_true",
-                       help="never ask at the terminal (nor when stdin is no terminal): a "
-                       "question --answer does not answer ends the command")
-        p.add_argument("--answers-from-stdin", action="store_true",
-                       help="when stdin is a pipe or a file, read the answers to the server's "
-                       "questions from it, a line each, as they would be typed")
-        p.add_argument("--answer", action="append", default=[], metavar="FIELD=VALUE",
-                       help="answer a field of the server's question without asking "
-                       "(repeatable), e.g. --answer startsAt=2031-03-04T09:30:00Z")
+        if name == "call":
+            p.add_argument("--detach", action="store_true",
+                           help="when the server runs the call as a task, print its id and exit "
+                           "(follow it later with mcpkit task wait SERVER TASK_ID)")
+        _common(p)
+    from mcpkit.cli.tasks import register_task
+
+    register_task(sub, _common)
+
+
+def _common(p: Any) -> None:
+    """The options every command that talks to a server takes."""
+    p.add_argument("--json", action="store_true", help="print JSON for scripts")
+    p.add_argument("--era", choices=("auto", "modern", "legacy"), default="auto",
+                   help="probe (default) or pin the protocol era")
+    p.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS",
+                   help="wait this long for each response (default 60)")
+    p.add_argument("-H", "--header", action="append", default=[], metavar="NAME:VALUE",
+                   help="extra HTTP header, e.g. 'Authorization: Bearer ...' (repeatable)")
+    p.add_argument("--server-stderr", action="store_true",
+                   help="show a stdio server's stderr as it runs (default: only on failure)")
+    p.add_argument("--log-level", choices=_LEVELS, metavar="LEVEL",
+                   help="show the server's log messages at LEVEL and above on stderr "
+                   f"({', '.join(_LEVELS)})")
+    p.add_argument("--no-input", action="store_true",
+                   help="never ask at the terminal (nor when stdin is no terminal): a "
+                   "question --answer does not answer ends the command")
+    p.add_argument("--answers-from-stdin", action="store_true",
+                   help="when stdin is a pipe or a file, read the answers to the server's "
+                   "questions from it, a line each, as they would be typed")
+    p.add_argument("--answer", action="append", default=[], metavar="FIELD=VALUE",
+                   help="answer a field of the server's question without asking "
+                   "(repeatable), e.g. --answer startsAt=2031-03-04T09:30:00Z")
 
 
 def run_command(args: argparse.Namespace) -> int:
@@ -139,6 +153,7 @@ async def _run(args: argparse.Namespace) -> int:
                     on_log=print_log if args.log_level else None, options=options)
     command = args.client_command
     answering.watch()
+    args.answering = answering
     try:
         async with client:
             try:
@@ -213,9 +228,17 @@ async def _call(client: Any, args: argparse.Namespace) -> int:
                                     f"the tool {args.name!r}", signature(tool))
     progress = Progress()
     try:
-        result = await client.call_tool(args.name, arguments, progress=progress)
+        handle = await client.start_tool(args.name, arguments, progress=progress)
     finally:
         progress.done()
+    if handle.task_id is None:
+        result = await handle.wait()
+    else:
+        from mcpkit.cli.tasks import follow
+
+        result = await follow(client, handle, args, args.answering)
+        if result is None:
+            return 0 if args.detach else 130
     note(client, args.json)
     show_result(result, args.json)
     if not result.get("isError"):
@@ -284,5 +307,11 @@ async def _listen(client: Any, args: argparse.Namespace) -> int:
     return 0
 
 
+async def _task(client: Any, args: argparse.Namespace) -> int:
+    from mcpkit.cli.tasks import run_task
+
+    return await run_task(client, args, args.answering)
+
+
 _COMMANDS = {"discover": _discover, "tools": _tools, "call": _call, "read": _read,
-             "prompt": _prompt, "listen": _listen}
+             "prompt": _prompt, "listen": _listen, "task": _task}

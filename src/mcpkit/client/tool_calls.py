@@ -79,6 +79,6 @@ def reattached(client: ToolCaller, task_id: str) -> TaskHandle:
     CallToolResult checks, not a tool's output schema)."""
     if not isinstance(task_id, str) or not task_id:
         raise ValueError(f"task: a task id is a non-empty string, not {task_id!r}")
-    what = f"task {task_id!r}"
+    what = "tasks/get"  # messages then read "tasks/get: task '...' was cancelled"
     watch = TaskWatch.reattached(task_id, what, client.options.max_rounds)
     return TaskHandle(client, watch, None, lambda r: checked_result(client, None, r, what))
