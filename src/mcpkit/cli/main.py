@@ -36,7 +36,10 @@ def _parser() -> argparse.ArgumentParser:
         epilog="examples: mcpkit run server.py | mcpkit run server.py --http 8000 --dev --reload"
         " | mcpkit run mypkg.app:server --http 127.0.0.1:9000/mcp --store sqlite:state.db",
     )
-    run.add_argument("target", help="path/to/file.py[:name] or package.module[:name] (name defaults to 'server')")
+    run.add_argument("target", nargs="?", help="path/to/file.py[:name] or package.module[:name] (name defaults to 'server'); may be left out with --skills")
+    run.add_argument("--skills", metavar="DIR", help="also serve the skills in DIR (folders "
+                     "holding a SKILL.md) through the Skills extension; alone, a server of "
+                     "just those skills")
     mode = run.add_mutually_exclusive_group()
     mode.add_argument("--stdio", action="store_true", help="serve on stdin/stdout (the default)")
     mode.add_argument(
@@ -92,6 +95,9 @@ def _parser() -> argparse.ArgumentParser:
     from mcpkit.cli.probe import register as register_probe
 
     register_probe(sub)
+    from mcpkit.cli.skills import register_skills
+
+    register_skills(sub)
     return parser
 
 
@@ -107,6 +113,10 @@ def main(argv: list[str] | None = None) -> int:
         from mcpkit.cli.auth import run_auth
 
         return run_auth(args)
+    if getattr(args, "skills_command", False):
+        from mcpkit.cli.skills import run_skills
+
+        return run_skills(args)
     if getattr(args, "probe_command", None):
         from mcpkit.cli.probe import run_probe
 
@@ -130,6 +140,14 @@ def _run(args: argparse.Namespace) -> int:
         store = _store(args)
     except UsageError as exc:
         print(f"mcpkit run: {exc}", file=sys.stderr)
+        return 2
+    if args.target is None and (args.skills is None or args.reload or args.workers):
+        print("mcpkit run: name the server FILE (or module), or serve a skills directory "
+              "alone with --skills DIR (not with --reload or --workers)", file=sys.stderr)
+        return 2
+    if args.skills and args.workers is not None:
+        print("mcpkit run: --skills is not handed to --workers processes; serve the skills "
+              "from the server file instead (mcpkit.ext.skills.serve_skills)", file=sys.stderr)
         return 2
     if args.reload and args.http is None:
         print("mcpkit run: --reload restarts an HTTP server; add --http [HOST:]PORT (a stdio "
@@ -179,7 +197,9 @@ def _load(args: argparse.Namespace, store: object | None) -> Any:
     from mcpkit.store.state_keys import KeyFileError
 
     try:
-        server = load_server(args.target)
+        server = load_server(args.target) if args.target else _skills_server(args.skills)
+        if args.target and args.skills:
+            _skills_server(args.skills, server)
         apply_run_options(server, dev=args.dev, store=store)
         server.sealer.check_keys()
     except (TargetError, UsageError, KeyFileError) as exc:
@@ -194,7 +214,23 @@ def _passed_on(args: argparse.Namespace) -> list[str]:
     out += [f"--allow-origin={o}" for o in args.allow_origin]
     out += ["--dev"] * args.dev + ([f"--store={args.store}"] if args.store else [])
     out += [f"--session-idle={args.session_idle}"] * (args.session_idle is not None)
-    return out
+    return out + ([f"--skills={args.skills}"] if args.skills else [])
+
+
+def _skills_server(directory: str, server: Any = None) -> Any:
+    """`server` (or a new one named after the folder) serving the skills in `directory`."""
+    from pathlib import Path
+
+    from mcpkit.cli.usage import UsageError
+    from mcpkit.ext.skills import serve_skills
+    from mcpkit.server.server import Server
+
+    server = server if server is not None else Server(Path(directory).resolve().name or "skills")
+    try:
+        serve_skills(server, directory)
+    except ValueError as exc:  # SkillSourceError, a name off the rules: one line, the file named
+        raise UsageError(f"--skills {directory}: {exc}") from None
+    return server
 
 
 def _port_taken(host: str, port: int) -> str | None:
