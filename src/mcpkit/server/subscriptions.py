@@ -50,6 +50,10 @@ class ListenStream(Protocol):
     def acknowledged(self) -> dict[str, Any]:
         """Its fields of the acknowledgement's `notifications` (the ids it agreed to)."""
 
+    async def opening(self, subscription: RequestId) -> list[dict[str, Any]]:
+        """The notifications sent right after the acknowledgement (the current state of what
+        it follows, so a change made before the stream opened is not missed)."""
+
     async def message_for(self, change: Change, subscription: RequestId) -> dict[str, Any] | None:
         """The notification a change makes on this stream, if any."""
 
@@ -197,6 +201,9 @@ async def listen(params: dict[str, Any], ctx: Context) -> dict[str, Any]:
                 },
             }
         )
+        for part in parts:
+            for message in await part.opening(sub_id):
+                await notify(message)
         async for change in changes:
             message = filt.message_for(change, sub_id)
             if message is not None:

@@ -104,17 +104,25 @@ class TaskStream:
     def acknowledged(self) -> dict[str, Any]:
         return {"taskIds": sorted(self.task_ids)}
 
+    async def opening(self, subscription: RequestId) -> list[dict[str, Any]]:
+        """Each followed task as it is now: a change made before the stream opened counts."""
+        found = [await self._message(task_id, subscription) for task_id in sorted(self.task_ids)]
+        return [m for m in found if m is not None]
+
     async def message_for(self, change: Change, subscription: RequestId) -> dict[str, Any] | None:
         if change.kind != "task" or change.uri not in self.task_ids:
             return None
-        job = self.runtime.jobs.get(change.uri)
-        record = job.record if job is not None else await self.runtime.store.get(change.uri)
+        return await self._message(change.uri, subscription)
+
+    async def _message(self, task_id: str, subscription: RequestId) -> dict[str, Any] | None:
+        job = self.runtime.jobs.get(task_id)
+        record = job.record if job is not None else await self.runtime.store.get(task_id)
         if record is None or record.owner != self.owner:
             return None
         detailed = self.runtime.detailed(record)
-        if self._last.get(change.uri) == detailed:
+        if self._last.get(task_id) == detailed:
             return None  # the same state announced twice (a save that changed nothing seen)
-        self._last[change.uri] = detailed
+        self._last[task_id] = detailed
         params = task_notification_params(detailed)
         params["_meta"] = {SUBSCRIPTION_ID_KEY: subscription}
         return notification_message(Method.TASKS_NOTIFICATION, params)
