@@ -65,7 +65,10 @@ def parse_front_matter(text: str) -> dict[str, Any]:
 
 def parse_yaml(source: str, *, first_line: int = 1) -> Any:
     """One YAML document of the subset described above, as JSON data."""
-    lines = [_Line(first_line + i, raw) for i, raw in enumerate(source.split("\n"))]
+    rows = source.split("\n")
+    if len(rows) > 1 and rows[-1] == "":
+        rows.pop()  # the text after a final line break is no line
+    lines = [_Line(first_line + i, raw) for i, raw in enumerate(rows)]
     reader = _Reader(lines)
     start = reader.next_content(0)
     if start is None:
