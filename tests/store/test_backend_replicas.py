@@ -160,3 +160,27 @@ async def test_a_legacy_session_opened_on_one_replica_is_served_by_another(
         for server in servers:
             assert server.sealer.backend is not None
             await server.sealer.backend.close()
+
+
+def test_mcpkit_keys_rotate_rotates_the_shared_ring(shared_url: str) -> None:
+    import subprocess
+    import sys
+
+    ring = open_backend(shared_url).keys
+    assert isinstance(ring, SharedRing)
+    try:
+        before = json.loads(ring.load())["keys"]
+        done = subprocess.run(
+            [sys.executable, "-m", "mcpkit", "keys", "rotate", "--store", shared_url,
+             "--keep", "600", "--lead", "45"], capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        assert "seals in 45 s" in done.stderr and "1 older key(s) still open" in done.stderr
+        after = json.loads(ring.load())["keys"]
+        assert len(after) == 2 and after[1]["key"] == before[0]["key"]
+        assert after[0]["from"] - after[1]["until"] == -600  # retired 600 s after it seals
+    finally:
+        ring.close()
+    down = subprocess.run(
+        [sys.executable, "-m", "mcpkit", "keys", "rotate", "--store", "redis://127.0.0.1:1/0"],
+        capture_output=True, text=True, timeout=60)
+    assert down.returncode == 1 and "cannot be reached" in down.stderr

@@ -41,11 +41,23 @@ def register(sub: Any) -> None:
                 f"(default {DEFAULT_KEEP:.0f}: a day); at least the longest state_ttl or handle "
                 "life in use",
             )
+            action.add_argument(
+                "--store", metavar="URL",
+                help="rotate the ring kept in this PostgreSQL or Redis store (default: "
+                "MCPKIT_STORE), shared by every replica on it, instead of the file",
+            )
+            action.add_argument(
+                "--lead", type=float, default=None, metavar="SECONDS",
+                help="with a shared store: how long the new key is published before it seals, "
+                "so every replica has read it first (default 30)",
+            )
 
 
 def run_keys(args: argparse.Namespace) -> int:
+    from mcpkit.errors import StoreUnavailableError
     from mcpkit.server.mrtr import STATE_KEYS_ENV
     from mcpkit.store.state_keys import KeyFileError, key_file, load_or_create, rotate
+    from mcpkit.store.urls import StoreURLError
 
     command = args.keys_command
     path = key_file()
@@ -67,10 +79,38 @@ def run_keys(args: argparse.Namespace) -> int:
                       file=sys.stderr)
                 return 2
             now = time.time()
+            if _rotate_shared(args, now):
+                return 0
             ring = rotate(path, now, args.keep)
             print(f"rotated {path}: a new key seals from now on; "
                   f"{len(ring.live(now)) - 1} older key(s) still open", file=sys.stderr)
-    except (KeyFileError, OSError) as exc:
+    except (KeyFileError, OSError, StoreUnavailableError, StoreURLError) as exc:
         print(f"mcpkit keys {command}: {exc}", file=sys.stderr)
         return 1
     return 0
+
+
+def _rotate_shared(args: argparse.Namespace, now: float) -> bool:
+    """Rotate the ring of the shared store `--store` (or MCPKIT_STORE) names; False when
+    there is none, so the file's ring is rotated."""
+    from mcpkit.store.shared_ring import DEFAULT_LEAD
+    from mcpkit.store.urls import open_backend, store_from_env
+
+    url = args.store or store_from_env()
+    backend = open_backend(url) if url else None
+    if backend is None or backend.keys is None:
+        if args.store:
+            print(f"mcpkit keys rotate: a {backend.kind if backend else ''} store keeps no key "
+                  "ring; rotating the file's", file=sys.stderr)
+        return False
+    lead = DEFAULT_LEAD if args.lead is None else args.lead
+    try:
+        record = backend.keys.rotate(now, args.keep, lead)
+    finally:
+        backend.keys.close()
+    from mcpkit.store.shared_ring import sealing_and_open
+
+    print(f"rotated the state keys in {backend.url}: the new key opens on every replica "
+          f"now and seals in {lead:g} s; {len(sealing_and_open(record, now)) - 1} older "
+          "key(s) still open", file=sys.stderr)
+    return True
