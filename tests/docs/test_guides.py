@@ -136,6 +136,8 @@ def test_every_block_of_the_client_guide_runs_and_prints_what_it_says(
         "1/2: looking up the name",
         "-32602 Unknown tool: 'no_such_tool'",
         "missing: demo://nothing",
+        "crunched for 0.2 s",
+        "working\ncancelled",
     ):
         assert shown in out, f"docs/client.md should print {shown!r}:\n{out}"
 

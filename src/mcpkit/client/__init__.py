@@ -33,8 +33,10 @@ from mcpkit.client.options import (
     RequestTimeoutError,
     otel_trace_context,
 )
+from mcpkit.client.tasks import StatusHandler, TaskHandle
 from mcpkit.client.tools import RejectedTool
 from mcpkit.client.transport import ClientTransport, Connector
+from mcpkit.errors import TaskCancelledError
 
 __all__ = [
     "Client",
@@ -58,7 +60,10 @@ __all__ = [
     "RequestTimeoutError",
     "RootsHandler",
     "SamplingHandler",
+    "StatusHandler",
     "Subscription",
+    "TaskCancelledError",
+    "TaskHandle",
     "check_answer",
     "otel_trace_context",
     "read_form",
