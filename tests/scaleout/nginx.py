@@ -54,6 +54,7 @@ http {{
     upstream mcp {{
 {servers}
         keepalive 32;
+        keepalive_timeout 4s;
     }}
     server {{
         listen 127.0.0.1:{port};
@@ -62,6 +63,8 @@ http {{
             proxy_http_version 1.1;
             proxy_set_header Connection "";
             proxy_set_header Host $http_host;
+            proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+            proxy_set_header X-Forwarded-Proto $scheme;
             proxy_buffering off;
             proxy_cache off;
             proxy_request_buffering off;
