@@ -162,6 +162,17 @@ async def test_a_file_the_entry_does_not_list_is_refused_without_a_request(
       "resources": [{"uri": PDF, "digest": "md5:abc", "size": 1}]}, "not sha256"),
     ({"uri": PDF, "frontmatter": {"name": "pdf-processing", "description": "d"}},
      "resources is neither"),
+    ({"uri": PDF, "frontmatter": {"name": "pdf-processing", "description": "d"},
+      "resources": [{"uri": PDF, "digest": "sha256:" + "0" * 64, "size": 16 * 1024 * 1024 + 1}]},
+     "over the limit of 16777216"),
+    ({"uri": PDF, "frontmatter": {"name": "pdf-processing", "description": "d"},
+      "resources": [{"uri": f"skill://pdf-processing/{i}", "digest": "sha256:" + "0" * 64,
+                     "size": 1} for i in range(512)] + [
+          {"uri": PDF, "digest": "sha256:" + "0" * 64, "size": 1}]},
+     "513 files, over the limit of 512"),
+    ({"uri": PDF, "frontmatter": {"name": "pdf-processing", "description": "d"},
+      "resources": [{"uri": "skill://pdf-processing/../x", "digest": "sha256:" + "0" * 64,
+                     "size": 1}]}, "'..' segment"),
 ])
 async def test_an_invalid_entry_is_set_aside_and_never_listed(
         connect: Callable[[Server], Client], entry: dict[str, Any], reason: str) -> None:
@@ -227,3 +238,13 @@ async def test_over_real_http_a_skill_is_listed_got_and_loaded(tmp_path: Path) -
             loaded = await skills.load(entry)
             assert await loaded.read("assets/logo.bin") == LOGO
         tap.assert_clean()
+
+
+async def test_front_matter_equality_is_json_equality(connect: Callable[[Server], Client]) -> None:
+    # `reviewed: yes` is the text "yes" (YAML 1.2), so an entry saying true differs from it.
+    client = connect(tampered(PDF_SKILL, front={
+        "name": "pdf-processing", "description": "Extract, fill, and assemble PDF documents",
+        "license": "Apache-2.0", "metadata": {"version": "2.1.0", "reviewed": True}}))
+    skills = SkillsClient(client)
+    with pytest.raises(SkillVerificationError, match="metadata"):
+        await skills.load((await skills.list())[0])

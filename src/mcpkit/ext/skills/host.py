@@ -266,12 +266,13 @@ def _differences(served: dict[str, Any], held: dict[str, Any]) -> list[str]:
 
 
 def _same(a: Any, b: Any) -> bool:
-    """JSON equality: 1 and 1.0 are one number, but True is not 1."""
+    """JSON equality: 1 and 1.0 are one number, but True is not 1, nor "1" 1."""
     if isinstance(a, bool) or isinstance(b, bool):
         return type(a) is type(b) and a == b
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return a == b
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
     if isinstance(a, list) and isinstance(b, list):
         return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
-    return type(a) is type(b) and a == b if not (
-        isinstance(a, int | float) and isinstance(b, int | float)) else a == b
+    return type(a) is type(b) and a == b
