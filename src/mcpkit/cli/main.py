@@ -153,6 +153,10 @@ def _run(args: argparse.Namespace) -> int:
         print("mcpkit run: --reload restarts an HTTP server; add --http [HOST:]PORT (a stdio "
               "server is restarted by the host that starts it)", file=sys.stderr)
         return 2
+    if args.workers is not None and args.http is None:
+        print("mcpkit run: --workers runs HTTP worker processes; add --http [HOST:]PORT (over "
+              "stdio, each client starts a server process of its own)", file=sys.stderr)
+        return 2
     if args.session_idle is not None and args.http is None:
         print("mcpkit run: --session-idle applies to the 2025-11-25 sessions of an HTTP server; "
               "add --http [HOST:]PORT (a stdio connection is its own session)", file=sys.stderr)
