@@ -51,7 +51,7 @@ http {{
     fastcgi_temp_path {dir}/fastcgi;
     uwsgi_temp_path {dir}/uwsgi;
     scgi_temp_path {dir}/scgi;
-    upstream mcp {{
+{extra}    upstream mcp {{
 {servers}
         keepalive 32;
         keepalive_timeout 4s;
@@ -93,7 +93,7 @@ def nginx_binary() -> str:
 class Balancer:
     """A real nginx round-robin over `ports`; see the module docstring."""
 
-    def __init__(self, ports: list[int]) -> None:
+    def __init__(self, ports: list[int], extra: str = "") -> None:
         self.binary = nginx_binary()
         self.folder = Path(tempfile.mkdtemp(prefix="mcpkit-nginx-"))
         self.port = free_port()
@@ -104,7 +104,8 @@ class Balancer:
                             for p in ports)
         user = "user root;\n" if os.geteuid() == 0 else ""
         (self.folder / "nginx.conf").write_text(CONFIG.format(
-            user=user, dir=self.folder, servers=servers, port=self.port))
+            user=user, dir=self.folder, servers=servers, port=self.port,
+            extra=f"    {extra}\n" if extra else ""))
 
     def start(self) -> None:
         log = open(self.folder / "stderr.log", "wb")  # noqa: SIM115 -- closed in stop()

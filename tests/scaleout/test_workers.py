@@ -99,3 +99,11 @@ async def test_workers_share_one_legacy_session(engine: str, request: pytest.Fix
     for pid in workers:  # the workers went with the parent
         assert not Path(f"/proc/{pid}").exists() or b"spawn_main" not in Path(
             f"/proc/{pid}/cmdline").read_bytes()
+
+
+def test_workers_without_http_are_refused(tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, "-m", "mcpkit", "run", REPLICA_SERVER, "--workers",
+                           "2"], capture_output=True, text=True, cwd=tmp_path, timeout=60,
+                          stdin=subprocess.DEVNULL, check=False)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().startswith("mcpkit run: --workers runs HTTP worker processes")
