@@ -28,6 +28,7 @@ _TABLES: Final = (
     "id TEXT PRIMARY KEY, owner TEXT NOT NULL, authenticated BOOLEAN NOT NULL, "
     "seen DOUBLE PRECISION NOT NULL, state BYTEA NOT NULL)",
     "CREATE INDEX IF NOT EXISTS mcpkit_sessions_recent ON mcpkit_sessions (authenticated, seen)",
+    "CREATE INDEX IF NOT EXISTS mcpkit_sessions_seen ON mcpkit_sessions (seen)",
     "CREATE INDEX IF NOT EXISTS mcpkit_sessions_owned ON mcpkit_sessions (owner, seen)",
 )
 _DROP_OLDEST_OWNED: Final = (
