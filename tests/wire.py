@@ -56,16 +56,24 @@ CORE_METHODS = frozenset(name for name, m in METHODS.items() if m.extension is N
 """The methods the core schema defines; an extension's are checked for their envelope only."""
 
 
+def _shape(checker: Any, value: Any, what: str) -> None:
+    """An extension's own shape check, failing as the schema checks do (AssertionError)."""
+    try:
+        checker(value)
+    except ValueError as exc:
+        raise AssertionError(f"not a valid {what}: {exc}\n{json.dumps(value)[:2000]}") from None
+
+
 def _create_task_result(result: dict[str, Any]) -> None:
     from mcpkit.protocol.tasks import check_create_task_result
 
-    check_create_task_result(result)
+    _shape(check_create_task_result, result, "CreateTaskResult")
 
 
 def _get_task_result(result: dict[str, Any]) -> None:
     from mcpkit.protocol.tasks import check_get_task_result
 
-    check_get_task_result(result)
+    _shape(check_get_task_result, result, "GetTaskResult")
 
 
 def _acknowledgement(result: dict[str, Any]) -> None:
@@ -221,7 +229,7 @@ def check_server_message(revision: str, message: dict[str, Any], method: str | N
         from mcpkit.protocol.tasks import check_detailed_task
 
         check(revision, "JSONRPCNotification", message)
-        check_detailed_task(message["params"])
+        _shape(check_detailed_task, message["params"], "TaskStatusNotification params")
     else:
         name = NOTIFICATION_TYPES.get(message["method"])
         if name is None:
