@@ -6,8 +6,8 @@ It does by hand what a real server may do and what mcpkit's own server never wou
 first request with -32022. `python raw_server.py MODE`; every message it receives is appended to
 the file named by RAW_SERVER_LOG as `<pid> <json>` so a test can see what arrived where.
 Every message it sends is checked against the schema of its mode's era first (fake_wire.py);
-the two it sends off the schema on purpose (the modern tool list with definitions a client must
-drop, and a result of an unknown resultType) are marked so.
+the one it sends off the schema on purpose (the modern tool list with definitions a client must
+drop) is marked so.
 """
 
 from __future__ import annotations
@@ -236,9 +236,11 @@ def tools_call(id: Any, params: dict[str, Any]) -> None:
         else:
             result(id, text(seen))
     elif name == "weird_type":
-        send({"jsonrpc": "2.0", "id": id, "result": {"resultType": "task",
-                                                     "task": {"taskId": "t1"}}},
-             off_schema="a resultType the client does not know, and no content")
+        # A well-formed task, for a request that never declared the Tasks extension (TASK-3).
+        stamp = "2026-07-28T12:00:00.000Z"
+        send({"jsonrpc": "2.0", "id": id, "result": {
+            "resultType": "task", "taskId": "t" * 24, "status": "working", "createdAt": stamp,
+            "lastUpdatedAt": stamp, "ttlMs": 60000, "pollIntervalMs": 1000}})
     elif name == "endless":
         result(id, {"resultType": "input_required", "requestState": f"again-{id}"})
     elif name == "typed_out":

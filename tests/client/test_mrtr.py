@@ -177,7 +177,8 @@ async def test_prompts_and_reads_take_rounds_and_the_retried_read_is_not_cached(
     assert len(reads) == 4, "a result reached through input rounds is never served from cache"
 
 
-async def test_an_unknown_result_type_is_an_error(raw_client: MakeRaw) -> None:
+async def test_a_task_for_a_request_that_did_not_declare_tasks_is_an_error(
+        raw_client: MakeRaw) -> None:
     client = raw_client("modern")
     with pytest.raises(ProtocolViolation, match=r"did not declare io\.modelcontextprotocol/tasks"):
         await client.call_tool("weird_type")
