@@ -9,6 +9,7 @@ import json
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -130,3 +131,51 @@ def test_ctrl_c_without_a_terminal_leaves_the_task_running(tmp_path: Path, url: 
     assert f"mcpkit task wait {url} {task_id}" in err
     assert state(tmp_path, url, task_id)["status"] == "working"  # left running
     mcpkit(tmp_path, "task", "cancel", url, task_id)
+
+
+def read_until(fd: int, wanted: str, seen: str = "", limit: float = 30.0) -> str:
+    """What the terminal shows, read from its master side until `wanted` appears."""
+    import os
+    import select
+
+    deadline = time.monotonic() + limit
+    while wanted not in seen:
+        left = deadline - time.monotonic()
+        assert left > 0, f"never showed {wanted!r}: {seen!r}"
+        ready, _, _ = select.select([fd], [], [], left)
+        if ready:
+            try:
+                chunk = os.read(fd, 4096)
+            except OSError:  # the process closed its side
+                break
+            seen += chunk.decode(errors="replace")
+    return seen
+
+
+def test_ctrl_c_at_a_terminal_asks_and_can_cancel(tmp_path: Path, url: str) -> None:
+    import os
+    import pty
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "mcpkit", "call", url, "slow", "seconds=60"],
+                            stdin=slave, stdout=subprocess.PIPE, stderr=slave, text=True,
+                            cwd=ROOT, env=environ(tmp_path))
+    os.close(slave)
+    try:
+        shown = read_until(master, "sleeping (")  # the live line, drawn on the terminal
+        assert "\r\x1b[2K" in shown and "[" in shown  # redrawn in place, with a bar
+        proc.send_signal(signal.SIGINT)
+        shown = read_until(master, "(l)eave it running? [l] ", shown)
+        task_id = shown.split("task ", 1)[1].split()[0]
+        os.write(master, b"c\n")
+        shown = read_until(master, "asked the server to cancel", shown)
+        assert proc.wait(timeout=30) == 130
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(master)
+    for _ in range(100):  # cooperative: the server settles it soon after
+        if state(tmp_path, url, task_id)["status"] == "cancelled":
+            break
+    assert state(tmp_path, url, task_id)["status"] == "cancelled"
