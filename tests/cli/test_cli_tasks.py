@@ -129,6 +129,7 @@ def test_ctrl_c_without_a_terminal_leaves_the_task_running(tmp_path: Path, url: 
     task_id = first.split()[1]
     assert f"task {task_id} is still running" in err
     assert f"mcpkit task wait {url} {task_id}" in err
+    assert "Traceback" not in err and "never awaited" not in err  # the stream closed cleanly
     assert state(tmp_path, url, task_id)["status"] == "working"  # left running
     mcpkit(tmp_path, "task", "cancel", url, task_id)
 

@@ -280,6 +280,9 @@ class _Follower:
             log.debug("%s: no task notifications (%s); polling", self.watch.what, exc)
             await sub.close()
             return
+        except BaseException:
+            await sub.close()  # cancelled while opening: the stream must not outlive the wait
+            raise
         agreed = (sub.acknowledged or {}).get("taskIds")
         if isinstance(agreed, list) and self.watch.task_id in agreed:
             self.sub = sub
