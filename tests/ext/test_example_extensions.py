@@ -15,13 +15,14 @@ from typing import Any
 import pytest
 
 from mcpkit.cli.target import load_server
-from mcpkit.protocol.extensions import APPS
+from mcpkit.protocol.extensions import APPS, TASKS
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 
 EXPECTED: dict[str, frozenset[str]] = {
     "calendar/server.py": frozenset({APPS}),  # the week view
+    "long_job/server.py": frozenset({TASKS}),  # the report task
     "quickstart/server.py": frozenset(),
     "testing/notes.py": frozenset(),
 }
