@@ -5,14 +5,20 @@
   `input_required` (2026-07-28) or `elicitation/create` mid-call (2025-11-25);
 - `touch(uri)`: announces that a resource changed, as any write would, for listeners held by
   any replica;
+- `survey(topic)`: a task (the Tasks extension) that asks a question once it is a task, then
+  works for long after the answer, so it can be followed, answered and cancelled from any
+  replica (heartbeats every 0.2 s, so what another replica stores is taken up quickly);
 - `notes://board` and its children: resources to subscribe to.
 """
 
+import asyncio
 import os
 
-from mcpkit import Context, Server
+from mcpkit import Context, Server, ServerOptions
+from mcpkit.server.task_runner import TaskOptions
 
-server = Server("replica", "1.0.0")
+server = Server("replica", "1.0.0", options=ServerOptions(
+    tasks=TaskOptions(heartbeat_s=0.2, lease_s=10.0)))
 
 
 @server.tool()
@@ -36,6 +42,16 @@ def touch(uri: str) -> str:
     server.notify_resource_updated(uri)
     server.notify_tools_changed()
     return f"touched {uri} on {os.environ.get('REPLICA', '?')}"
+
+
+@server.tool(task="optional")
+async def survey(topic: str, ctx: Context) -> str:
+    """Ask whether to run a survey on `topic`, then run it (for minutes)."""
+    await asyncio.sleep(1.0)  # past the synchronous budget: this call is a task by now
+    answer = await ctx.elicit("go", f"Run the survey on {topic}?", {"note": str})
+    await ctx.report_progress(1, 2, f"surveying ({answer.get('note')})")
+    await asyncio.sleep(600)
+    return f"surveyed {topic}"
 
 
 @server.resource("notes://board", name="board", mime_type="text/plain")
