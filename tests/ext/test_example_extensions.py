@@ -22,7 +22,6 @@ EXAMPLES = ROOT / "examples"
 
 EXPECTED: dict[str, frozenset[str]] = {
     "calendar/server.py": frozenset({APPS}),  # the week view
-    "long_job/server.py": frozenset({TASKS}),  # a task tool
     "long_job/server.py": frozenset({TASKS}),  # the report task
     "quickstart/server.py": frozenset(),
     "testing/notes.py": frozenset(),
