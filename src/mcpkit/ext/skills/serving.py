@@ -56,6 +56,8 @@ class Skills:
         self._dirs: dict[str, dict[str, bool]] = {}
         """Directory URI -> its children's URIs, True for a subdirectory."""
         self._generation = 0
+        self._listed: list[dict[str, Any]] | None = None
+        """Every entry as sent, built once per change (a listing's pages slice it)."""
         server.extension(SKILLS, {"directoryRead": True} if directory_read else {})
         server.add_method(Method.SKILLS_LIST, self._list, extension=SKILLS, gated=False)
         server.add_method(Method.SKILLS_GET, self._get, extension=SKILLS, gated=False)
@@ -103,6 +105,7 @@ class Skills:
                 self._serve_file(skill, uri, file)
             self._link(uri, is_dir=False)
         self._generation += 1
+        self._listed = None
 
     def _serve_file(self, skill: LocalSkill, uri: str, file: LocalFile) -> None:
         manifest = file.relative == SKILL_FILE
@@ -155,8 +158,9 @@ class Skills:
             encode_cursor(offset + size, self._generation) if more else None)
 
     async def _list(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
-        chunk, cursor = self._page(Method.SKILLS_LIST, params,
-                                   [e.wire() for e in self.entries])
+        if self._listed is None:
+            self._listed = [e.wire() for e in self.entries]
+        chunk, cursor = self._page(Method.SKILLS_LIST, params, self._listed)
         result: dict[str, Any] = {"resultType": "complete", "skills": chunk}
         if cursor is not None:
             result["nextCursor"] = cursor
