@@ -77,10 +77,8 @@ async def run(n: int, kept: int) -> None:
     plain_us = (time.perf_counter() - start) / n * 1e6
 
     task = {"name": "echo_task", "arguments": {"text": "hi"}, "_meta": TASK_META}
-    ids = []
     start = time.perf_counter()
-    for i in range(n):
-        ids.append((await call(server, i, "tools/call", task))["taskId"])
+    ids = [(await call(server, i, "tools/call", task))["taskId"] for i in range(n)]
     create_us = (time.perf_counter() - start) / n * 1e6
     await settle(server)
     whole = time.perf_counter() - start
