@@ -49,7 +49,10 @@ from mcpkit.cli.showing import (
 from mcpkit.cli.terminal import json_text, shown, shown_block
 from mcpkit.cli.usage import UsageError
 
-__all__ = ["COMMANDS", "connector_for", "register", "run_command", "typed_arguments"]
+__all__ = [
+    "COMMANDS", "connection_options", "connector_for", "register", "run_command",
+    "typed_arguments",
+]
 
 COMMANDS: Final = {
     "discover": "show what a server is and offers (era, version, capabilities)",
@@ -94,17 +97,23 @@ def register(sub: Any) -> None:
     register_task(sub, _common)
 
 
-def _common(p: Any) -> None:
-    """The options every command that talks to a server takes."""
+def connection_options(p: Any) -> None:
+    """The options of reaching a server and printing what it says, which every command
+    that talks to one takes (`mcpkit skills` too)."""
     p.add_argument("--json", action="store_true", help="print JSON for scripts")
-    p.add_argument("--era", choices=("auto", "modern", "legacy"), default="auto",
-                   help="probe (default) or pin the protocol era")
     p.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS",
                    help="wait this long for each response (default 60)")
     p.add_argument("-H", "--header", action="append", default=[], metavar="NAME:VALUE",
                    help="extra HTTP header, e.g. 'Authorization: Bearer ...' (repeatable)")
     p.add_argument("--server-stderr", action="store_true",
                    help="show a stdio server's stderr as it runs (default: only on failure)")
+
+
+def _common(p: Any) -> None:
+    """The options of the client commands: `connection_options`, the era, logs, answers."""
+    connection_options(p)
+    p.add_argument("--era", choices=("auto", "modern", "legacy"), default="auto",
+                   help="probe (default) or pin the protocol era")
     p.add_argument("--log-level", choices=_LEVELS, metavar="LEVEL",
                    help="show the server's log messages at LEVEL and above on stderr "
                    f"({', '.join(_LEVELS)})")

@@ -54,13 +54,15 @@ def input_source(no_input: bool, from_stdin: bool = False) -> InputSource:
     return "lines" if stat.S_ISFIFO(mode) or stat.S_ISREG(mode) or stat.S_ISSOCK(mode) else "none"
 
 
-def parse_given(raw: list[str]) -> dict[str, str]:
-    """`--answer NAME=VALUE` options as `{NAME: VALUE}`; the text is typed per field later."""
+def parse_given(raw: list[str], *, what: str = "--answer",
+                hint: str = "e.g. --answer startsAt=2031-03-04T09:30:00Z") -> dict[str, str]:
+    """`--answer FIELD=VALUE` options (or other `what`s) as `{FIELD: VALUE}`; the text is typed
+    per field later. A malformed one is a UsageError ending with `hint`."""
     out: dict[str, str] = {}
     for item in raw:
         name, sep, value = item.partition("=")
         if not sep or not name:
-            raise UsageError(f"--answer {item!r} must be NAME=VALUE, e.g. --answer startsAt=2031-03-04T09:30:00Z")
+            raise UsageError(f"{what} {item!r} must be FIELD=VALUE, {hint}")
         out[name] = value
     return out
 

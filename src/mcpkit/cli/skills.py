@@ -25,6 +25,8 @@ __all__ = ["register_skills", "run_skills"]
 
 def register_skills(sub: Any) -> None:
     """Add `mcpkit skills` to `mcpkit`'s subparsers."""
+    from mcpkit.cli.commands import connection_options
+
     p = sub.add_parser(
         "skills", help="list a server's skills, or fetch one verified: SERVER [get NAME --out DIR]",
         description="List the skills a server offers (io.modelcontextprotocol/skills) without "
@@ -42,13 +44,7 @@ def register_skills(sub: Any) -> None:
                    help="with get: the skill's name, or its SKILL.md URI when names collide")
     p.add_argument("--out", metavar="DIR", default=".",
                    help="with get: the folder to write DIR/<name>/ into (default: .)")
-    p.add_argument("--json", action="store_true", help="print JSON for scripts")
-    p.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS",
-                   help="wait this long for each response (default 60)")
-    p.add_argument("-H", "--header", action="append", default=[], metavar="NAME:VALUE",
-                   help="extra HTTP header, e.g. 'Authorization: Bearer ...' (repeatable)")
-    p.add_argument("--server-stderr", action="store_true",
-                   help="show a stdio server's stderr as it runs (default: only on failure)")
+    connection_options(p)
 
 
 def run_skills(args: argparse.Namespace) -> int:

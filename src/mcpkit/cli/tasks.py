@@ -182,6 +182,7 @@ def _show_state(task: dict[str, Any], as_json: bool) -> None:
 
 async def _answer(handle: Any, args: argparse.Namespace, answering: Any) -> int:
     """Send answers to the questions the task is parked on (each key at most once)."""
+    from mcpkit.cli.given_answers import parse_given
     from mcpkit.client import InputRequest
 
     raw = args.responses
@@ -201,7 +202,7 @@ async def _answer(handle: Any, args: argparse.Namespace, answering: Any) -> int:
         if state.get("status") != "input_required" or not asked:
             raise UsageError(f"task {args.task_id} asks nothing now (it is "
                              f"{state.get('status')})")
-        answering.given.update(_pairs(raw))
+        answering.given.update(parse_given(raw, what="answer", hint="or give one JSON object"))
         responses = {}
         for key, request in asked.items():
             if request.get("method") != "elicitation/create":
@@ -219,13 +220,3 @@ async def _answer(handle: Any, args: argparse.Namespace, answering: Any) -> int:
         print(f"answered {', '.join(map(shown, sorted(responses)))} of task "
               f"{shown(args.task_id)}")
     return 0
-
-
-def _pairs(raw: list[str]) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for item in raw:
-        name, sep, value = item.partition("=")
-        if not sep or not name:
-            raise UsageError(f"answer {item!r} must be FIELD=VALUE (or give one JSON object)")
-        out[name] = value
-    return out

@@ -309,7 +309,7 @@ class Client:
             fields["arguments"] = arguments
         what = f"tools/call {name!r}"
         result = await call_once(self, fields, what, progress=progress, log=log,
-                                       log_level=log_level, timeout=timeout, meta=meta)
+                                 log_level=log_level, timeout=timeout, meta=meta)
         if is_create_task_result(result):
             handle = handle_for(self, result, what, name)
             try:

@@ -29,6 +29,7 @@ __all__ = [
     "Root",
     "Sample",
     "Sampled",
+    "check_question",
 ]
 
 Action = Literal["accept", "decline", "cancel"]
@@ -131,6 +132,14 @@ def _action(raw: dict[str, Any], where: str, key: str) -> Action:
         raise _bad(where, key, "an ElicitResult", f"action must be accept, decline or cancel, "
                    f"got {action!r}")
     return action  # type: ignore[no-any-return]
+
+
+def check_question(where: str, key: object, question: object) -> None:
+    """Refuse, as the handler's own bug (TypeError), a key or question `ask` cannot send."""
+    if not isinstance(key, str) or not key:
+        raise TypeError(f"{where}: input request keys must be non-empty strings")
+    if not isinstance(question, Question):
+        raise TypeError(f"{where}: {key!r} must be an Elicit, ElicitURL, Sample or ListRoots")
 
 
 class Elicit(Question):

@@ -50,7 +50,7 @@ from mcpkit.protocol.request_state import (
     target_digest,
 )
 from mcpkit.schema import json_type
-from mcpkit.server.asking import Question
+from mcpkit.server.asking import Question, check_question
 from mcpkit.store.state_keys import DATA_DIR_ENV, PersistedRing, key_file, read_key_file
 from mcpkit.store.urls import Backend, open_backend, store_from_env
 from mcpkit.types.methods import METHODS
@@ -356,10 +356,7 @@ class Round:
         lacking: dict[str, Any] = {}
         chosen: list[tuple[str, Question]] = []
         for key, question in questions.items():
-            if not isinstance(key, str) or not key:
-                raise TypeError(f"{where}: input request keys must be non-empty strings")
-            if not isinstance(question, Question):
-                raise TypeError(f"{where}: {key!r} must be an Elicit, ElicitURL, Sample or ListRoots")
+            check_question(where, key, question)
             missing = missing_capabilities(capabilities, question.capability)
             if not missing:
                 chosen.append((key, question))

@@ -19,7 +19,7 @@ from typing import Any
 
 from mcpkit.errors import MissingRequiredClientCapabilityError
 from mcpkit.protocol.envelope import missing_capabilities
-from mcpkit.server.asking import Question
+from mcpkit.server.asking import Question, check_question
 from mcpkit.server.mrtr import Round, Sealer
 
 __all__ = ["Park", "TaskRound"]
@@ -71,10 +71,7 @@ class TaskRound(Round):
         lacking: dict[str, Any] = {}
         waiting: dict[str, Question] = {}
         for key, question in questions.items():
-            if not isinstance(key, str) or not key:
-                raise TypeError(f"{where}: input request keys must be non-empty strings")
-            if not isinstance(question, Question):
-                raise TypeError(f"{where}: {key!r} must be an Elicit, ElicitURL, Sample or ListRoots")
+            check_question(where, key, question)
             missing = missing_capabilities(capabilities, question.capability)
             if missing:
                 if not skip_unsupported:
