@@ -4,38 +4,11 @@ a second backend on the same URL (another replica) of events the first one kept.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
-from backends import KINDS, SHARED, make_url
 
 from mcpkit.store.events import EventReplayError
-from mcpkit.store.urls import Backend, open_backend
-
-
-@pytest.fixture
-async def opened() -> AsyncIterator[Callable[[str], Backend]]:
-    backends: list[Backend] = []
-
-    def opener(url: str) -> Backend:
-        backends.append(open_backend(url))
-        return backends[-1]
-
-    yield opener
-    for backend in backends:
-        await backend.close()
-
-
-@pytest.fixture(params=KINDS)
-def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    return make_url(request.param, request, tmp_path)
-
-
-@pytest.fixture(params=SHARED)
-def shared_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    return make_url(request.param, request, tmp_path)
 
 
 def _number(event_id: str) -> int:

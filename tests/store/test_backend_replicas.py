@@ -6,11 +6,9 @@ overrides the shared ring. Every message the servers send is checked against the
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
-from backends import SHARED, make_url
 
 from mcpkit import Context, Server
 from mcpkit.errors import StateRejected
@@ -23,11 +21,6 @@ from mcpkit.store.urls import open_backend
 CAPS_KEY = "io.modelcontextprotocol/clientCapabilities"
 CAPS = {"elicitation": {"form": {}}}
 ACCEPT = {"confirm": {"action": "accept", "content": {}}}
-
-
-@pytest.fixture(params=SHARED)
-def shared_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    return make_url(request.param, request, tmp_path)
 
 
 def replica(url: str) -> Server:

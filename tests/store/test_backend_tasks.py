@@ -7,24 +7,21 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
-from backends import KINDS, SHARED, Clock, make_url
+from backends import Clock
 
 from mcpkit.store.tasks import TaskRecord
-from mcpkit.store.urls import Backend, open_backend
 
 
 @pytest.fixture
-async def opened() -> AsyncIterator[Callable[..., Any]]:
-    backends: list[Backend] = []
+async def opened(opened: Callable[..., Any]) -> AsyncIterator[Callable[..., Any]]:
+    """Here `opened(url, clock)` is the task store of a backend (closed before it)."""
     stores: list[Any] = []
 
     def opener(url: str, clock: Clock) -> Any:
-        backend = open_backend(url, clock=clock)
-        backends.append(backend)
+        backend = opened(url, clock)
         assert backend.tasks is not None
         stores.append(backend.tasks())
         return stores[-1]
@@ -32,18 +29,6 @@ async def opened() -> AsyncIterator[Callable[..., Any]]:
     yield opener
     for store in stores:
         await store.close()
-    for backend in backends:
-        await backend.close()
-
-
-@pytest.fixture(params=KINDS)
-def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    return make_url(request.param, request, tmp_path)
-
-
-@pytest.fixture(params=SHARED)
-def shared_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    return make_url(request.param, request, tmp_path)
 
 
 def task(task_id: str, clock: Clock, **fields: Any) -> TaskRecord:

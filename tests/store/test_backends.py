@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import AsyncIterator, Awaitable, Callable
-from pathlib import Path
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
-from backends import KINDS, SHARED, Clock, make_url
+from backends import SHARED, Clock
 
 from mcpkit.store.sessions import SessionOwner
 from mcpkit.store.urls import Backend, StoreURLError, open_backend, parse_store_url
@@ -31,31 +30,6 @@ class State:
 
 
 Opener = Callable[[str], Backend]
-
-
-@pytest.fixture
-async def opened(request: pytest.FixtureRequest) -> AsyncIterator[Callable[..., Backend]]:
-    """Open backends for the test and close them all at its end."""
-    backends: list[Backend] = []
-
-    def opener(url: str, clock: Clock | None = None) -> Backend:
-        backend = open_backend(url, clock=clock)
-        backends.append(backend)
-        return backend
-
-    yield opener
-    for backend in backends:
-        await backend.close()
-
-
-@pytest.fixture(params=KINDS)
-def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    return make_url(request.param, request, tmp_path)
-
-
-@pytest.fixture(params=SHARED)
-def shared_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    return make_url(request.param, request, tmp_path)
 
 
 # -- single use --------------------------------------------------------------------------------

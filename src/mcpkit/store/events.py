@@ -17,7 +17,7 @@ from collections import OrderedDict, deque
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-__all__ = ["EventReplayError", "EventStore", "MemoryEventStore", "Replay"]
+__all__ = ["BoundedEvents", "EventReplayError", "EventStore", "MemoryEventStore", "Replay"]
 
 log = logging.getLogger("mcpkit.transport")
 
@@ -90,6 +90,53 @@ def _is_stream_id(text: str) -> bool:
     return bool(text) and text.isascii() and text.replace("-", "a").replace("_", "a").isalnum()
 
 
+class BoundedEvents:
+    """What every event store keeps within, and the refusals a replay can meet: written once,
+    so a client resuming through any backend (memory, PostgreSQL, Redis) reads the same words."""
+
+    def __init__(self, max_events: int = 1000, max_bytes: int = 8 * 1024 * 1024,
+                 max_total_bytes: int = 128 * 1024 * 1024) -> None:
+        if max_events < 1 or max_bytes < 1 or max_total_bytes < 1:
+            raise ValueError(f"{type(self).__name__}: max_events, max_bytes and max_total_bytes "
+                             "must be positive")
+        self.max_events = max_events
+        self.max_bytes = max_bytes
+        self.max_total_bytes = max_total_bytes
+
+    @staticmethod
+    def replay_point(event_id: str) -> tuple[str, int]:
+        """(stream id, number) of a `Last-Event-ID`, or the "invalid" refusal."""
+        parsed = parse_event_id(event_id)
+        if parsed is None:
+            raise EventReplayError("invalid", f"Last-Event-ID {event_id[:_MAX_ID_CHARS]!r} is not "
+                                   "an event id this server issued (<stream>.<number>)")
+        return parsed
+
+    @staticmethod
+    def unknown_stream(event_id: str) -> EventReplayError:
+        return EventReplayError("gone", f"Last-Event-ID {event_id!r}: its stream is no "
+                                "longer kept, or never existed (a stream is kept while some "
+                                "of its events are; they go with their session or are "
+                                "evicted by the store's bounds); what it carried cannot be "
+                                "resumed: send the request again, or open a new GET stream")
+
+    @staticmethod
+    def other_session(event_id: str) -> EventReplayError:
+        return EventReplayError("invalid", f"Last-Event-ID {event_id!r} belongs to another "
+                                "session; resume only streams of this Mcp-Session-Id")
+
+    @staticmethod
+    def not_issued(event_id: str, newest: object) -> EventReplayError:
+        return EventReplayError("invalid", f"Last-Event-ID {event_id!r} was never issued "
+                                f"(the session's newest event is number {newest})")
+
+    def evicted(self, event_id: str) -> EventReplayError:
+        return EventReplayError("gone", f"Last-Event-ID {event_id!r}: events after it were "
+                                "evicted (the event store keeps at most "
+                                f"{self.max_events} events and {self.max_bytes} bytes per "
+                                "session); the stream cannot be resumed, send the request again")
+
+
 class _Stream:
     __slots__ = ("count", "ended", "floor")
 
@@ -117,7 +164,7 @@ class _Session:
         self.warned = False
 
 
-class MemoryEventStore:
+class MemoryEventStore(BoundedEvents):
     """Events in this process, bounded.
 
     Each session keeps at most `max_events` events and `max_bytes` bytes of them, and the whole
@@ -132,12 +179,7 @@ class MemoryEventStore:
 
     def __init__(self, max_events: int = 1000, max_bytes: int = 8 * 1024 * 1024,
                  max_total_bytes: int = 128 * 1024 * 1024) -> None:
-        if max_events < 1 or max_bytes < 1 or max_total_bytes < 1:
-            raise ValueError("MemoryEventStore: max_events, max_bytes and max_total_bytes must "
-                             "be positive")
-        self.max_events = max_events
-        self.max_bytes = max_bytes
-        self.max_total_bytes = max_total_bytes
+        super().__init__(max_events, max_bytes, max_total_bytes)
         self._sessions: OrderedDict[str, _Session] = OrderedDict()
         """Least recently appended to first."""
         self._owners: dict[str, str] = {}
@@ -192,32 +234,18 @@ class MemoryEventStore:
         return f"{stream_id}.{seq}"
 
     async def replay_after(self, session_id: str, event_id: str) -> Replay:
-        parsed = parse_event_id(event_id)
-        if parsed is None:
-            raise EventReplayError("invalid", f"Last-Event-ID {event_id[:_MAX_ID_CHARS]!r} is not "
-                                   "an event id this server issued (<stream>.<number>)")
-        stream_id, seq = parsed
+        stream_id, seq = self.replay_point(event_id)
         owner = self._owners.get(stream_id)
         if owner is None:
-            raise EventReplayError("gone", f"Last-Event-ID {event_id!r}: its stream is no "
-                                   "longer kept, or never existed (a stream is kept while some "
-                                   "of its events are; they go with their session or are "
-                                   "evicted by the store's bounds); what it carried cannot be "
-                                   "resumed: send the request again, or open a new GET stream")
+            raise self.unknown_stream(event_id)
         if owner != session_id:
-            raise EventReplayError("invalid", f"Last-Event-ID {event_id!r} belongs to another "
-                                   "session; resume only streams of this Mcp-Session-Id")
+            raise self.other_session(event_id)
         session = self._sessions[session_id]
         stream = session.streams[stream_id]
         if seq > session.seq:
-            raise EventReplayError("invalid", f"Last-Event-ID {event_id!r} was never issued "
-                                   "(the session's newest event is number "
-                                   f"{session.seq})")
+            raise self.not_issued(event_id, session.seq)
         if stream.floor > seq:
-            raise EventReplayError("gone", f"Last-Event-ID {event_id!r}: events after it were "
-                                   "evicted (the event store keeps at most "
-                                   f"{self.max_events} events and {self.max_bytes} bytes per "
-                                   "session); the stream cannot be resumed, send the request again")
+            raise self.evicted(event_id)
         events = [(f"{stream_id}.{n}", data) for n, sid, data in session.events
                   if n > seq and sid == stream_id]
         return Replay(stream_id, events, stream.ended)

@@ -23,13 +23,11 @@ from typing import Any, Final
 
 from mcpkit.store.events import (
     _EVENT_OVERHEAD,
-    _MAX_ID_CHARS,
     _MAX_STREAM_CHARS,
     _STREAM_OVERHEAD,
-    EventReplayError,
+    BoundedEvents,
     Replay,
     _is_stream_id,
-    parse_event_id,
 )
 from mcpkit.store.postgres_store import PostgresEngine
 
@@ -51,19 +49,14 @@ _TABLES: Final = (
 _CHECK_TOTAL_EVERY: Final = 64
 
 
-class PostgresEventStore:
+class PostgresEventStore(BoundedEvents):
     """Events in three tables: sessions, streams and the events themselves."""
 
     def __init__(self, engine: PostgresEngine, max_events: int = 1000,
                  max_bytes: int = 8 * 1024 * 1024,
                  max_total_bytes: int = 128 * 1024 * 1024) -> None:
-        if max_events < 1 or max_bytes < 1 or max_total_bytes < 1:
-            raise ValueError("PostgresEventStore: max_events, max_bytes and max_total_bytes "
-                             "must be positive")
+        super().__init__(max_events, max_bytes, max_total_bytes)
         self._engine = engine
-        self.max_events = max_events
-        self.max_bytes = max_bytes
-        self.max_total_bytes = max_total_bytes
         self._appends = 0
 
     async def append(self, session_id: str, stream_id: str, data: bytes, *,
@@ -167,11 +160,7 @@ class PostgresEventStore:
             await conn.execute("DELETE FROM mcpkit_event_sessions WHERE events <= 0")
 
     async def replay_after(self, session_id: str, event_id: str) -> Replay:
-        parsed = parse_event_id(event_id)
-        if parsed is None:
-            raise EventReplayError("invalid", f"Last-Event-ID {event_id[:_MAX_ID_CHARS]!r} is not "
-                                   "an event id this server issued (<stream>.<number>)")
-        stream_id, seq = parsed
+        stream_id, seq = self.replay_point(event_id)
         await self._engine.ensure("events", _TABLES)
         async with self._engine.transaction("replaying SSE events") as conn:
             cur = await conn.execute(
@@ -180,26 +169,14 @@ class PostgresEventStore:
                 (stream_id,))
             held = await cur.fetchone()
             if held is None:
-                raise EventReplayError("gone", f"Last-Event-ID {event_id!r}: its stream is no "
-                                       "longer kept, or never existed (a stream is kept while "
-                                       "some of its events are; they go with their session or "
-                                       "are evicted by the store's bounds); what it carried "
-                                       "cannot be resumed: send the request again, or open a "
-                                       "new GET stream")
+                raise self.unknown_stream(event_id)
             owner, floor, ended, newest = held
             if owner != session_id:
-                raise EventReplayError("invalid", f"Last-Event-ID {event_id!r} belongs to "
-                                       "another session; resume only streams of this "
-                                       "Mcp-Session-Id")
+                raise self.other_session(event_id)
             if seq > int(newest):
-                raise EventReplayError("invalid", f"Last-Event-ID {event_id!r} was never issued "
-                                       f"(the session's newest event is number {newest})")
+                raise self.not_issued(event_id, newest)
             if int(floor) > seq:
-                raise EventReplayError("gone", f"Last-Event-ID {event_id!r}: events after it "
-                                       "were evicted (the event store keeps at most "
-                                       f"{self.max_events} events and {self.max_bytes} bytes "
-                                       "per session); the stream cannot be resumed, send the "
-                                       "request again")
+                raise self.evicted(event_id)
             cur = await conn.execute(
                 "SELECT seq, data FROM mcpkit_events WHERE stream_id = %s AND seq > %s "
                 "ORDER BY seq", (stream_id, seq))

@@ -20,14 +20,12 @@ from typing import Final
 
 from mcpkit.store.events import (
     _EVENT_OVERHEAD,
-    _MAX_ID_CHARS,
     _MAX_STREAM_CHARS,
     _SESSION_OVERHEAD,
     _STREAM_OVERHEAD,
-    EventReplayError,
+    BoundedEvents,
     Replay,
     _is_stream_id,
-    parse_event_id,
 )
 from mcpkit.store.redis_store import RedisEngine
 
@@ -146,19 +144,14 @@ return out
 _FORGET: Final = _LIB + "drop_session(ARGV[5]) return 1"
 
 
-class RedisEventStore:
+class RedisEventStore(BoundedEvents):
     """Events in Redis hashes and sorted sets, per session and per stream."""
 
     def __init__(self, engine: RedisEngine, max_events: int = 1000,
                  max_bytes: int = 8 * 1024 * 1024,
                  max_total_bytes: int = 128 * 1024 * 1024) -> None:
-        if max_events < 1 or max_bytes < 1 or max_total_bytes < 1:
-            raise ValueError("RedisEventStore: max_events, max_bytes and max_total_bytes must "
-                             "be positive")
+        super().__init__(max_events, max_bytes, max_total_bytes)
         self._engine = engine
-        self.max_events = max_events
-        self.max_bytes = max_bytes
-        self.max_total_bytes = max_total_bytes
 
     def _head(self) -> list[object]:
         return [self._engine.prefix, _EVENT_OVERHEAD, _STREAM_OVERHEAD, _SESSION_OVERHEAD]
@@ -177,32 +170,18 @@ class RedisEventStore:
         return f"{stream_id}.{int(seq)}"
 
     async def replay_after(self, session_id: str, event_id: str) -> Replay:
-        parsed = parse_event_id(event_id)
-        if parsed is None:
-            raise EventReplayError("invalid", f"Last-Event-ID {event_id[:_MAX_ID_CHARS]!r} is not "
-                                   "an event id this server issued (<stream>.<number>)")
-        stream_id, seq = parsed
+        stream_id, seq = self.replay_point(event_id)
         reply = await self._engine.script("replaying SSE events", _REPLAY, [], [
             *self._head(), session_id, stream_id, seq])
         status = bytes(reply[0]).decode()
         if status == "gone":
-            raise EventReplayError("gone", f"Last-Event-ID {event_id!r}: its stream is no "
-                                   "longer kept, or never existed (a stream is kept while some "
-                                   "of its events are; they go with their session or are "
-                                   "evicted by the store's bounds); what it carried cannot be "
-                                   "resumed: send the request again, or open a new GET stream")
+            raise self.unknown_stream(event_id)
         if status == "other":
-            raise EventReplayError("invalid", f"Last-Event-ID {event_id!r} belongs to another "
-                                   "session; resume only streams of this Mcp-Session-Id")
+            raise self.other_session(event_id)
         if status == "never":
-            raise EventReplayError("invalid", f"Last-Event-ID {event_id!r} was never issued "
-                                   "(the session's newest event is number "
-                                   f"{bytes(reply[1]).decode()})")
+            raise self.not_issued(event_id, bytes(reply[1]).decode())
         if status == "evicted":
-            raise EventReplayError("gone", f"Last-Event-ID {event_id!r}: events after it were "
-                                   "evicted (the event store keeps at most "
-                                   f"{self.max_events} events and {self.max_bytes} bytes per "
-                                   "session); the stream cannot be resumed, send the request again")
+            raise self.evicted(event_id)
         ended = bytes(reply[1]) == b"1"
         rest = reply[2:]
         events = [(f"{stream_id}.{int(rest[i])}", bytes(rest[i + 1]))
