@@ -5,32 +5,19 @@ totals chart and the lint rows; the server's text is escaped, never markup."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from chromium import FLAGS, chromium
 from conftest import BROKEN, mcpkit
 
 from mcpkit.probe.checks import CHECKS
 
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync", "--no-first-run"]
-
-
-def chromium() -> str:
-    found = shutil.which("chromium") or shutil.which("chromium-browser")
-    if found is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("CI=true and chromium is missing: scripts/test installs it with apt-get")
-        pytest.skip("chromium is not installed here (apt-get install chromium; CI installs it)")
-    return found
-
 
 def render(page: Path, profile: Path) -> str:
-    done = subprocess.run([chromium(), *CHROMIUM_FLAGS, f"--user-data-dir={profile}",
+    done = subprocess.run([chromium(), *FLAGS, f"--user-data-dir={profile}",
                            "--dump-dom", page.as_uri()], capture_output=True, text=True,
                           timeout=90, stdin=subprocess.DEVNULL)
     assert done.returncode == 0, done.stderr[-2000:]

@@ -17,30 +17,17 @@ import asyncio
 import contextlib
 import itertools
 import json
-import os
 import re
-import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import pytest
+from chromium import FLAGS, chromium
 
 __all__ = ["Browser", "Frame", "Page", "chromium", "launched"]
 
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 WAIT = 30.0
 """The longest any one step may take (a loaded CI machine starts Chromium in seconds)."""
-
-
-def chromium() -> str:
-    found = shutil.which("chromium") or shutil.which("chromium-browser")
-    if found is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("CI=true and chromium is missing: scripts/test installs it with apt-get")
-        pytest.skip("chromium is not installed here (apt-get install chromium; CI installs it)")
-    return found
 
 
 class Browser:
