@@ -9,7 +9,8 @@ temporary files in that folder. Its access log records which replica served each
 `Replica` is one `mcpkit run FILE --http 127.0.0.1:PORT/mcp --store URL` process on a port of
 its own (kept across restarts, since nginx names it), which `kill()` ends with SIGKILL and
 `start()` runs again. `Cluster` is three of them behind one `Balancer`, sharing one store URL
-(PostgreSQL or Redis, from tests/services.py), one home folder and one calendar database.
+(PostgreSQL or Redis, from tests/services.py), one home folder and one calendar database,
+and any settings of the replicas' own (`extra_env`).
 
 When nginx is missing the tests skip with one line naming the package; under CI=true they
 fail instead.
@@ -211,14 +212,14 @@ class Cluster:
     """Three replicas of `target` sharing `store`, behind one nginx."""
 
     def __init__(self, engine: str, store: str, target: str = REPLICA_SERVER,
-                 count: int = 3) -> None:
+                 count: int = 3, extra_env: dict[str, str] | None = None) -> None:
         self.engine = engine
         self.store = store
         self.home = Path(tempfile.mkdtemp(prefix="mcpkit-cluster-"))
         env = {k: v for k, v in os.environ.items()
                if k not in ("MCPKIT_STATE_KEYS", "MCPKIT_STORE", "MCPKIT_DATA_DIR")}
         env.update(HOME=str(self.home / "home"), XDG_DATA_HOME=str(self.home / "data"),
-                   CALENDAR_DB=str(self.home / "calendar.sqlite3"))
+                   CALENDAR_DB=str(self.home / "calendar.sqlite3"), **(extra_env or {}))
         self.replicas = [Replica("ABC"[i] if i < 3 else f"R{i}", target, store, env)
                          for i in range(count)]
         self.balancer = Balancer([r.port for r in self.replicas])

@@ -7,7 +7,8 @@
   any replica;
 - `survey(topic)`: a task (the Tasks extension) that asks a question once it is a task, then
   works for long after the answer, so it can be followed, answered and cancelled from any
-  replica (heartbeats every 0.2 s, so what another replica stores is taken up quickly);
+  replica (heartbeats every 0.2 s unless TASK_HEARTBEAT_S says otherwise, so what another
+  replica stores is taken up quickly even without the broker);
 - `notes://board` and its children: resources to subscribe to.
 """
 
@@ -17,8 +18,12 @@ import os
 from mcpkit import Context, Server, ServerOptions
 from mcpkit.server.task_runner import TaskOptions
 
+HEARTBEAT_S = float(os.environ.get("TASK_HEARTBEAT_S", "0.2"))
+"""TASK_HEARTBEAT_S: a long one (60) leaves the broker the only quick way for a cancel or an
+answer served by one replica to reach the replica running the task."""
+
 server = Server("replica", "1.0.0", options=ServerOptions(
-    tasks=TaskOptions(heartbeat_s=0.2, lease_s=10.0)))
+    tasks=TaskOptions(heartbeat_s=HEARTBEAT_S, lease_s=max(10.0, 2 * HEARTBEAT_S))))
 
 
 @server.tool()

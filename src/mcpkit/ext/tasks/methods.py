@@ -3,7 +3,9 @@
 Each is added with `Server.add_method(..., extension=TASKS)`, so a request that did not
 declare the extension gets -32021 before reaching them (TASK-14). Every one finds the task
 through `TaskRuntime.find`: an unknown id, an expired one and another principal's are the same
--32602. `tasks/result` and `tasks/list` are never added, so they answer -32601.
+-32602. `tasks/result` and `tasks/list` are never added, so they answer -32601. An update or
+a cancel of a task another replica runs is stored, then announced to that replica
+(`mcpkit.ext.tasks.controls`).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from mcpkit.errors import InvalidParamsError, MissingRequiredClientCapabilityError
+from mcpkit.ext.tasks.controls import announce
 from mcpkit.protocol.codec import RequestId, notification_message
 from mcpkit.protocol.extensions import TASKS, declared, requirement
 from mcpkit.protocol.tasks import (
@@ -54,8 +57,9 @@ class TaskMethods:
             job = runtime.jobs.get(record.task_id)
             if job is not None:
                 await job.deliver(outstanding)
-            else:  # running in another process: it takes them at its next heartbeat
+            else:  # running in another process: stored, then announced to it
                 await runtime.store.put_answers(record.task_id, outstanding)
+                await announce(runtime, record.task_id, "update")
         return acknowledgement()
 
     async def cancel(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
@@ -68,6 +72,8 @@ class TaskMethods:
             job.record.cancel_requested = True
             job.cancel()
         await runtime.store.request_cancel(record.task_id)
+        if job is None:  # running in another process: announced once the request is stored
+            await announce(runtime, record.task_id, "cancel")
         return acknowledgement()
 
     async def listen(self, notifications: dict[str, Any], ctx: Context) -> TaskStream | None:

@@ -14,7 +14,8 @@ call does, under a `TaskRound`. Then the first of these decides:
 The same handler serves every path; a caller that did not declare the extension gets a plain
 call (an optional tool) or -32021 (a required one). Each task is bound to its creator
 (`owner`), has an id of 192 random bits, a lease its heartbeats renew, and a TTL after which it
-is deleted; `mcpkit.ext.tasks.upkeep` does the heartbeats and the sweeping.
+is deleted; `mcpkit.ext.tasks.upkeep` does the heartbeats and the sweeping, and
+`mcpkit.ext.tasks.controls` brings a cancel or an answer served by another replica here at once.
 """
 
 from __future__ import annotations
@@ -109,6 +110,8 @@ class TaskRuntime:
         self._store: TaskStore | None = None
         self._starting = 0
         self.upkeep: asyncio.Task[None] | None = None
+        self.controls: asyncio.Task[None] | None = None
+        """Acts on the cancel and update controls other replicas publish (a shared broker)."""
 
     @property
     def store(self) -> TaskStore:
@@ -268,11 +271,16 @@ class TaskRuntime:
         self.server.broker.publish(Change(TASK_CHANGE, record.task_id))
 
     def ensure_upkeep(self) -> None:
-        """Start the heartbeat and sweeper of this process, once, in the running loop."""
+        """Start the heartbeat and sweeper of this process, and its listener for other
+        replicas' task controls, once, in the running loop."""
         if self.upkeep is None or self.upkeep.done():
             from mcpkit.ext.tasks.upkeep import run_upkeep
 
             self.upkeep = asyncio.ensure_future(run_upkeep(self))
+        if self.controls is None:
+            from mcpkit.ext.tasks.controls import follow_controls
+
+            self.controls = asyncio.ensure_future(follow_controls(self))
 
     # -- what the task methods read ----------------------------------------------------------
 

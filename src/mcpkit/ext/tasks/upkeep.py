@@ -2,7 +2,8 @@
 
 Every `TaskOptions.heartbeat_s` this process renews the leases of the tasks it runs, picks up
 what other processes left in the store for them (a `tasks/cancel`, the answers of a
-`tasks/update`), recovers the tasks whose lease lapsed, and deletes those past their TTL.
+`tasks/update`: with a shared broker they arrive at once, and the heartbeat is what catches one
+whose control was lost), recovers the tasks whose lease lapsed, and deletes those past their TTL.
 Recovering a task means claiming its lease (so one process does it) and then either running its
 tool again from the start (a `resumable=True` tool, up to `TaskOptions.max_attempts` starts) or
 ending it `failed` with a statusMessage saying its process stopped. `tasks/get` recovers a
@@ -26,7 +27,7 @@ from mcpkit.store.tasks import TaskRecord
 if TYPE_CHECKING:
     from mcpkit.ext.tasks.runtime import TaskRuntime
 
-__all__ = ["recover", "run_upkeep", "upkeep_once"]
+__all__ = ["pick_up", "recover", "run_upkeep", "upkeep_once"]
 
 log = logging.getLogger("mcpkit.tasks")
 
@@ -49,7 +50,7 @@ async def upkeep_once(runtime: TaskRuntime) -> None:
     await store.renew([j.record.task_id for j in running], runtime.owner,
                       now + runtime.options.lease_s)
     for job in running:
-        await _pick_up(runtime, job)
+        await pick_up(runtime, job)
     for record in await store.stale(now):
         if record.task_id not in runtime.jobs:
             await recover(runtime, record)
@@ -58,8 +59,10 @@ async def upkeep_once(runtime: TaskRuntime) -> None:
         log.debug("deleted %d expired tasks", gone)
 
 
-async def _pick_up(runtime: TaskRuntime, job: Job) -> None:
-    """What other processes stored for a task running here: a cancel, answers."""
+async def pick_up(runtime: TaskRuntime, job: Job) -> None:
+    """What other processes stored for a task running here: a cancel, answers. Each
+    heartbeat does this for every running task; a control heard from the broker
+    (`mcpkit.ext.tasks.controls`) does it at once for the task it names."""
     stored = await runtime.store.get(job.record.task_id)
     if stored is None:
         return
