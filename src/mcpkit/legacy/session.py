@@ -280,7 +280,10 @@ class LegacySession:
         modern["_meta"] = self.meta(params, method).to_meta()
         # The client's trace context (META-10) goes on: `ctx.trace` reads as in a modern request.
         modern["_meta"].update(trace_keys(params.get("_meta") if params else None))
-        result = await call(server, method, modern, request_id, notify, principal)
+        notify = _rising_progress(notify)  # once for all the rounds of this request
+        # A 2025-11-25 client cannot declare extensions: each answer comes in the request.
+        result = await call(server, method, modern, request_id, notify, principal,
+                            in_request_only=True)
         for _ in range(MAX_INPUT_ROUNDS):
             if result.get("resultType") != "input_required":
                 return legacy_result(result)
@@ -291,7 +294,8 @@ class LegacySession:
                 modern["requestState"] = result["requestState"]
             else:
                 modern.pop("requestState", None)
-            result = await call(server, method, modern, request_id, notify, principal)
+            result = await call(server, method, modern, request_id, notify, principal,
+                                in_request_only=True)
         raise InternalError(
             f"{method}: the handler still asked for input after {MAX_INPUT_ROUNDS} rounds"
         )
@@ -327,3 +331,26 @@ class LegacySession:
                 log.warning("%s: %s", method, exc)
                 raise InternalError(f"{method}: {exc}") from None
         return answers
+
+
+def _rising_progress(notify: Notify | None) -> Notify | None:
+    """`notify`, passing on only progress reports above the last one it passed.
+
+    Each input round runs the handler again from its start (the session's `elicitation/create`
+    answers become the retry's `inputResponses`), so the reports it made before asking come
+    again; the client has seen them, and 2025-11-25 requires progress to increase with each
+    notification, so the repeats are dropped here rather than sent as a step back."""
+    if notify is None:
+        return None
+    last: list[float] = []
+
+    async def forward(message: dict[str, Any]) -> None:
+        if message.get("method") == Method.PROGRESS:
+            value = (message.get("params") or {}).get("progress")
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                if last and value <= last[0]:
+                    return
+                last[:] = [value]
+        await notify(message)
+
+    return forward

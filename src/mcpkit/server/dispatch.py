@@ -112,13 +112,17 @@ async def call(
     request_id: RequestId | None,
     notify: Notify | None,
     principal: Any = None,
+    *,
+    in_request_only: bool = False,
 ) -> dict[str, Any]:
-    """Check the envelope, route, and return the modern result; raises RPCError."""
+    """Check the envelope, route, and return the modern result; raises RPCError.
+    `in_request_only`: the caller takes no deferred answer (`Context.in_request_only`)."""
     meta = read_meta(method, params)
     handler = server._routes.get(method)
     if handler is None:
         raise MethodNotFoundError(f"Method not found: {method}", {"method": method})
-    ctx = Context(server, method, request_id, meta, notify, principal)
+    ctx = Context(server, method, request_id, meta, notify, principal,
+                  in_request_only=in_request_only)
     result = await handler(params, ctx)  # type: ignore[arg-type]
     if "_meta" not in result:
         result["_meta"] = server.result_meta

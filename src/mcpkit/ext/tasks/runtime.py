@@ -11,8 +11,9 @@ call does, under a `TaskRound`. Then the first of these decides:
   and the answer is its `CreateTaskResult`; the handler goes on in this process, its progress
   becoming the task's statusMessage and its asks parking the task in `input_required`.
 
-The same handler serves every path; a caller that did not declare the extension gets a plain
-call (an optional tool) or -32021 (a required one). Each task is bound to its creator
+The same handler serves every path; a modern caller that did not declare the extension gets a
+plain call (an optional tool) or -32021 (a required one), and a 2025-11-25 client, which has no
+way to declare it, a plain call of either. Each task is bound to its creator
 (`owner`), has an id of 192 random bits, a lease its heartbeats renew, and a TTL after which it
 is deleted; `mcpkit.ext.tasks.upkeep` does the heartbeats and the sweeping, and
 `mcpkit.ext.tasks.controls` brings a cancel or an answer served by another replica here at once.
@@ -123,6 +124,11 @@ class TaskRuntime:
     # -- tools/call --------------------------------------------------------------------------
 
     def call(self, tool: Tool, params: dict[str, Any], ctx: Context) -> Any:
+        if ctx.in_request_only:
+            # A 2025-11-25 client cannot declare the extension, so even a required tool is
+            # served to it as a plain call in the request: its progress goes on the request's
+            # stream and its asks are the session's own elicitation/create requests.
+            return run_tool(tool, params, ctx)
         if declared(ctx.meta.client_capabilities, TASKS) is None:
             if tool.task == "required":
                 raise MissingRequiredClientCapabilityError(
