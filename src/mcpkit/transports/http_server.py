@@ -1,8 +1,8 @@
 """Streamable HTTP for a `Server`: one plain ASGI application serving both eras on one URL.
 
-`HTTPApp` is the ASGI glue. It answers health probes first (`mcpkit.transports.http_health`),
-then checks what every request passes whatever its era, in a fixed order: path (404),
-Host/Origin (403), and for a POST its size (413), content type (415) and JSON (400/-32700).
+`HTTPApp` is the ASGI glue. It checks what every request passes whatever its era, in a fixed
+order: path (404; health probes, `mcpkit.transports.http_health`, are answered there, before
+any other check), Host/Origin (403), for a POST its size (413), type (415) and JSON (400).
 The pure `mcpkit.protocol.http.route` then names the route, and the one `Endpoint` its table
 holds for it serves the request: `ModernEndpoint` (2026-07-28, stateless) or the legacy
 sessions (`mcpkit.transports.http_legacy`); that lookup is the app's one decision about eras.
@@ -100,11 +100,11 @@ class HTTPOptions:
     auth: Any = None
     """A `ProtectedResource` (`mcpkit.transports.http_auth`, both eras); None: open to all."""
     health: HealthPaths = field(default_factory=HealthPaths)
-    """Paths of the health and readiness probes (`/healthz`, `/readyz`), served to anyone."""
+    """Paths of the probes (`/healthz`, `/readyz`), served to anyone."""
 
     def __post_init__(self) -> None:
-        if self.sse_retry_ms is not None and (
-                type(self.sse_retry_ms) is not int or self.sse_retry_ms < 0):
+        if self.sse_retry_ms is not None and (type(self.sse_retry_ms) is not int
+                                              or self.sse_retry_ms < 0):
             raise ValueError(f"HTTPOptions.sse_retry_ms must be None or milliseconds >= 0, not "
                              f"{self.sse_retry_ms!r}")
         if not self.sse_poll_after_s >= 0:
@@ -164,8 +164,6 @@ class HTTPApp:
             elif kind == "websocket":
                 await send({"type": "websocket.close", "code": 1003})
             return
-        if self._health.serves(scope):  # probes, not MCP requests: before every check
-            return await self._health.serve(scope, send)
         auth = self._auth
         if auth is not None and auth.is_metadata(scope):  # public, asked before any token
             await auth.metadata(scope, send)
@@ -173,8 +171,12 @@ class HTTPApp:
         if self._path is not None:
             path = _mounted_path(scope)
             if path != self._path and path.rstrip("/") != self._path:
+                if self._health.serves(scope):  # not MCP: no Host, Origin or token check
+                    return await self._health.serve(scope, send)
                 await plain_response(send, Status.NOT_FOUND)
                 return
+        elif self._health.serves(scope):  # mounted: every path is the app's, probes' too
+            return await self._health.serve(scope, send)
         headers = read_headers(scope["headers"])
         refusal = self._policy.check(headers.host, headers.origin)
         if refusal is not None:
@@ -417,10 +419,8 @@ def _uvicorn(server: Any, address: str, allowed_hosts: tuple[str, ...],
     from mcpkit.transports.http_listener import uvicorn_settings
 
     host, port, path = parse_address(address)
-    hosts = allowed_hosts
-    if _is_loopback(host):
-        hosts = LOOPBACK_HOSTS + hosts
-    elif not hosts:
+    hosts = LOOPBACK_HOSTS + allowed_hosts if _is_loopback(host) else allowed_hosts
+    if not hosts:
         hosts = ("*",)
         print(f"mcpkit: warning: serving on {host} with any Host header accepted; name the "
               "public host with --allow-host to keep DNS-rebinding protection", file=sys.stderr)
