@@ -63,18 +63,17 @@ class Context:
         meta: RequestMeta,
         notify: Notify | None,
         principal: Any = None,
-        *,
-        in_request_only: bool = False,
     ) -> None:
         self.server = server
         self.method = method
         self.request_id = request_id
         self.meta = meta
         self.principal = principal
-        self.in_request_only = in_request_only
+        self.in_request_only = False
         """The answer must come in this request, never later through a task: a request of a
         2025-11-25 session, whose client has no way to declare the Tasks extension (its
-        adapter, `mcpkit.legacy.session`, says so). A task tool then runs as a plain call."""
+        adapter, `mcpkit.legacy.session`, says so through `dispatch.call`). A task tool then
+        runs as a plain call."""
         self._notify = notify
         self._last_progress: float | None = None
         self._round: Round | None = None

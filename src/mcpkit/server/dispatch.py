@@ -121,8 +121,9 @@ async def call(
     handler = server._routes.get(method)
     if handler is None:
         raise MethodNotFoundError(f"Method not found: {method}", {"method": method})
-    ctx = Context(server, method, request_id, meta, notify, principal,
-                  in_request_only=in_request_only)
+    ctx = Context(server, method, request_id, meta, notify, principal)
+    if in_request_only:  # set after, not passed: a keyword costs every request's Context
+        ctx.in_request_only = True
     result = await handler(params, ctx)  # type: ignore[arg-type]
     if "_meta" not in result:
         result["_meta"] = server.result_meta
