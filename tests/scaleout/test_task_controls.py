@@ -10,7 +10,9 @@ schema-checked (`Peer`).
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
+from typing import Any
 
 import httpx
 import pytest
@@ -45,6 +47,17 @@ async def start_survey(on_a: Peer, topic: str) -> str:
     return task_id
 
 
+async def until_reported(peer: Peer, task_id: str) -> dict[str, Any]:
+    """The task once it is `working` with a statusMessage: the answer taken, then the
+    handler's progress report (two writes, so `working` alone may come a moment before)."""
+    async with asyncio.timeout(WAIT_S):
+        while True:
+            task = await until_status(peer, task_id, "working")
+            if "statusMessage" in task:
+                return task
+            await asyncio.sleep(0.05)
+
+
 async def test_an_answer_and_a_cancel_served_by_b_reach_the_task_running_on_a(
         slow_heartbeats: Cluster) -> None:
     a, b = slow_heartbeats.replicas
@@ -55,7 +68,7 @@ async def test_an_answer_and_a_cancel_served_by_b_reach_the_task_running_on_a(
         assert "reefs" in asked["inputRequests"]["go"]["params"]["message"]
         await task_request(on_b, "tasks/update", task_id, inputResponses={
             "go": {"action": "accept", "content": {"note": "from B"}}})
-        working = await until_status(on_b, task_id, "working")  # A's handler took B's answer
+        working = await until_reported(on_b, task_id)  # A's handler took B's answer
         assert working["statusMessage"] == "surveying (from B) (1/2)", working
         await task_request(on_b, "tasks/cancel", task_id)
         final = await until_status(on_b, task_id, "cancelled")  # A cancelled its handler
