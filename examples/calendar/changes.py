@@ -9,10 +9,13 @@ of events changed. `announce()` does it at once for an event created here.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 from mcpkit.server.subscriptions import Change, LocalBroker
+
+log = logging.getLogger("calendar")
 
 
 class CalendarChanges(LocalBroker):
@@ -29,7 +32,10 @@ class CalendarChanges(LocalBroker):
 
     async def announce(self) -> None:
         """An event was created in this process: tell listeners now, not at the next look."""
-        self._seen = await asyncio.to_thread(self._revision)
+        try:
+            self._seen = await asyncio.to_thread(self._revision)
+        except Exception:  # the event is written: a busy database must not undo that answer
+            log.warning("calendar: could not read the revision after a write", exc_info=True)
         self.publish(Change("resource", self.uri))
 
     @asynccontextmanager

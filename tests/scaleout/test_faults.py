@@ -38,6 +38,7 @@ async def test_a_replica_killed_during_writes_loses_no_acknowledged_write(
     cluster.ensure_running()
     victim = cluster.replicas[1]
     acknowledged: list[str] = []
+    refusals: list[str] = []
     retried = 0
     after_kill = 0
     killed = asyncio.Event()
@@ -60,15 +61,17 @@ async def test_a_replica_killed_during_writes_loses_no_acknowledged_write(
                     raw = None
                 reply = (peer._reply(raw, raw.content, "tools/call")
                          if raw is not None and raw.status_code == 200 else None)
-                if reply is not None and "result" in reply.message:
-                    event = reply.message["result"]["structuredContent"]
-                    acknowledged.append(event["id"])
+                result = reply.message.get("result") if reply is not None else None
+                if result is not None and not result.get("isError"):
+                    acknowledged.append(result["structuredContent"]["id"])
                     after_kill += killed.is_set()
                     break
+                if result is not None:  # a tool error is no acknowledgement: retried too
+                    refusals.append(result["content"][0]["text"])
                 retried += 1
                 await asyncio.sleep(0.05 * (attempt + 1))
             else:
-                raise AssertionError(f"write {n} failed {RETRIES} times")
+                raise AssertionError(f"write {n} failed {RETRIES} times; tool errors: {refusals}")
             if len(acknowledged) == KILL_AFTER and not killed.is_set():
                 victim.kill()
                 killed.set()
