@@ -16,8 +16,8 @@ import pytest
 from backends import SHARED, Clock, make_url
 from http_peer import Peer
 from listening import listening
+from replica_server import make_server
 
-from mcpkit import Context, Server
 from mcpkit.errors import StoreUnavailableError
 from mcpkit.server.server import ServerOptions
 from mcpkit.store.urls import open_backend
@@ -77,18 +77,7 @@ async def test_every_seam_fails_fast_while_down_and_recovers_after(
 
 async def test_a_server_answers_503_while_its_store_is_down_and_serves_again_after(
         kind: str, request: pytest.FixtureRequest, tmp_path: Path, restartable: Any) -> None:
-    server = Server("faulty", options=ServerOptions(store=make_url(kind, request, tmp_path)))
-
-    @server.tool()
-    async def redeem(code: str, ctx: Context) -> str:
-        """Single use: its retry needs the store."""
-        answer = await ctx.elicit("confirm", f"Redeem {code}?", single_use=True)
-        return f"redeemed {code}" if answer.accepted else "kept"
-
-    @server.tool()
-    async def echo(text: str) -> str:
-        """Needs no state at all."""
-        return text
+    server = make_server(ServerOptions(store=make_url(kind, request, tmp_path)))
 
     caps = {CAPS_KEY: {"elicitation": {"form": {}}}}
     accept = {"confirm": {"action": "accept", "content": {}}}
