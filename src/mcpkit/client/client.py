@@ -48,7 +48,13 @@ from mcpkit.client.options import (
 )
 from mcpkit.client.paging import list_through_cache
 from mcpkit.client.tasks import StatusHandler, TaskHandle, task_meta
-from mcpkit.client.tool_calls import call_once, checked_result, handle_for, reattached
+from mcpkit.client.tool_calls import (
+    call_once,
+    checked_result,
+    handle_for,
+    reattached,
+    tool_call,
+)
 from mcpkit.client.tools import OutputChecker, RejectedTool
 from mcpkit.client.transport import ClientTransport, Connector
 from mcpkit.errors import InvalidParamsError, TransportError
@@ -304,10 +310,7 @@ class Client:
         `timeout` also bounds the whole wait, and a wait that times out, fails on this side
         or is cancelled cancels the task (`tasks/cancel`, best effort).
         """
-        fields: dict[str, Any] = {"name": name}
-        if arguments is not None:
-            fields["arguments"] = arguments
-        what = f"tools/call {name!r}"
+        fields, what = tool_call(name, arguments)
         result = await call_once(self, fields, what, progress=progress, log=log,
                                  log_level=log_level, timeout=timeout, meta=meta)
         if is_create_task_result(result):
@@ -337,13 +340,9 @@ class Client:
         handle already done (`task_id` None); `handle.wait()` returns the result either way.
         """
         await self.connect()
-        fields: dict[str, Any] = {"name": name}
-        if arguments is not None:
-            fields["arguments"] = arguments
-        what = f"tools/call {name!r}"
+        fields, what = tool_call(name, arguments)
         result = await call_once(self, fields, what, progress=progress, log=log,
-                                       log_level=log_level, timeout=timeout,
-                                       meta=task_meta(self, meta))
+                                 log_level=log_level, timeout=timeout, meta=task_meta(self, meta))
         if is_create_task_result(result):
             return handle_for(self, result, what, name)
         return TaskHandle(self, None, checked_result(self, name, result, what))

@@ -24,7 +24,7 @@ from mcpkit.client.tools import OutputChecker
 from mcpkit.errors import HeaderMismatchError, InvalidParamsError
 from mcpkit.types.constants import Method
 
-__all__ = ["ToolCaller", "call_once", "checked_result", "handle_for", "reattached"]
+__all__ = ["ToolCaller", "call_once", "checked_result", "handle_for", "reattached", "tool_call"]
 
 
 class ToolCaller(ClientCore, Protocol):
@@ -39,6 +39,14 @@ class ToolCaller(ClientCore, Protocol):
                     progress: ProgressHandler | None = ..., log: LogHandler | None = ...,
                     log_level: str | None = ..., timeout: float | None = ...,
                     meta: Mapping[str, Any] | None = ...) -> tuple[dict[str, Any], bool]: ...
+
+
+def tool_call(name: str, arguments: Mapping[str, Any] | None) -> tuple[dict[str, Any], str]:
+    """The params of a `tools/call` of `name`, and how errors name the call."""
+    fields: dict[str, Any] = {"name": name}
+    if arguments is not None:
+        fields["arguments"] = arguments
+    return fields, f"tools/call {name!r}"
 
 
 async def call_once(client: ToolCaller, fields: dict[str, Any], what: str, **kw: Any

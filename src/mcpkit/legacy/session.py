@@ -342,15 +342,16 @@ def _rising_progress(notify: Notify | None) -> Notify | None:
     notification, so the repeats are dropped here rather than sent as a step back."""
     if notify is None:
         return None
-    last: list[float] = []
+    last: float | None = None
 
     async def forward(message: dict[str, Any]) -> None:
+        nonlocal last
         if message.get("method") == Method.PROGRESS:
             value = (message.get("params") or {}).get("progress")
             if isinstance(value, int | float) and not isinstance(value, bool):
-                if last and value <= last[0]:
+                if last is not None and value <= last:
                     return
-                last[:] = [value]
+                last = value
         await notify(message)
 
     return forward

@@ -140,13 +140,11 @@ class Sealer:
         self.backend: Backend | None = None
         """What a store URL opened (`ServerOptions.store`, else MCPKIT_STORE): its pools
         connect on first use, and with PostgreSQL or Redis it also holds the state keys."""
-        given = options.store
-        url = given if isinstance(given, str) else None if given is not None else store_from_env()
-        store: Store | None = None if isinstance(given, str) else given
-        if url is not None:
-            self.backend = open_backend(url, clock=options.clock)
-            store = self.backend.store
-        self._store = store
+        given = options.store if options.store is not None else store_from_env()
+        if isinstance(given, str):
+            self.backend = open_backend(given, clock=options.clock)
+            given = self.backend.store
+        self._store = given
 
     @property
     def ring(self) -> KeyRing:
