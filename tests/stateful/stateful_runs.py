@@ -10,6 +10,7 @@ steps and times the run, and the folder's conftest prints every run's figures at
 from __future__ import annotations
 
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 
 from hypothesis import HealthCheck, settings
@@ -32,6 +33,8 @@ class Tally:
     examples: int = 0
     steps: int = 0
     seconds: float = 0.0
+    outcomes: Counter[str] = field(default_factory=Counter)
+    """How often each outcome a machine names was seen (that the runs reach every branch)."""
     _started: float | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
@@ -45,14 +48,18 @@ class Tally:
     def step(self) -> None:
         self.steps += 1
 
+    def saw(self, outcome: str) -> None:
+        self.outcomes[outcome] += 1
+
     def report(self) -> None:
         if self._started is not None:
             self.seconds += time.monotonic() - self._started
             self._started = None
 
     def line(self) -> str:
+        seen = "".join(f"\n    {n:6d}  {outcome}" for outcome, n in sorted(self.outcomes.items()))
         return (f"{self.name}: {self.examples} examples, {self.steps} steps, "
-                f"{self.seconds:.1f} s")
+                f"{self.seconds:.1f} s{seen}")
 
 
 RUNS: list[Tally] = []
