@@ -120,17 +120,24 @@ def build_tool(
         raise ValueError(
             f"tool name {tool_name!r} is invalid: use 1-128 characters from A-Z a-z 0-9 _ - ."
         )
-    sig = derive_signature(
-        fn,
-        injectables=(Context,),
-        input_schema=options.get("input_schema"),
-        output_schema=output_schema,
-        structured_output=options.get("structured_output"),
-        # A `-> ToolResult` tool spells its result out itself: the dataclass's own fields are
-        # not its output, so they must not become an advertised outputSchema.
-        passthrough_types=(ContentBlock, ToolResult),
-        clock=time.monotonic,  # the wall-clock budget of a call checked against input_schema
-    )
+    try:
+        sig = derive_signature(
+            fn,
+            injectables=(Context,),
+            input_schema=options.get("input_schema"),
+            output_schema=output_schema,
+            structured_output=options.get("structured_output"),
+            # A `-> ToolResult` tool spells its result out itself: the dataclass's own fields
+            # are not its output, so they must not become an advertised outputSchema.
+            passthrough_types=(ContentBlock, ToolResult),
+            clock=time.monotonic,  # the wall-clock budget of a call checked against input_schema
+        )
+    except (ValueError, TypeError) as exc:
+        # The function's name is in the message; a tool registered under another name is
+        # known to its author by that one.
+        if name is None:
+            raise
+        raise type(exc)(f"tool {tool_name!r}: {exc}") from None
     schema = sig.input_schema
     if schema.get("type") != "object":
         raise ValueError(f"tool {tool_name!r}: inputSchema must have \"type\": \"object\" at its root")
