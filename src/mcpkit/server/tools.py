@@ -346,22 +346,35 @@ def _faithful(raw: Any, value: int) -> bool:
     return value in JSON_INTEGERS
 
 
-def _rounded(raw: Any, value: Any, place: str = "") -> str | None:
+def _rounded(raw: Any, value: Any) -> str | None:
     """The place of the first integer in `value` (arguments after the check) that is not the
-    number the client sent in `raw` (as decoded), walking both alike."""
-    if type(value) is int:
-        return None if _faithful(raw, value) else place
-    if type(value) is dict and type(raw) is dict:
-        for key, item in value.items():
-            found = _rounded(raw.get(key), item, f"{place}.{key}")
-            if found is not None:
-                return found
-    elif isinstance(value, list | tuple) and isinstance(raw, list):
-        for i, (sent, item) in enumerate(zip(raw, value, strict=False)):
-            found = _rounded(sent, item, f"{place}[{i}]")
-            if found is not None:
-                return found
+    number the client sent in `raw` (as decoded), walking both alike.
+
+    Walked with a stack rather than by recursion: an argument may be nested as deep as the
+    decoder allows (1024 levels), past Python's recursion limit. A place is kept as a chain
+    of (parent, step) and spelled out only for the integer found."""
+    stack: list[tuple[Any, Any, Any]] = [(raw, value, None)]
+    while stack:
+        sent, item, path = stack.pop()
+        kind = type(item)
+        if kind is int:
+            if not _faithful(sent, item):
+                return _spelled(path)
+        elif kind is dict and type(sent) is dict:
+            stack.extend(reversed([(sent.get(key), inner, (path, f".{key}"))
+                                   for key, inner in item.items()]))
+        elif isinstance(item, list | tuple) and isinstance(sent, list):
+            stack.extend(reversed([(got, inner, (path, f"[{i}]"))
+                                   for i, (got, inner) in enumerate(zip(sent, item, strict=False))]))
     return None
+
+
+def _spelled(path: Any) -> str:
+    steps: list[str] = []
+    while path is not None:
+        path, step = path
+        steps.append(step)
+    return "".join(reversed(steps))
 
 
 def _out_of_range(key: str, place: str) -> str:
