@@ -683,4 +683,4 @@ def running_server() -> Iterator[Run]:
 
 def test_legacy_sessions_answer_resume_and_end_as_the_model_says() -> None:
     with running_server() as run:
-        run_state_machine_as_test(lambda: SessionsMachine(run), settings=machine_settings(30))
+        run_state_machine_as_test(lambda: SessionsMachine(run), settings=machine_settings(25))
