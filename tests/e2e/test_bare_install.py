@@ -182,7 +182,7 @@ async def test_a_tool_that_asks_the_user_completes(bare: Path, user_env: dict[st
                                                    tmp_path: Path) -> None:
     with serving(bare, "examples/calendar/server.py", user_env) as server:
         done = run(bare, "call", server.url, "create_event", "title=Asked", "--json",
-                   stdin=f"a\n{WHEN}\ns\n", env=user_env)
+                   stdin=f"{WHEN}\n", env=user_env)  # one line per field
         assert done.returncode == 0, done.stderr + server.output()
         assert 'calendar asks: When should "Asked" start?' in done.stderr
         assert '"startsAt": "2031-03-04T09:30:00+00:00"' in done.stdout

@@ -122,7 +122,7 @@ def _common(p: Any) -> None:
                    "question --answer does not answer ends the command")
     p.add_argument("--answers-from-stdin", action="store_true",
                    help="when stdin is a pipe or a file, read the answers to the server's "
-                   "questions from it, a line each, as they would be typed")
+                   "questions from it: one line per field, then sent (no menu, no send step)")
     p.add_argument("--answer", action="append", default=[], metavar="FIELD=VALUE",
                    help="answer a field of the server's question without asking "
                    "(repeatable), e.g. --answer startsAt=2031-03-04T09:30:00Z")
@@ -146,7 +146,6 @@ def run_command(args: argparse.Namespace) -> int:
 
 async def _run(args: argparse.Namespace) -> int:
     from mcpkit._version import __version__
-    from mcpkit.cli.answers import elicit_url
     from mcpkit.cli.given_answers import Answering, input_source, parse_given
     from mcpkit.client import Client, ClientOptions
     from mcpkit.errors import MCPError, RPCError
@@ -158,7 +157,7 @@ async def _run(args: argparse.Namespace) -> int:
     options = ClientOptions(era=args.era, timeout=args.timeout, era_cache=era_cache_path(),
                             probe_timeout=min(10.0, args.timeout), log_level=args.log_level)
     client = Client(connector, client_info={"name": "mcpkit-cli", "version": __version__},
-                    elicit=answering, elicit_url=elicit_url if source != "none" else None,
+                    elicit=answering, elicit_url=answering.open_page if source != "none" else None,
                     on_log=print_log if args.log_level else None, options=options)
     command = args.client_command
     answering.watch()
