@@ -61,3 +61,11 @@ def test_an_empty_pipe_is_no_answer_not_a_decline(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert "stdin ended before an answer" in done.stderr
     assert "No event created" not in done.stdout
+
+
+def test_an_answer_given_twice_is_refused_not_silently_the_last() -> None:
+    from mcpkit.cli.given_answers import parse_given
+    from mcpkit.cli.usage import UsageError
+
+    with pytest.raises(UsageError, match=r"--answer ok is given twice \(ok=yes and ok=no\)"):
+        parse_given(["ok=yes", "ok=no"])

@@ -64,6 +64,9 @@ def parse_given(raw: list[str], *, what: str = "--answer",
         name, sep, value = item.partition("=")
         if not sep or not name:
             raise UsageError(f"{what} {item!r} must be FIELD=VALUE, {hint}")
+        if name in out:
+            raise UsageError(f"{what} {name} is given twice ({name}={out[name]} and "
+                             f"{name}={value}): give it once")
         out[name] = value
     return out
 
