@@ -107,17 +107,9 @@ class ClientChecks:
             check_client_message(LEGACY if legacy else MODERN, message)
         except (ValueError, AssertionError, AttributeError) as exc:
             self.problems.append(f"{exc}: {body[:200]!r}")
-        sent = False
+        from resume_peer import replaying
 
-        async def replay() -> dict[str, Any]:
-            nonlocal sent
-            if not sent:
-                sent = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            later: dict[str, Any] = await receive()  # http.disconnect, when it comes
-            return later
-
-        await self.app(scope, replay, send)
+        await self.app(scope, replaying(body, receive), send)
 
 
 @pytest.mark.parametrize("era", ["auto", "legacy"])
