@@ -170,7 +170,7 @@ async def _run(args: argparse.Namespace) -> int:
                 _say_rpc_error(command, exc)
                 if exc.code == _INTERNAL_ERROR:
                     why = await explain_internal_error(client, args.server, stderr,
-                                                       error_id_in(exc.message))
+                                                       error_id_in(exc.message), exc.message)
                     print(f"  {why}", file=sys.stderr)
     except asyncio.CancelledError:
         if answering.problem is None:
@@ -254,7 +254,8 @@ async def _call(client: Any, args: argparse.Namespace) -> int:
     texts = [b.get("text") for b in result.get("content") or [] if isinstance(b, dict)]
     error_id = next((found for t in texts if (found := error_id_in(t))), None)
     if error_id is not None:  # it raised unexpectedly: the why is in the server's log
-        why = await explain_internal_error(client, args.server, args.stderr_mode, error_id)
+        why = await explain_internal_error(client, args.server, args.stderr_mode, error_id,
+                                           " ".join(t for t in texts if isinstance(t, str)))
         print(f"mcpkit call: {why}", file=sys.stderr)
     return 1
 
