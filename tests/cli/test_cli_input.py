@@ -69,3 +69,35 @@ def test_an_answer_given_twice_is_refused_not_silently_the_last() -> None:
 
     with pytest.raises(UsageError, match=r"--answer ok is given twice \(ok=yes and ok=no\)"):
         parse_given(["ok=yes", "ok=no"])
+
+
+ANSWERING = ("--answer", "--no-input", "--answers-from-stdin")
+
+
+@pytest.mark.parametrize(("command", "asks"), [
+    (("discover",), False), (("tools",), False), (("listen",), False),
+    (("task", "get"), False), (("task", "cancel"), False),
+    (("call",), True), (("read",), True), (("prompt",), True),
+    (("task", "wait"), True), (("task", "answer"), True),
+])
+def test_only_commands_that_may_meet_a_question_take_the_answering_options(
+    command: tuple[str, ...], asks: bool
+) -> None:
+    import contextlib
+    import io
+
+    from mcpkit.cli.main import main
+
+    shown = io.StringIO()
+    with contextlib.redirect_stdout(shown), pytest.raises(SystemExit):
+        main([*command, "--help"])
+    offered = [option for option in ANSWERING if option in shown.getvalue()]
+    assert offered == (list(ANSWERING) if asks else []), shown.getvalue()
+
+
+def test_an_answering_option_on_a_command_that_never_asks_is_a_usage_error(
+    tmp_path: Path,
+) -> None:
+    done = mcpkit(tmp_path, "tools", CALENDAR, "--no-input")
+    assert done.returncode == 2
+    assert "unrecognized arguments: --no-input" in done.stderr

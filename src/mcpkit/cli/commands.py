@@ -50,7 +50,7 @@ from mcpkit.cli.terminal import json_text, shown, shown_block
 from mcpkit.cli.usage import UsageError
 
 __all__ = [
-    "COMMANDS", "connection_options", "connector_for", "register", "run_command",
+    "ASKING", "COMMANDS", "connection_options", "connector_for", "register", "run_command",
     "typed_arguments",
 ]
 
@@ -91,7 +91,7 @@ def register(sub: Any) -> None:
             p.add_argument("--detach", action="store_true",
                            help="when the server runs the call as a task, print its id and exit "
                            "(follow it later with mcpkit task wait SERVER TASK_ID)")
-        _common(p)
+        _common(p, asks=name in ASKING)
     from mcpkit.cli.tasks import register_task
 
     register_task(sub, _common)
@@ -109,14 +109,23 @@ def connection_options(p: Any) -> None:
                    help="show a stdio server's stderr as it runs (default: only on failure)")
 
 
-def _common(p: Any) -> None:
-    """The options of the client commands: `connection_options`, the era, logs, answers."""
+ASKING: Final = frozenset({"call", "read", "prompt"})
+"""The commands whose request a server may answer with a question (`input_required`, or a
+legacy server's request): they take the answering options."""
+
+
+def _common(p: Any, *, asks: bool = True) -> None:
+    """The options of the client commands: `connection_options`, the era, logs, and, for a
+    command a server may ask a question in (`asks`), where answers come from."""
     connection_options(p)
     p.add_argument("--era", choices=("auto", "modern", "legacy"), default="auto",
                    help="probe (default) or pin the protocol era")
     p.add_argument("--log-level", choices=_LEVELS, metavar="LEVEL",
                    help="show the server's log messages at LEVEL and above on stderr "
                    f"({', '.join(_LEVELS)})")
+    if not asks:
+        p.set_defaults(no_input=False, answers_from_stdin=False, answer=[])
+        return
     p.add_argument("--no-input", action="store_true",
                    help="never ask at the terminal (nor when stdin is no terminal): a "
                    "question --answer does not answer ends the command")

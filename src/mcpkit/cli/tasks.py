@@ -31,7 +31,7 @@ from mcpkit.cli.showing import note, out, show_result
 from mcpkit.cli.terminal import shown, shown_block
 from mcpkit.cli.usage import UsageError
 
-__all__ = ["TASK_COMMANDS", "TaskLine", "follow", "register_task", "run_task"]
+__all__ = ["ASKING_VERBS", "TASK_COMMANDS", "TaskLine", "follow", "register_task", "run_task"]
 
 TASK_COMMANDS: Final = {
     "get": "show a task's state once",
@@ -39,6 +39,8 @@ TASK_COMMANDS: Final = {
     "cancel": "ask the server to cancel a task",
     "answer": "answer the questions a task waits on: JSON | FIELD=VALUE ...",
 }
+ASKING_VERBS: Final = frozenset({"wait", "answer"})
+"""The verbs that may meet the task's questions (and so take the answering options)."""
 _COUNT: Final = re.compile(r"\((\d+(?:\.\d+)?)/(\d+(?:\.\d+)?)\)\s*$")
 
 
@@ -146,7 +148,8 @@ async def _interrupted(handle: Any, args: argparse.Namespace, answering: Any) ->
 
 def register_task(sub: Any, common: Any) -> None:
     """Add `mcpkit task get|wait|cancel|answer` to `mcpkit`'s subparsers; `common` adds the
-    client commands' own options (--json, --timeout, -H, ...) to each."""
+    client commands' own options (--json, --timeout, -H, ...) to each, the answering ones
+    (`asks=`) to the verbs that may meet a question."""
     task = sub.add_parser("task", help="follow, answer or cancel a task by its id",
                           description="Work with a task a server runs (the Tasks extension).")
     verbs = task.add_subparsers(dest="task_command", metavar="VERB", required=True,
@@ -161,7 +164,7 @@ def register_task(sub: Any, common: Any) -> None:
         if name == "answer":
             p.add_argument("responses", nargs="*", metavar="ANSWER",
                            help="one JSON object of inputResponses by key, or FIELD=VALUE pairs")
-        common(p)
+        common(p, asks=name in ASKING_VERBS)
 
 
 async def run_task(client: Any, args: argparse.Namespace, answering: Any) -> int:
