@@ -48,6 +48,7 @@ from mcpkit.cli.showing import (
 )
 from mcpkit.cli.terminal import json_text, shown, shown_block
 from mcpkit.cli.usage import UsageError
+from mcpkit.types.constants import CHANGES_KEY
 
 __all__ = [
     "ASKING", "COMMANDS", "connection_options", "connector_for", "register", "run_command",
@@ -86,7 +87,9 @@ def register(sub: Any) -> None:
                                help=f"{flag} list changes (default: all three lists)")
             p.add_argument("--uri", action="append", default=[], metavar="URI",
                            help="also watch this resource (repeatable)")
-            p.add_argument("--count", type=int, metavar="N", help="stop after N notifications")
+            p.add_argument("--count", type=int, metavar="N",
+                           help="stop after N changes (a notification that stands for several "
+                           "coalesced changes counts as that many)")
         if name == "call":
             p.add_argument("--detach", action="store_true",
                            help="when the server runs the call as a task, print its id and exit "
@@ -313,13 +316,18 @@ async def _listen(client: Any, args: argparse.Namespace) -> int:
         if args.count == 0:
             return 0
         async for message in sub:
+            params = message.get("params") or {}
+            meta = params.get("_meta")
+            count = meta.get(CHANGES_KEY) if isinstance(meta, dict) else None
+            count = count if type(count) is int and count > 1 else 1  # coalesced by the server
             if args.json:
                 print(json_text(message), flush=True)
             else:
-                uri = (message.get("params") or {}).get("uri")
+                uri = params.get("uri")
                 print(shown(message["method"].removeprefix("notifications/")
-                            + (f" {uri}" if uri else "")), flush=True)
-            seen += 1
+                            + (f" {uri}" if uri else "")
+                            + (f" ({count} changes)" if count > 1 else "")), flush=True)
+            seen += count
             if args.count is not None and seen >= args.count:
                 break
     return 0

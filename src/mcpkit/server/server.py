@@ -165,9 +165,11 @@ class Server:
     def notify_resources_changed(self) -> None:
         self._changed("resources")
 
-    def notify_resource_updated(self, uri: str) -> None:
-        """Tell clients subscribed to `uri` (or a parent of it) that its contents changed."""
-        self.broker.publish(Change("resource", uri))
+    def notify_resource_updated(self, uri: str, *, changes: int = 1) -> None:
+        """Tell clients subscribed to `uri` (or a parent of it) that its contents changed;
+        `changes`: how many changes this one notification stands for, when several were
+        coalesced (it travels in the notification's `_meta`, `CHANGES_KEY`)."""
+        self.broker.publish(Change("resource", uri, max(1, changes)))
 
     def add_tool(
         self, fn: Callable[..., Any], name: str | None = None, **options: Unpack[ToolOptions]
