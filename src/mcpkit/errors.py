@@ -249,6 +249,13 @@ class ToolError(MCPError):
 class TransportError(MCPError):
     """The connection failed: closed, refused, timed out or broken mid-stream."""
 
+    unreached: bool = False
+    """Nothing took the connection (refused, no such host): no server got the request."""
+
+    def __init__(self, *args: object, unreached: bool = False) -> None:
+        super().__init__(*args)
+        self.unreached = unreached
+
 
 class RequestTimeoutError(TransportError, TimeoutError):
     """No response within the timeout; the request was cancelled on the wire."""

@@ -33,7 +33,14 @@ from typing import Any, Final, get_args, get_origin
 from mcpkit.schema.checkers import FieldPlan
 from mcpkit.schema.compiler import Compiler
 from mcpkit.schema.docstrings import docstring_of, parameter_descriptions
-from mcpkit.schema.hints import Meta, Param, is_object_annotation, split_annotated, strip_optional
+from mcpkit.schema.hints import (
+    Param,
+    default_of,
+    field_default,
+    is_object_annotation,
+    split_annotated,
+    strip_optional,
+)
 from mcpkit.schema.problems import ArgumentsError
 from mcpkit.schema.raw import (
     Clock,
@@ -145,12 +152,15 @@ def _split_parameters(
 
 
 def _parameter_info(p: inspect.Parameter, documented: Mapping[str, str]) -> ParameterInfo:
-    meta = split_annotated(p.annotation)[1] if p.annotation is not _EMPTY else Meta()
+    annotation, default = field_default(
+        Any if p.annotation is _EMPTY else p.annotation, p.default)
+    meta = split_annotated(annotation)[1]
+    default = default_of(default, meta)
     return ParameterInfo(
         name=p.name,
         description=meta.description or documented.get(p.name),
-        required=p.default is _EMPTY,
-        default=None if p.default is _EMPTY else p.default,
+        required=default is _EMPTY and meta.factory is None,
+        default=None if default is _EMPTY else default,
         title=meta.title,
     )
 
