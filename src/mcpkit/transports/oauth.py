@@ -50,7 +50,7 @@ from mcpkit.auth.client_authorization import (
     read_callback,
     require_pkce,
 )
-from mcpkit.auth.client_challenge import BearerChallenge, bearer_challenge
+from mcpkit.auth.client_challenge import BearerChallenge, bearer_challenge, sent_scheme
 from mcpkit.auth.client_discovery import (
     ASMetadata,
     ResourceMetadata,
@@ -63,7 +63,7 @@ from mcpkit.auth.client_discovery import (
 )
 from mcpkit.auth.client_scopes import StepUps, initial_scope, step_up_scope
 from mcpkit.auth.client_targets import check_authorization_url, is_loopback_host
-from mcpkit.errors import AuthError
+from mcpkit.errors import AuthError, StepUpNeeded
 from mcpkit.store.tokens import ClientInfo, FileTokenStorage, TokenSet, TokenStorage
 from mcpkit.transports.oauth_http import OAuthHTTP, client_auth
 from mcpkit.transports.oauth_registration import ClientInfoHandler, Registration, auth_method_for
@@ -110,7 +110,7 @@ class OAuth(httpx.Auth):
         client_issuer: str | None = None,
         token_endpoint_auth_method: str | None = None,
         private_key: Any = None,
-        private_key_alg: str = "ES256",
+        private_key_alg: str | None = None,
         client_metadata_url: str | None = None,
         client_name: str = "mcpkit",
         application_type: str | None = None,
@@ -186,7 +186,8 @@ class OAuth(httpx.Auth):
                 if status in (401, 403) and not counted:
                     counted = True
                     self.authorizing += 1
-                challenge = bearer_challenge(response.headers.get_list("www-authenticate"))
+                challenge = bearer_challenge(response.headers.get_list("www-authenticate"),
+                                             sent_scheme(request.headers.get("authorization")))
                 if self.dpop is not None:
                     self.dpop.learn(response)
                 if (status == 401 and self.dpop is not None and not nonce_retried
@@ -279,7 +280,13 @@ class OAuth(httpx.Auth):
             http = self._checked(client, state.server_url)
             if state.metadata is None:
                 await self._discover(state, http, challenge)
-            await self._authorize(state, http, step_up_scope(state.scope, challenge.scope))
+            wider = step_up_scope(state.scope, challenge.scope)
+            if self.redirect_handler is None or self.callback_handler is None:
+                raise StepUpNeeded(
+                    f"the server at {state.server_url} needs the scopes {wider or 'it names'} "
+                    f"(this sign-in has {state.scope or 'none named'}); sign in again with "
+                    "them", server_url=state.server_url, scope=wider)
+            await self._authorize(state, http, wider)
 
     async def _refresh_or_forget(self, state: _Resource) -> None:
         """Before a request: a token past its expiry is refreshed, or dropped."""
@@ -389,9 +396,10 @@ class OAuth(httpx.Auth):
         assert metadata is not None and client is not None and issuer is not None
         assert metadata.token_endpoint is not None and state.resource is not None
         method = auth_method_for(client, metadata, has_key=self.private_key is not None)
-        headers, extra = client_auth(client, method, audience=issuer,
-                                     private_key=self.private_key,
-                                     private_key_alg=self.private_key_alg)
+        headers, extra = client_auth(
+            client, method, audience=issuer, private_key=self.private_key,
+            private_key_alg=self.private_key_alg,
+            signing_algs=metadata.raw.get("token_endpoint_auth_signing_alg_values_supported"))
         status, doc, _ = await http.post_form(metadata.token_endpoint, {**form, **extra}, headers,
                                               dpop=self.dpop)
         if status != 200 or not isinstance(doc, dict) or not isinstance(
