@@ -237,7 +237,8 @@ def test_client_credentials_mode_signs_in_a_machine(auth_server: AuthServer,
 @pytest.mark.parametrize(("args", "says"), [
     (("login", "127.0.0.1:9/mcp"), "is not an http(s) URL"),
     (("login", "http://127.0.0.1:9/mcp", "--client-credentials"), "needs --client-id"),
-    (("login", "http://127.0.0.1:9/mcp", "--scope", "a"), "--scope goes with"),
+    (("login", "http://127.0.0.1:9/mcp", "--client-credentials", "--client-id", "x",
+      "--client-secret", "s", "--application-type", "web"), "are for a browser sign-in"),
 ])
 def test_usage_mistakes_are_one_line_and_status_2(data: Path, args: tuple[str, ...],
                                                  says: str) -> None:

@@ -58,7 +58,6 @@ from mcpkit.auth.client_discovery import (
     canonical_resource,
     origin_of,
     prm_urls,
-    read_as_metadata,
     read_prm,
 )
 from mcpkit.auth.client_scopes import StepUps, initial_scope, step_up_scope
@@ -116,6 +115,7 @@ class OAuth(httpx.Auth):
         application_type: str | None = None,
         client_info_handler: ClientInfoHandler | None = None,
         storage: TokenStorage | None = None,
+        scope: str | None = None,
         want_refresh: bool = True,
         step_up_limit: int = 2,
         allow_loopback: bool | None = None,
@@ -130,7 +130,9 @@ class OAuth(httpx.Auth):
         the first AS they are used with); `client_metadata_url` is this client's CIMD URL;
         `storage` defaults to the token file in the user's data folder. `allow_loopback`
         (default: when the MCP server is on loopback) lets metadata fetches reach loopback
-        addresses; private and link-local ones only with `allow_private`. `dpop` (a
+        addresses; private and link-local ones only with `allow_private`. `scope` is asked
+        for on a first authorization besides what the server's challenge names (a user who
+        knows the tools need more than basic use). `dpop` (a
         `mcpkit.transports.oauth_dpop.DPoPSigner`) asks for DPoP-bound tokens: a proof on
         every token and MCP request, nonce challenges of either server retried once."""
         if redirect_uri is not None:
@@ -145,6 +147,7 @@ class OAuth(httpx.Auth):
         self.private_key = private_key
         self.private_key_alg = private_key_alg
         self.storage: TokenStorage = storage if storage is not None else FileTokenStorage()
+        self.scope = scope
         self.want_refresh = want_refresh
         self.step_ups = StepUps(step_up_limit)
         self.allow_loopback = allow_loopback
@@ -272,6 +275,8 @@ class OAuth(httpx.Auth):
             scope = initial_scope(challenge.scope,
                                   state.prm.scopes_supported if state.prm else None,
                                   state.metadata.scopes_supported, want_refresh=self.want_refresh)
+            if self.scope:
+                scope = step_up_scope(scope, tuple(self.scope.split()))
             await self._authorize(state, http, scope)
 
     async def _step_up(self, state: _Resource, challenge: BearerChallenge) -> None:
@@ -313,17 +318,11 @@ class OAuth(httpx.Auth):
             issuer, resource = prm.authorization_servers[0], prm.resource
         else:  # no PRM: a 2025-03-26 server, its own authorization server
             issuer, resource = origin_of(state.server_url), state.server_url
-        metadata: ASMetadata | None = None
-        urls = as_metadata_urls(issuer)
-        for url in urls:
-            status, doc = await http.get_json(url)
-            if status == 200:
-                metadata = read_as_metadata(doc, url, issuer)
-                break
+        metadata = await http.as_metadata(issuer)
         if metadata is None:
             if prm is not None:
-                raise AuthError(f"the authorization server {issuer} (named by "
-                                f"{prm.url}) publishes no metadata at {', '.join(urls)}")
+                raise AuthError(f"the authorization server {issuer} (named by {prm.url}) "
+                                f"publishes no metadata at {', '.join(as_metadata_urls(issuer))}")
             metadata = ASMetadata.fallback(issuer)
         if state.issuer is not None and state.issuer != issuer:
             log.info("the server at %s moved from the authorization server %s to %s: "

@@ -33,6 +33,7 @@ from urllib.parse import quote, urljoin, urlsplit
 import httpx
 import orjson
 
+from mcpkit.auth.client_discovery import ASMetadata, as_metadata_urls, read_as_metadata
 from mcpkit.auth.client_targets import check_address, check_fetch_url
 from mcpkit.errors import AuthError
 from mcpkit.store.tokens import ClientInfo
@@ -109,6 +110,15 @@ class OAuthHTTP:
             except orjson.JSONDecodeError:
                 raise AuthError(f"{_shown(url)} answered 200 with a body that is not JSON") from None
         raise AuthError(f"{_shown(url)}: more than {MAX_HOPS} redirects; not followed further")
+
+    async def as_metadata(self, issuer: str) -> ASMetadata | None:
+        """The metadata of the authorization server `issuer` (RFC 8414, then OIDC Discovery),
+        its `issuer` checked exactly; None when none of its well-known URLs has it."""
+        for url in as_metadata_urls(issuer):
+            status, doc = await self.get_json(url)
+            if status == 200:
+                return read_as_metadata(doc, url, issuer)
+        return None
 
     async def post_form(self, url: str, data: Mapping[str, str], headers: Mapping[str, str],
                         *, json_body: Any = None, dpop: Any = None

@@ -44,7 +44,6 @@ from mcpkit.auth.client_discovery import (
     as_metadata_urls,
     canonical_resource,
     prm_urls,
-    read_as_metadata,
     read_prm,
 )
 from mcpkit.auth.client_scopes import initial_scope, step_up_scope
@@ -208,12 +207,7 @@ class MachineAuth(httpx.Auth):
                             "resource metadata (RFC 9728) at any of "
                             f"{', '.join(prm_urls(server_url, hint))}")
         issuer = prm.authorization_servers[0]
-        metadata: ASMetadata | None = None
-        for url in as_metadata_urls(issuer):
-            doc = await self._fetch(url, loopback)
-            if doc is not None:
-                metadata = read_as_metadata(doc, url, issuer)
-                break
+        metadata = await self._checked(loopback).as_metadata(issuer)
         if metadata is None:
             raise AuthError(f"the authorization server {issuer} publishes no metadata at "
                             f"{', '.join(as_metadata_urls(issuer))}")
@@ -222,13 +216,17 @@ class MachineAuth(httpx.Auth):
         self._prm, self._metadata = prm, metadata
         self._resource = prm.resource or canonical_resource(server_url)
 
+    def _checked(self, loopback: bool) -> OAuthHTTP:
+        """Metadata requests through the interactive client's checks (resolved addresses,
+        redirects followed per hop)."""
+        return OAuthHTTP(self._client(), allow_loopback=loopback,
+                         allow_private=self.allow_private)
+
     async def _fetch(self, url: str, loopback: bool) -> Any:
         """The JSON document at `url`, or None when it is not there (an error status);
         refused outright when `url`, a hop it redirects to, or an address its host resolves
         to is not a target metadata may come from."""
-        http = OAuthHTTP(self._client(), allow_loopback=loopback,
-                         allow_private=self.allow_private)
-        status, doc = await http.get_json(url)
+        status, doc = await self._checked(loopback).get_json(url)
         return doc if status == 200 else None
 
 
