@@ -81,4 +81,6 @@ async def _revoke(issuer: str, tokens: Any, kept: Any, signin: Any, url: str) ->
                 "(revoke it there to end it now)")
     if done.problems:
         return f"revocation at {issuer} failed for {'; '.join(done.problems)}"
-    return f"revoked at {issuer}"
+    kept_alive = [kind.replace("_", " ") for kind in done.unsupported]
+    return f"revoked at {issuer}" + (f" ({' and '.join(kept_alive)} not revocable there: it "
+                                     "lives until it expires)" if kept_alive else "")

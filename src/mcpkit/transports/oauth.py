@@ -422,7 +422,7 @@ class OAuth(httpx.Auth):
             scope=doc.get("scope") if isinstance(doc.get("scope"), str) else scope,
         )
         await self.storage.save(issuer, state.resource, tokens)
-        state.tokens = tokens
+        state.tokens, state.scope = tokens, tokens.scope
         return tokens
 
 

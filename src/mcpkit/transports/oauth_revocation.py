@@ -6,8 +6,10 @@ token first (revoking it ends the whole grant at most servers, RFC 7009 §2.1), 
 token, each with its `token_type_hint` and the client's authentication at the token endpoint
 (`oauth_http.client_auth`: the same client that obtained them). An AS that lists no revocation
 endpoint offers none: the caller says so. RFC 7009 §2.2 answers 200 for a token that is
-already invalid, so any 200 is done; any other answer is reported by the token kind and the
-AS's error code, never with the token.
+already invalid, so any 200 is done; `unsupported_token_type` (§2.2.1: a self-contained JWT
+access token the AS cannot recall) is kept apart, since that token simply lives until it
+expires; any other answer is reported by the token kind and the AS's error code, never with
+the token.
 
 Imports: `mcpkit.auth`, `mcpkit.store.tokens` and the sibling `oauth_http`.
 """
@@ -29,10 +31,12 @@ __all__ = ["Revoked", "revoke_tokens"]
 
 @dataclass(frozen=True)
 class Revoked:
-    """What revocation did: the token kinds the AS accepted, and what went wrong otherwise."""
+    """What revocation did: the token kinds the AS accepted, those it cannot revoke, and what
+    went wrong otherwise."""
 
     revoked: tuple[str, ...]
     problems: tuple[str, ...]
+    unsupported: tuple[str, ...] = ()
 
 
 async def revoke_tokens(http: OAuthHTTP, metadata: ASMetadata, client: ClientInfo,
@@ -49,6 +53,7 @@ async def revoke_tokens(http: OAuthHTTP, metadata: ASMetadata, client: ClientInf
     method = auth_method_for(client, as_listed, has_key=private_key is not None)
     revoked: list[str] = []
     problems: list[str] = []
+    unsupported: list[str] = []
     for kind, token in (("refresh_token", tokens.refresh_token),
                         ("access_token", tokens.access_token)):
         if not token:
@@ -68,6 +73,9 @@ async def revoke_tokens(http: OAuthHTTP, metadata: ASMetadata, client: ClientInf
             revoked.append(kind)
             continue
         error = doc.get("error") if isinstance(doc, dict) else None
+        if error == "unsupported_token_type":
+            unsupported.append(kind)
+            continue
         problems.append(f"the {kind.replace('_', ' ')}: HTTP {status}"
                         + (f" ({error})" if isinstance(error, str) else ""))
-    return Revoked(tuple(revoked), tuple(problems))
+    return Revoked(tuple(revoked), tuple(problems), tuple(unsupported))
