@@ -29,16 +29,6 @@ from mcpkit.transports.oauth_redirect import RedirectListener
 
 
 @pytest.fixture(scope="module")
-def oidc() -> Iterator[OIDCProvider]:
-    yield from OIDCProvider.serving()
-
-
-@pytest.fixture(scope="module")
-def rs(oidc: OIDCProvider) -> Iterator[ProtectedServer]:
-    yield from ProtectedServer.serving(oidc, "jwt")
-
-
-@pytest.fixture(scope="module")
 def nonces() -> Iterator[OIDCProvider]:
     """A provider whose token endpoint asks DPoP proofs for its nonce."""
     yield from OIDCProvider.serving(dpop_nonce=True)
