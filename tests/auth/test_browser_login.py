@@ -13,9 +13,9 @@ import sys
 from pathlib import Path
 
 from as_process import ProtectedServer
-from cli_run import mcpkit
 from devtools import LOOPBACK_ONLY, Page, launched
 from oidc_process import OIDCProvider
+from signin_cli import mcpkit
 
 WAIT = 60.0
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from as_process import AuthServer, ProtectedServer
-from cli_run import kept, mcpkit, no_secret_in, tokens_of
+from signin_cli import kept, mcpkit, no_secret_in, tokens_of
 
 
 @pytest.fixture(scope="module")

@@ -22,9 +22,9 @@ import httpx
 import pytest
 from as_process import ProtectedServer, started, stopped
 from cimd_host import certificates
-from cli_run import FORM_BROWSER, kept, mcpkit, tokens_of
 from joserfc.jwk import ECKey
 from oidc_process import OIDCProvider
+from signin_cli import FORM_BROWSER, kept, mcpkit, tokens_of
 
 HERE = Path(__file__).resolve().parent
 
@@ -215,3 +215,15 @@ def test_logout_revokes_the_grant_at_the_provider(oidc: OIDCProvider, rs: Protec
             "grant_type": "refresh_token", "refresh_token": tokens["refresh_token"],
             "client_id": client_id})
     assert refreshed.status_code == 400 and refreshed.json()["error"] == "invalid_grant"
+
+
+def test_application_type_reaches_the_registration(rs: ProtectedServer, data: Path) -> None:
+    # Only a native client may come back to another loopback port than it registered (RFC
+    # 8252 §7.3): the provider holds a web client to its exact redirect URI. So a second
+    # sign-in (another free port) works as native and not as web.
+    web, native = data / "web", data / "native"
+    signed_in_ok(cli(web, "login", rs.url, "--application-type", "web"))
+    again = cli(web, "login", rs.url, "--timeout", "3")
+    assert again.returncode == 1 and "within 3 s" in again.stderr
+    signed_in_ok(cli(native, "login", rs.url, "--application-type", "native"))
+    signed_in_ok(cli(native, "login", rs.url))

@@ -15,9 +15,9 @@ from pathlib import Path
 import httpx
 import pytest
 from as_process import AuthServer
-from cli_run import FORM_BROWSER, mcpkit, tokens_of
 from http_peer import ServerProcess
 from oidc_process import OIDCProvider
+from signin_cli import FORM_BROWSER, mcpkit, tokens_of
 
 ROOT = Path(__file__).resolve().parents[2]
 CALENDAR = str(ROOT / "examples" / "calendar" / "server.py")
