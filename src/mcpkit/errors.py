@@ -37,6 +37,8 @@ MCPError                                   anything mcpkit raises on purpose
     ├── GrantError                         a token endpoint refused a grant (.error, .status)
     ├── InvalidTokenError                  a resource server refuses an access token (.error)
     ├── VerifierUnavailableError           a resource server cannot check tokens right now
+    ├── StepUpNeeded                       a 403 needs scopes a sign-in of the user must add
+    │                                      (.scope, .server_url)
     └── RedirectError                      the browser brought back an error, or nothing (.error)
 ```
 
@@ -64,7 +66,7 @@ __all__ = [
     "MissingRequiredClientCapabilityError", "NoCommonVersionError", "ParseError",
     "ProtocolViolation", "RPCError", "RedirectError", "RequestTimeoutError",
     "ResourceNotFoundError", "SessionExpiredError", "SkillVerificationError", "StateRejected",
-    "StoreUnavailableError", "TaskCancelledError", "ToolError", "TransportError",
+    "StepUpNeeded", "StoreUnavailableError", "TaskCancelledError", "ToolError", "TransportError",
     "URLElicitationRequiredError", "UnsupportedProtocolVersionError", "VerifierUnavailableError",
     "error_class_for_code",
 ]
@@ -365,6 +367,16 @@ class DPoPError(AuthError):
         super().__init__(message)
         self.reason = reason
         self.error = "use_dpop_nonce" if reason == "nonce" else "invalid_dpop_proof"
+
+
+class StepUpNeeded(AuthError):
+    """A 403 `insufficient_scope` that this client cannot answer itself (it has no browser
+    step): `scope` is the union it should sign in again with, for `server_url`."""
+
+    def __init__(self, message: str, *, server_url: str, scope: str | None) -> None:
+        super().__init__(message)
+        self.server_url = server_url
+        self.scope = scope
 
 
 class GrantError(AuthError):

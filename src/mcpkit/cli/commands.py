@@ -160,7 +160,7 @@ async def _run(args: argparse.Namespace) -> int:
     from mcpkit._version import __version__
     from mcpkit.cli.given_answers import Answering, input_source, parse_given
     from mcpkit.client import Client, ClientOptions
-    from mcpkit.errors import MCPError, RPCError
+    from mcpkit.errors import MCPError, RPCError, StepUpNeeded
 
     stderr = args.stderr_mode = "inherit" if args.server_stderr else "capture"
     connector = connector_for(args.server, headers=parse_headers(args.header), stderr=stderr)
@@ -191,6 +191,10 @@ async def _run(args: argparse.Namespace) -> int:
         return 2
     except RPCError as exc:
         _say_rpc_error(command, exc)
+    except StepUpNeeded as exc:  # the server needs scopes the kept sign-in lacks
+        from mcpkit.cli.step_up import offer_step_up
+
+        return await offer_step_up(args, exc, lambda: _run(args))
     except MCPError as exc:
         print(f"mcpkit {command}: {explain_failure(args.server, str(exc))}", file=sys.stderr)
     return 1

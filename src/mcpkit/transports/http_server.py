@@ -365,18 +365,20 @@ def run_http(
     listener: ListenerLimits | None = None,
     sessions: SessionLimits | None = None,
     session_idle_s: float | None = None,
+    auth: Any = None,
 ) -> None:
     """Serve `server` with uvicorn (one process, a loop of its own) until interrupted.
 
     Bound to loopback, the Host allow-list is the loopback names plus `allowed_hosts`; bound
     elsewhere, it is `allowed_hosts`, or any host (with a warning) when none is given.
-    `listener`, `sessions` and `session_idle_s` replace those of `HTTPOptions`' defaults.
+    `listener`, `sessions` and `session_idle_s` replace those of `HTTPOptions`' defaults;
+    `auth` is its `ProtectedResource` (`HTTPOptions.auth`).
     """
     from mcpkit.transports.loop import freeze_startup_heap
 
     runner = _uvicorn(server, address, tuple(allowed_hosts), tuple(allowed_origins), announce,
                       {"listener": listener, "sessions": sessions,
-                       "session_idle_s": session_idle_s})
+                       "session_idle_s": session_idle_s, "auth": auth})
     freeze_startup_heap()
     runner.run()
 
@@ -391,13 +393,14 @@ async def serve_http(
     listener: ListenerLimits | None = None,
     sessions: SessionLimits | None = None,
     session_idle_s: float | None = None,
+    auth: Any = None,
 ) -> None:
     """`run_http` in the running event loop: serves until interrupted, or until the task
     awaiting it is cancelled, which shuts the server down as an interrupt does (streams
     closed, connections drained for up to 5 s) before the cancellation goes on."""
     runner = _uvicorn(server, address, tuple(allowed_hosts), tuple(allowed_origins), announce,
                       {"listener": listener, "sessions": sessions,
-                       "session_idle_s": session_idle_s})
+                       "session_idle_s": session_idle_s, "auth": auth})
     serving = asyncio.ensure_future(runner.serve())
     try:
         await asyncio.shield(serving)
