@@ -293,7 +293,7 @@ def verify_proof(proof: str, *, htm: str, htu: str, now: float,
     iat = claims.get("iat")
     if isinstance(iat, bool) or not isinstance(iat, int | float):
         raise DPoPError("the DPoP proof has no numeric iat", "iat")
-    if iat > now + leeway_s or iat < now - max_age_s - leeway_s:
+    if not now - max_age_s - leeway_s <= iat <= now + leeway_s:  # NaN fails too
         raise DPoPError("the DPoP proof's iat is outside the accepted window", "iat")
     if access_token is not None:
         ath = claims.get("ath")

@@ -19,6 +19,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, Final
 
+from mcpkit.auth.server_claims import MAX_NUMERIC_DATE
 from mcpkit.auth.server_config import Principal
 from mcpkit.errors import InvalidTokenError, VerifierUnavailableError
 from mcpkit.transports.http_auth_jwt import principal_of
@@ -112,8 +113,8 @@ class IntrospectionVerifier:
             return
         until = now + (self.cache_ttl_s if claims is not None else
                        min(self.cache_ttl_s, _INACTIVE_TTL_S))
-        exp = claims.get("exp") if claims is not None else None
-        if isinstance(exp, int | float) and not isinstance(exp, bool):
+        exp: Any = claims.get("exp") if claims is not None else None
+        if type(exp) in (int, float) and 0 <= exp <= MAX_NUMERIC_DATE:  # not NaN, nor 1e400
             until = min(until, float(exp))
         self._cache[digest] = (until, claims)
         self._cache.move_to_end(digest)
