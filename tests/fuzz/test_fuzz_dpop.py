@@ -96,6 +96,7 @@ _ALPHABET = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz01234
 @example("figure 2", 2, ("spelling", "last", 0))
 @example("figure 13", 1, ("flip", 40, 3))
 @example("figure 13", 0, ("spelling", "pad", 0))
+@example("figure 13", 0, ("flip", 2137, 0))  # the jwk's crv becomes "Q-256"
 def test_a_changed_rfc_proof_verifies_only_if_its_parts_encode_the_same_bytes(
         which: str, part: int, mutation: tuple[str, Any, Any]) -> None:
     proof, check, jti = VECTORS[which]
@@ -195,6 +196,7 @@ GOOD = json.dumps({"htm": "POST", "htu": URL, "iat": NOW, "jti": "j"})
     ({"jwk": {**KEY.as_dict(private=True)}}, "jwk"),          # a private key in the header
     ({"jwk": {"kty": "RSA", "n": "AQAB", "e": "AQAB"}}, "jwk"),  # not a key for ES256
     ({"jwk": {"kty": "EC", "crv": "P-256", "x": "AA", "y": "AA"}}, "jwk"),  # no point
+    ({"jwk": {**KEY.as_dict(private=False), "crv": "Q-256"}}, "jwk"),  # no such curve
 ]))
 def test_a_proof_whose_header_breaks_a_rule_is_refused_naming_it(
         change: tuple[dict[str, Any], str]) -> None:

@@ -273,8 +273,11 @@ def verify_proof(proof: str, *, htm: str, htu: str, now: float,
                         "jwk")
     try:
         key = jwk.import_key(public)
+    except Exception:  # any key a client wrote (an unknown curve raises KeyError in joserfc)
+        raise DPoPError("the DPoP proof's jwk is not usable", "jwk") from None
+    try:
         verified = jws.deserialize_compact(proof, key, registry=_registry(jws, [alg]))
-    except (JoseError, ValueError, TypeError) as exc:
+    except (JoseError, ValueError, TypeError, KeyError) as exc:
         reason = "signature" if type(exc).__name__ == "BadSignatureError" else "jwk"
         what = "signature does not verify" if reason == "signature" else "jwk is not usable"
         raise DPoPError(f"the DPoP proof's {what} with its own key", reason) from None

@@ -204,8 +204,10 @@ class AuthGate:
         if len(headers) > 1:
             raise _Refused(challenge_refusal(settings, INVALID_REQUEST,
                                              "send one Authorization header"))
-        scheme, _, token = headers[0].decode("latin-1").strip().partition(" ")
-        scheme, token = scheme.lower(), token.strip()
+        # RFC 9110 §5.5 and §11.4: the value without the spaces and tabs around it, then
+        # `scheme 1*SP token68`; any other whitespace is part of what it is next to.
+        scheme, _, token = headers[0].decode("latin-1").strip(" \t").partition(" ")
+        scheme, token = scheme.lower(), token.lstrip(" ")
         dpop = scheme == "dpop" and bool(self._algs)
         if scheme != "bearer" and not dpop:  # a scheme not taken here: no usable credentials
             raise _Refused(challenge_refusal(settings, None, scopes=wanted))
