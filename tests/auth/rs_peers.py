@@ -84,7 +84,7 @@ class KeyServer:
     """Set: each JWKS request waits for it before answering (a slow key server)."""
     jwks_status: int = 200
     trickle: bool = False
-    """The JWKS answer is whitespace, a byte at a time, until `hold` is set: a server slow
+    """The JWKS (and introspection) answer is whitespace, a byte at a time, until `hold` is set: a server slow
     enough never to trip a read timeout and never to finish."""
     padding: int = 0
     """Bytes of filler added to the key set."""
@@ -116,6 +116,9 @@ class KeyServer:
                                                         self.cache_control.encode())])
         elif scope["path"] == "/introspect" and scope["method"] == "POST":
             self.introspections += 1
+            if self.trickle:
+                await self._trickle(send)
+                return
             expected = base64.b64encode(f"{self.client[0]}:{self.client[1]}".encode())
             if headers.get(b"authorization") != b"Basic " + expected:
                 await _json(send, 401, {"error": "invalid_client"})

@@ -1,6 +1,7 @@
 """The resource server's `JWTVerifier` against a real key server (`rs_peers.KeyServer` under
 uvicorn on 127.0.0.1) that is slow, down, never done, re-keyed under the same `kid`, or signs
-what an access token is not; the protected app under uvicorn too. Counts, never clocks: each
+what an access token is not (and an introspection endpoint that never finishes its answer);
+the protected app under uvicorn too. Counts, never clocks: each
 test waits on the requests it made and the fetches the key server saw."""
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from rs_peers import ISSUER, Issuer, KeyServer, key_server, protected, whoami_se
 
 import mcpkit
 from mcpkit.auth.server_config import ProtectedResource
+from mcpkit.transports.http_auth_introspection import IntrospectionVerifier
 from mcpkit.transports.http_auth_jwt import JWTVerifier
 
 BOUND = 30.0
@@ -73,14 +75,14 @@ def www_authenticate(reply: Reply) -> str:
     return str(reply.headers["www-authenticate"])
 
 
-Serve = Callable[[JWTVerifier], Awaitable[tuple[str, "Entered"]]]
+Serve = Callable[[Any], Awaitable[tuple[str, "Entered"]]]
 
 
 @pytest.fixture
 async def served() -> AsyncIterator[Serve]:
     """Serve a protected app checking tokens with the verifier given; (its URL, the app)."""
     async with contextlib.AsyncExitStack() as stack:
-        async def serve(verifier: JWTVerifier) -> tuple[str, Entered]:
+        async def serve(verifier: Any) -> tuple[str, Entered]:
             app = Entered(make_server().asgi(path="/mcp", auth=ProtectedResource(
                 ISSUER, verifier=verifier)))
             return await stack.enter_async_context(protected(app)), app
@@ -167,6 +169,18 @@ async def test_a_key_set_sent_a_byte_at_a_time_is_cut_off_at_the_timeout(
         async with released(keys), asyncio.timeout(BOUND):
             reply = await call(url, issuer.token(url))
         assert reply.status == 503
+
+
+async def test_an_introspection_answer_sent_a_byte_at_a_time_is_cut_off_at_the_timeout(
+        served: Serve) -> None:
+    issuer = Issuer()
+    async with key_server(issuer, hold=asyncio.Event(), trickle=True) as keys:
+        url, _ = await served(IntrospectionVerifier(keys.url + "/introspect", "rs", "rs-secret",
+                                                    issuer=ISSUER, timeout_s=0.5))
+        async with released(keys), asyncio.timeout(BOUND):
+            reply = await call(url, "opaque-1")
+        assert reply.status == 503
+        assert keys.introspections == 1
 
 
 async def test_a_key_set_over_512_kib_is_not_read_to_its_end(served: Serve) -> None:
