@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import json
 import logging
 import time
 from collections import OrderedDict
@@ -26,7 +25,7 @@ from typing import Any, Final
 from mcpkit.auth.server_claims import MAX_NUMERIC_DATE
 from mcpkit.auth.server_config import Principal
 from mcpkit.errors import InvalidTokenError, VerifierUnavailableError
-from mcpkit.transports.http_auth_jwt import principal_of
+from mcpkit.transports.http_auth_jwt import fetch_json, principal_of
 
 __all__ = ["IntrospectionVerifier"]
 
@@ -111,20 +110,11 @@ class IntrospectionVerifier:
 
     async def _ask(self, token: str) -> Any:
         """The endpoint's answer to `token`, read to at most 64 KiB."""
-        import httpx
-
-        async with httpx.AsyncClient(timeout=self.timeout_s, follow_redirects=False) as http, \
-                http.stream("POST", self.url, auth=self._auth,
-                            data={"token": token, "token_type_hint": "access_token"},
-                            headers={"accept": "application/json"}) as response:
-            if response.status_code != 200:
-                raise ValueError(f"status {response.status_code}")
-            body = bytearray()
-            async for chunk in response.aiter_bytes():
-                body += chunk
-                if len(body) > _MAX_ANSWER_BYTES:
-                    raise ValueError("the answer is over 64 KiB")
-        return json.loads(bytes(body))
+        answer, _ = await fetch_json(
+            "POST", self.url, timeout_s=self.timeout_s, limit=_MAX_ANSWER_BYTES,
+            what="the answer", auth=self._auth,
+            data={"token": token, "token_type_hint": "access_token"})
+        return answer
 
     def _remember(self, digest: bytes, claims: dict[str, Any] | None, now: float) -> None:
         if self.max_entries == 0 or self.cache_ttl_s == 0:

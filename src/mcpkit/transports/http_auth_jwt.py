@@ -39,7 +39,7 @@ from mcpkit.auth.server_config import Principal
 from mcpkit.errors import InvalidTokenError, VerifierUnavailableError
 from mcpkit.protocol.extras import require
 
-__all__ = ["ASYMMETRIC_ALGORITHMS", "JWTVerifier", "cache_seconds", "principal_of"]
+__all__ = ["ASYMMETRIC_ALGORITHMS", "JWTVerifier", "cache_seconds", "fetch_json", "principal_of"]
 
 log = logging.getLogger("mcpkit.auth")
 
@@ -264,21 +264,31 @@ class JWTVerifier:
 
     async def _get(self) -> tuple[Any, Any]:
         """The usable keys of the set at `jwks_url`, and the response's headers."""
-        import httpx
-
-        async with httpx.AsyncClient(timeout=self.timeout_s, follow_redirects=False) as http, \
-                http.stream("GET", self.jwks_url, headers={"accept": "application/json"}
-                            ) as response:
-            if response.status_code != 200:
-                raise ValueError(f"status {response.status_code}")
-            body = bytearray()
-            async for chunk in response.aiter_bytes():
-                body += chunk
-                if len(body) > _MAX_JWKS_BYTES:
-                    raise ValueError("the key set is over 512 KiB")
-        keys = self._jose.jwk.KeySet.import_key_set(json.loads(bytes(body)))
+        answer, headers = await fetch_json("GET", self.jwks_url, timeout_s=self.timeout_s,
+                                           limit=_MAX_JWKS_BYTES, what="the key set")
+        keys = self._jose.jwk.KeySet.import_key_set(answer)
         usable = [k for k in keys.keys if k.key_type in ("RSA", "EC", "OKP")]
-        return self._jose.jwk.KeySet(usable), response.headers
+        return self._jose.jwk.KeySet(usable), headers
+
+
+async def fetch_json(method: str, url: str, *, timeout_s: float, limit: int, what: str,
+                     **request: Any) -> tuple[Any, Any]:
+    """The JSON an authorization server's endpoint answers with 200, and the response's
+    headers; read as it streams, refused (`ValueError`) past `limit` bytes, so a huge answer
+    is never held whole. No redirect is followed. The caller bounds the whole call's time."""
+    import httpx
+
+    async with httpx.AsyncClient(timeout=timeout_s, follow_redirects=False) as http, \
+            http.stream(method, url, headers={"accept": "application/json"},
+                        **request) as response:
+        if response.status_code != 200:
+            raise ValueError(f"status {response.status_code}")
+        body = bytearray()
+        async for chunk in response.aiter_bytes():
+            body += chunk
+            if len(body) > limit:
+                raise ValueError(f"{what} is over {limit // 1024} KiB")
+    return json.loads(bytes(body)), response.headers
 
 
 def _media_type(typ: str) -> str:
