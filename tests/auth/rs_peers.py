@@ -88,6 +88,8 @@ class KeyServer:
     enough never to trip a read timeout and never to finish."""
     padding: int = 0
     """Bytes of filler added to the key set."""
+    arrived: asyncio.Event | None = None
+    """Set when a JWKS request arrives."""
     jwks_fetches: int = 0
     introspections: int = 0
     url: str = ""
@@ -104,6 +106,8 @@ class KeyServer:
         headers = dict(scope["headers"])
         if scope["path"] == "/jwks":
             self.jwks_fetches += 1
+            if self.arrived is not None:
+                self.arrived.set()
             if self.trickle:
                 await self._trickle(send)
                 return

@@ -147,6 +147,23 @@ async def test_a_key_set_that_fails_is_503_for_every_waiter_then_for_the_backoff
         assert keys.jwks_fetches == 2
 
 
+async def test_keys_past_their_lifetime_serve_while_one_fetch_renews_them(
+        served: Serve) -> None:
+    issuer = Issuer()
+    clock = Clock()
+    async with key_server(issuer, cache_control="max-age=60") as keys:
+        url, _ = await served(JWTVerifier(keys.url + "/jwks", clock=clock))
+        token = issuer.token(url)
+        assert subject(await call(url, token)) == "alice"
+        keys.hold, keys.arrived = asyncio.Event(), asyncio.Event()  # slow from now on
+        clock.now += 61
+        async with released(keys), asyncio.timeout(BOUND):
+            assert [subject(r) for r in await asyncio.gather(
+                *(call(url, token) for _ in range(3)))] == ["alice"] * 3
+            await keys.arrived.wait()  # the renewal, held while the three were answered
+        assert keys.jwks_fetches == 2
+
+
 async def test_a_key_set_that_never_answers_ends_every_wait_with_one_fetch(
         served: Serve) -> None:
     issuer = Issuer()
