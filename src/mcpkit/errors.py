@@ -413,7 +413,13 @@ class InvalidTokenError(AuthError):
 
 class VerifierUnavailableError(AuthError):
     """A resource server cannot check tokens right now: its JWKS or introspection endpoint is
-    out of reach or answers nonsense. Answered 503, not 401: the client's token may be good."""
+    out of reach or answers nonsense. Answered 503, not 401: the client's token may be good.
+    `retry_after_s`, when known, is how long until the verifier tries again (the 503's
+    `Retry-After`)."""
+
+    def __init__(self, message: str, retry_after_s: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
 
 
 class RedirectError(AuthError):

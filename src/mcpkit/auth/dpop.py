@@ -288,9 +288,12 @@ def verify_proof(proof: str, *, htm: str, htu: str, now: float,
                         "jwk")
     try:
         key = jwk.import_key(public)
+    except Exception:  # any key a client wrote (an unknown curve raises KeyError in joserfc)
+        raise DPoPError("the DPoP proof's jwk is not usable", "jwk") from None
+    try:
         with _eddsa_allowed():
             verified = jws.deserialize_compact(proof, key, registry=_registry(jws, [alg]))
-    except (JoseError, ValueError, TypeError) as exc:
+    except (JoseError, ValueError, TypeError, KeyError) as exc:
         reason = "signature" if type(exc).__name__ == "BadSignatureError" else "jwk"
         what = "signature does not verify" if reason == "signature" else "jwk is not usable"
         raise DPoPError(f"the DPoP proof's {what} with its own key", reason) from None
@@ -309,7 +312,7 @@ def verify_proof(proof: str, *, htm: str, htu: str, now: float,
     iat = claims.get("iat")
     if isinstance(iat, bool) or not isinstance(iat, int | float):
         raise DPoPError("the DPoP proof has no numeric iat", "iat")
-    if iat > now + leeway_s or iat < now - max_age_s - leeway_s:
+    if not now - max_age_s - leeway_s <= iat <= now + leeway_s:  # NaN fails too
         raise DPoPError("the DPoP proof's iat is outside the accepted window", "iat")
     if access_token is not None:
         ath = claims.get("ath")

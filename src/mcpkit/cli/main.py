@@ -302,6 +302,9 @@ def _run_http(args: argparse.Namespace, store: object | None) -> int:
     except OSError as exc:
         print(f"mcpkit run: cannot serve on {args.http}: {exc.strerror or exc}", file=sys.stderr)
         return 1
+    except ValueError as exc:  # a configuration refused before anything is bound
+        print(f"mcpkit run: {exc}", file=sys.stderr)
+        return 2
     except SystemExit as exc:  # the HTTP server stops this way when it could not start
         if exc.code in (None, 0):
             return 0

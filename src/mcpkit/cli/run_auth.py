@@ -38,6 +38,7 @@ ENV: Final = {
     "scopes": "MCPKIT_AUTH_SCOPES",
     "introspection": "MCPKIT_AUTH_INTROSPECTION",
     "client_id": "MCPKIT_AUTH_CLIENT_ID",
+    "public_url": "MCPKIT_AUTH_PUBLIC_URL",
 }
 SECRET_ENV: Final = "MCPKIT_AUTH_CLIENT_SECRET"
 _METADATA_TIMEOUT_S: Final = 10.0
@@ -52,6 +53,7 @@ class AuthSettings:
     scopes: tuple[str, ...] = ()
     introspection: str | None = None
     client_id: str | None = None
+    public_url: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
@@ -80,6 +82,10 @@ def add_auth_options(run: Any) -> None:
     run.add_argument("--auth-client-id", metavar="ID",
                      help="this server's client id at the introspection endpoint (or "
                      f"{ENV['client_id']}; the secret only from {SECRET_ENV})")
+    run.add_argument("--auth-public-url", metavar="URL",
+                     help="the URL clients reach this server by: its resource identifier and "
+                     "the default audience (or " + ENV["public_url"] + "); needed when bound "
+                     "off loopback, where the Host header is never taken for it")
 
 
 def auth_settings(args: argparse.Namespace) -> AuthSettings | None:
@@ -115,7 +121,12 @@ def auth_settings(args: argparse.Namespace) -> AuthSettings | None:
         scopes = check_scopes(tuple((given("scopes") or "").split()), "--auth-scopes")
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    return AuthSettings(issuer, given("audience"), scopes, introspection, client_id)
+    public_url = given("public_url")
+    if public_url is not None and not public_url.startswith(("https://", "http://")):
+        raise UsageError(f"--auth-public-url {public_url!r} is not an http(s) URL, e.g. "
+                         "https://mcp.example.com/mcp")
+    return AuthSettings(issuer, given("audience"), scopes, introspection, client_id,
+                        public_url)
 
 
 def passed_on(settings: AuthSettings | None) -> list[str]:
@@ -128,6 +139,7 @@ def passed_on(settings: AuthSettings | None) -> list[str]:
     if settings.introspection:
         out += [f"--auth-introspection={settings.introspection}",
                 f"--auth-client-id={settings.client_id}"]
+    out += [f"--auth-public-url={settings.public_url}"] if settings.public_url else []
     return out
 
 
@@ -148,7 +160,8 @@ def protected_resource(settings: AuthSettings) -> Any:
         verifier = JWTVerifier(_jwks_uri(settings.issuer))
     try:
         return ProtectedResource(issuers=settings.issuer, audience=settings.audience,
-                                 verifier=verifier, scopes_supported=settings.scopes)
+                                 verifier=verifier, scopes_supported=settings.scopes,
+                                 public_url=settings.public_url)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
 
