@@ -36,6 +36,9 @@ ALLOWED: dict[str, set[str]] = {
     # `mcpkit probe|snapshot|diff`: inspects a server from outside, so it sits with the CLI
     # and may use every layer below (the client's era table, the transports' connectors).
     "probe": {"*"},
+    # `mcpkit dev`: the inspector in the browser, a command beside the CLI, built on the public
+    # Client, the probe's evidence and token counter, and the CLI's target and sign-in.
+    "dev": {"*"},
     "__init__": {"*"},
     "__main__": {"cli"},
 }

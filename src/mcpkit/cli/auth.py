@@ -26,12 +26,13 @@ import asyncio
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
 from mcpkit.cli.usage import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, UsageError
 
-__all__ = ["entries_for", "forget", "register", "run_auth", "sign_in"]
+__all__ = ["BROWSER_MODE", "entries_for", "forget", "login_args", "register", "run_auth", "sign_in"]
 
 SECRET_ENV: Final = "MCPKIT_CLIENT_SECRET"
 """Where `--client-secret` is read from when not given: a command line is visible to every user
@@ -104,6 +105,14 @@ def register(sub: Any) -> None:
     status.add_argument("--json", action="store_true", help="print JSON for scripts")
 
 
+def login_args(url: str) -> argparse.Namespace:
+    """`mcpkit login URL --no-browser` as parsed, every other option at its default: what a
+    sign-in started elsewhere (`mcpkit dev`'s page) runs with."""
+    parser = argparse.ArgumentParser(prog="mcpkit")
+    register(parser.add_subparsers(dest="command"))
+    return parser.parse_args(["login", url, "--no-browser"])
+
+
 def run_auth(args: argparse.Namespace) -> int:
     from mcpkit.cli.signins import SignInFileError
     from mcpkit.errors import MCPError
@@ -143,9 +152,11 @@ async def _login(args: argparse.Namespace) -> int:
 BROWSER_MODE: Final = "browser"
 
 
-async def sign_in(url: str, args: argparse.Namespace, secret: str | None, mode: str) -> int:
+async def sign_in(url: str, args: argparse.Namespace, secret: str | None, mode: str,
+                  show: Callable[[str], None] | None = None) -> int:
     """Sign in to `url` as `args` say; the previous sign-in is kept until this one succeeds.
-    Also what a client command's step-up runs (`mcpkit.cli.step_up`)."""
+    Also what a client command's step-up runs (`mcpkit.cli.step_up`), and `mcpkit dev`'s
+    sign-in, whose `show` hands the authorization URL to its page instead of a browser."""
     from mcpkit.cli.signins import CLIENT_CREDENTIALS, SignIn, SignIns, read_key_file
     from mcpkit.errors import AuthError
     from mcpkit.store.tokens import ClientInfo, FileTokenStorage, StagedTokenStorage
@@ -160,7 +171,7 @@ async def sign_in(url: str, args: argparse.Namespace, secret: str | None, mode: 
         if mode == CLIENT_CREDENTIALS:
             await _machine_sign_in(url, args, secret, private_key, dpop_key, staged)
         else:
-            await _browser_sign_in(url, args, secret, private_key, dpop_key, staged)
+            await _browser_sign_in(url, args, secret, private_key, dpop_key, staged, show)
     except AuthError as exc:
         if args.client_id and "invalid_client" in str(exc):
             raise AuthError(f"{exc}; check --client-id, its secret, and --auth-method (the way "
@@ -203,12 +214,16 @@ def _resource(url: str) -> str:
 
 
 async def _browser_sign_in(url: str, args: argparse.Namespace, secret: str | None,
-                           private_key: str | None, dpop_key: Any, storage: Any) -> None:
+                           private_key: str | None, dpop_key: Any, storage: Any,
+                           given: Callable[[str], None] | None = None) -> None:
     from mcpkit.transports.oauth import OAuth
     from mcpkit.transports.oauth_dpop import DPoPSigner
     from mcpkit.transports.oauth_redirect import RedirectListener, open_in_browser
 
     def show(url: str) -> None:
+        if given is not None:
+            given(url)
+            return
         open_in_browser(url, lambda line: print(line, file=sys.stderr, flush=True),
                         browser=not args.no_browser)
 

@@ -1,5 +1,6 @@
 """`mcpkit`: run a server (`mcpkit run`), talk to one (`mcpkit discover|tools|call|read|prompt|
-listen`, in `mcpkit.cli.commands`), sign in to a protected one (`mcpkit login|logout|auth
+listen`, in `mcpkit.cli.commands`), inspect one in the browser (`mcpkit dev`, in
+`mcpkit.dev.command`), sign in to a protected one (`mcpkit login|logout|auth
 status`, in `mcpkit.cli.auth`), write a host's entry for one (`mcpkit config`, in
 `mcpkit.cli.config`), print the version.
 
@@ -101,6 +102,9 @@ def _parser() -> argparse.ArgumentParser:
     from mcpkit.cli.skills import register_skills
 
     register_skills(sub)
+    from mcpkit.dev.command import register as register_dev
+
+    register_dev(sub)
     return parser
 
 
@@ -120,6 +124,10 @@ def main(argv: list[str] | None = None) -> int:
         from mcpkit.cli.skills import run_skills
 
         return run_skills(args)
+    if getattr(args, "dev_command", False):
+        from mcpkit.dev.command import run_dev
+
+        return run_dev(args)
     if getattr(args, "probe_command", None):
         from mcpkit.cli.probe import run_probe
 

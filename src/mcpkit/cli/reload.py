@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
 
-__all__ = ["POLL_SECONDS", "run_reloading", "watched_files"]
+__all__ = ["POLL_SECONDS", "root_of", "run_reloading", "snapshot", "watched_files"]
 
 POLL_SECONDS: Final = 0.3
 """How often the sources are looked at."""
@@ -46,7 +46,8 @@ def watched_files(root: Path) -> Iterator[Path]:
                 yield Path(folder, name)
 
 
-def _snapshot(root: Path) -> dict[Path, int]:
+def snapshot(root: Path) -> dict[Path, int]:
+    """Each watched file's modification time: two snapshots differ when a source changed."""
     out = {}
     for path in watched_files(root):
         with contextlib.suppress(OSError):
@@ -68,7 +69,8 @@ def _settled(address: str) -> str:
     return f"{shown}:{port}{path}"
 
 
-def _root_of(target: str) -> Path:
+def root_of(target: str) -> Path:
+    """The folder whose sources a file (or module) target is watched by."""
     where = target.rsplit(":", 1)[0] if target.count(":") == 1 else target
     path = Path(where)
     if path.suffix == ".py" or path.exists():
@@ -80,7 +82,7 @@ def run_reloading(target: str, address: str, passed: list[str]) -> int:
     """Serve `target` on `address` in a child `mcpkit run`, restarting it on each change;
     `passed` are the other `mcpkit run` options, handed to every child."""
     address = _settled(address)
-    root = _root_of(target)
+    root = root_of(target)
     command = [sys.executable, "-m", "mcpkit", "run", target, "--http", address, *passed]
 
     def stop(signum: int, frame: object) -> None:
@@ -91,11 +93,11 @@ def run_reloading(target: str, address: str, passed: list[str]) -> int:
           flush=True)
     child: subprocess.Popen[bytes] | None = None
     try:
-        seen = _snapshot(root)
+        seen = snapshot(root)
         child = subprocess.Popen(command)
         while True:
             time.sleep(POLL_SECONDS)
-            now = _snapshot(root)
+            now = snapshot(root)
             if now == seen:
                 continue
             changed = sorted({*now.items()} ^ {*seen.items()})

@@ -49,28 +49,33 @@ _ERROR_ID: Final = re.compile(r"failed \(error id ([0-9a-f]{8,32})\)")
 
 
 def connector_for(spec: str, *, headers: dict[str, str] | None = None,
-                  stderr: str = "capture") -> Any:
-    """The connector SERVER names: a URL, a Python file with a Server, or a command line."""
+                  stderr: str = "capture", tap: Any = None,
+                  http_options: dict[str, Any] | None = None) -> Any:
+    """The connector SERVER names: a URL, a Python file with a Server, or a command line.
+    `tap` sees every message of its connections (`mcpkit dev`'s wire pane), `http_options`
+    go to httpx for an HTTP server (its event hooks)."""
     spec = spec.strip()
     if not spec:
         raise UsageError("SERVER is empty; give a URL, a .py file or a command line")
     if spec.startswith(("http://", "https://")):
         from mcpkit.transports.http_client import HTTPConnector
 
+        given: dict[str, Any] = {"headers": headers or {}, "tap": tap,
+                                 "httpx_options": http_options}
         if any(name.lower() == "authorization" for name in headers or {}):
-            return HTTPConnector(spec, headers=headers or {})  # the user's own credentials
+            return HTTPConnector(spec, **given)  # the user's own credentials
         from mcpkit.cli.signins import auth_for
 
         # The tokens `mcpkit login` kept, refreshed as they expire (nothing for a server that
         # asks for nothing).
-        return HTTPConnector(spec, headers=headers or {}, auth=auth_for(spec))
+        return HTTPConnector(spec, **given, auth=auth_for(spec))
     from mcpkit.transports.stdio_client import StdioServer, python_server
 
     path = spec.rsplit(":", 1)[0] if spec.count(":") == 1 and not os.path.exists(spec) else spec
     if path.endswith(".py") and " " not in spec:
         if not os.path.isfile(path):
             raise UsageError(f"file not found: {path}")
-        return python_server(spec, stderr=stderr)
+        return python_server(spec, stderr=stderr, tap=tap)
     if _ADDRESS.match(spec) and not os.path.exists(spec):
         raise UsageError(f"{spec!r} has no scheme; did you mean http://{spec} ? "
                          "(SERVER is a URL, a .py file, or a command line to run)")
@@ -78,7 +83,7 @@ def connector_for(spec: str, *, headers: dict[str, str] | None = None,
         argv = shlex.split(spec)
     except ValueError as exc:
         raise UsageError(f"cannot split the command {spec!r}: {exc}") from None
-    return StdioServer(argv, stderr=stderr)  # type: ignore[arg-type]
+    return StdioServer(argv, stderr=stderr, tap=tap)  # type: ignore[arg-type]
 
 
 def parse_headers(raw: list[str]) -> dict[str, str]:

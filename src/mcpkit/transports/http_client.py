@@ -27,7 +27,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Final
 from urllib.parse import urlsplit
@@ -67,6 +67,8 @@ __all__ = [
 
 log = logging.getLogger("mcpkit.client")
 
+Tap = Callable[[str, dict[str, Any]], None]
+"""Sees each message as it passes: `("send" | "receive", message)`."""
 _ACCEPT: Final = "application/json, text/event-stream"
 _BASE_HEADERS: Final = {"accept": _ACCEPT, "content-type": "application/json"}
 DEFAULT_MAX_MESSAGE_BYTES: Final = 16 * 1024 * 1024
@@ -85,12 +87,17 @@ class HTTPClientTransport:
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
         httpx_options: Mapping[str, Any] | None = None,
         auth: httpx.Auth | None = None,
+        tap: Tap | None = None,
     ) -> None:
         """`client` is an httpx client to share (it is not closed here); otherwise one is made
         with `timeout` (default: 30 s to connect, no limit on reading a stream) and any
         `httpx_options` (TLS `verify`, proxies, `event_hooks`, ...). `auth` authorizes every
-        request (`mcpkit.transports.oauth.OAuth`; a 401 or 403 is its to answer)."""
+        request (`mcpkit.transports.oauth.OAuth`; a 401 or 403 is its to answer). `tap`, when
+        given, sees every JSON-RPC message in both directions, as `StdioServer`'s does: each
+        one sent (requests, notifications, answers to the server's requests) just before its
+        POST, and each one received (responses, and what response and session streams carry)."""
         self.url = url
+        self._tap = tap
         self.auth = auth
         self.max_message_bytes = max_message_bytes
         self._own_client = client is None
@@ -163,6 +170,8 @@ class HTTPClientTransport:
     async def notify(self, message: dict[str, Any]) -> None:
         """POST one notification (or a legacy answer); the server accepts it with 202."""
         what = message.get("method", "response")
+        if self._tap is not None:
+            self._tap("send", message)
         try:
             async with self._open("POST", what, message, encode(message)) as response:
                 await response.aread()
@@ -241,6 +250,8 @@ class HTTPClientTransport:
 
     async def _exchange(self, message: dict[str, Any], on_notification: Any) -> dict[str, Any]:
         method = message.get("method")
+        if self._tap is not None:
+            self._tap("send", message)
         request = self._client.build_request(
             "POST", self.url, content=encode(message), headers=self._headers_for(message))
         try:
@@ -276,6 +287,8 @@ class HTTPClientTransport:
             raise _BrokenStream(f"the response stream broke ({_describe(exc)})") from None
         finally:
             await response.aclose()
+        if self._tap is not None:
+            self._tap("receive", reply)
         if method == Method.INITIALIZE and isinstance(reply.get("result"), dict):
             self._start_session(session_id, reply["result"])
         return reply
@@ -294,8 +307,21 @@ class HTTPClientTransport:
 
     async def _read_stream(self, response: httpx.Response, message: Mapping[str, Any],
                            on_notification: Any) -> dict[str, Any]:
-        return await read_response(response, message, on_notification,
-                                   lambda incoming: self._spawn(self._answer(incoming)),
+        tap = self._tap
+        if tap is not None:
+            given = on_notification
+
+            async def on_notification(incoming: dict[str, Any]) -> None:
+                tap("receive", incoming)
+                if given is not None:
+                    await given(incoming)
+
+        def on_request(incoming: dict[str, Any]) -> None:
+            if tap is not None:
+                tap("receive", incoming)
+            self._spawn(self._answer(incoming))
+
+        return await read_response(response, message, on_notification, on_request,
                                    self.max_message_bytes)
 
     async def _resume(self, message: Mapping[str, Any], on_notification: Any,
@@ -413,6 +439,8 @@ class HTTPClientTransport:
             return
         if not isinstance(incoming, dict) or "method" not in incoming:
             return
+        if self._tap is not None:
+            self._tap("receive", incoming)
         if "id" in incoming:
             self._spawn(self._answer(incoming))
         elif self._notification_handler is not None:
