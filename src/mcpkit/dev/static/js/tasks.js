@@ -52,7 +52,8 @@ function taskCard(task) {
   const update = h("textarea", { rows: 2, class: "task-update", placeholder: '{"key": {"action": "accept", "content": {...}}}' });
   return h("div", { class: "task-card card", dataset: { id: task.id, status } },
     h("h3", {}, h("code", { class: "task-id" }, task.id), " ", badge(status, `status-${status}`),
-      task.tool ? h("span", {}, ` ${task.tool}`) : null),
+      task.tool ? h("code", { class: "task-call" }, ` ${task.tool}(${JSON.stringify(task.arguments || {})})`)
+        : null),
     message ? h("p", { class: "status-message" }, message) : null,
     counted ? h("progress", { max: counted[2], value: counted[1] }) : null,
     waiting.length ? h("p", { class: "waiting" }, `waiting on: ${waiting.join(", ")}`) : null,
