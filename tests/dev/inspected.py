@@ -124,7 +124,7 @@ class Tab:
         for name, value in arguments.items():
             await self.fill(f"form.call-form [data-path='/{name}'] > input, "
                             f"form.call-form [data-path='/{name}'] > select",
-                            value if not isinstance(value, bool) else value)
+                            value)
         await self.click("form.call-form button.call")
 
     async def wire_methods(self, direction: str = "out") -> list[str]:

@@ -31,7 +31,11 @@ export function headerBar() {
 }
 
 export function connectionPanel() {
-  const panel = h("div", { class: "panel", id: "panel-connection" });
+  const about = h("div", { class: "connection-about" });
+  const listening = h("div", { class: "connection-listening" });
+  const logs = section("Server messages", h("ol", { class: "logs" }));
+  const panel = h("div", { class: "panel", id: "panel-connection" }, about, rootsEditor(),
+                  listening, logs);
   const render = () => {
     const c = state.connection;
     if (!c) return;
@@ -76,16 +80,12 @@ export function connectionPanel() {
           : h("p", {}, "None."),
         details("What this client declares", json(c.declared))));
     }
-    parts.push(rootsEditor(), listeningBox(), logBox());
-    clear(panel, parts);
+    clear(about, parts);
   };
   on("connection", render);
   on("signin", render);
-  on("listening", render);
-  on("log", () => renderLogs(panel));
-  on("changed", () => renderLogs(panel));
-  on("asked", () => renderLogs(panel));
-  on("reload", () => renderLogs(panel));
+  on("listening", () => clear(listening, listeningBox()));
+  for (const kind of ["log", "changed", "asked", "reload"]) on(kind, () => renderLogs(logs));
   return panel;
 }
 
@@ -131,10 +131,6 @@ function listeningBox() {
     !l ? h("p", {}, "Not listening yet.")
       : l.error ? h("p", { class: "problem" }, l.error)
       : h("div", {}, h("p", {}, "The server agreed to send:"), json(l.acknowledged)));
-}
-
-function logBox() {
-  return section("Server messages", h("ol", { class: "logs" }));
 }
 
 function renderLogs(panel) {

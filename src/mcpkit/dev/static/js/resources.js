@@ -31,8 +31,14 @@ export function resourcesPanel() {
   const list = h("ul", { class: "resources list" });
   const templates = h("ul", { class: "templates list" });
   const reader = h("div", { class: "detail reader" }, h("p", { class: "note" }, "Choose a resource."));
+  const any = h("input", { type: "text", class: "read-uri", placeholder: "any URI" });
+  const readAny = h("form", { class: "read-any", onsubmit: (event) => {
+    event.preventDefault();
+    if (any.value.trim()) read(any.value.trim());
+  } }, any, h("button", { type: "submit" }, "Read"));
   const panel = h("div", { class: "panel split", id: "panel-resources" },
-    h("div", { class: "side" }, h("h3", {}, "Resources"), list, h("h3", {}, "Templates"), templates),
+    h("div", { class: "side" }, h("h3", {}, "Resources"), list, h("h3", {}, "Templates"), templates,
+      h("h3", {}, "By URI"), readAny),
     reader);
   let shown = null;
   const updates = new Map();
