@@ -97,7 +97,7 @@ def run_auth(args: argparse.Namespace) -> int:
     try:
         return asyncio.run(_COMMANDS[command](args))
     except UsageError as exc:
-        print(f"mcpkit {name}: {exc}", file=sys.stderr)
+        print(f"mcpkit {name}: {_why(exc)}", file=sys.stderr)
         return EXIT_USAGE
     except (MCPError, SignInFileError, TokenFileError, OSError) as exc:
         print(f"mcpkit {name}: {_why(exc)}", file=sys.stderr)
@@ -162,7 +162,9 @@ async def _browser_sign_in(url: str, args: argparse.Namespace, secret: str | Non
     from mcpkit.transports.oauth_redirect import RedirectListener, open_in_browser
 
     def show(url: str) -> None:
-        open_in_browser(url, lambda line: print(line, file=sys.stderr, flush=True),
+        from mcpkit.cli.terminal import shown_text
+
+        open_in_browser(url, lambda line: print(shown_text(line), file=sys.stderr, flush=True),
                         browser=not args.no_browser)
 
     async with RedirectListener(timeout=args.timeout, port=args.port) as listener:
@@ -208,11 +210,14 @@ async def _logout(args: argparse.Namespace) -> int:
 
     url = _url(args.url)
     issuers = await _forget(SignIns(), FileTokenStorage(), url, canonical_resource(url))
+    from mcpkit.cli.terminal import shown
+
     if not issuers:
-        print(f"mcpkit logout: nothing was kept for {url}", file=sys.stderr)
+        print(f"mcpkit logout: nothing was kept for {shown(url)}", file=sys.stderr)
         return EXIT_OK
-    print(f"Signed out of {url}: the tokens from {', '.join(sorted(issuers))} are removed "
-          "(the authorization server may still hold the grant; revoke it there to end it)")
+    print(shown(f"Signed out of {url}: the tokens from {', '.join(sorted(issuers))} are "
+                "removed (the authorization server may still hold the grant; revoke it there "
+                "to end it)"))
     return EXIT_OK
 
 

@@ -13,7 +13,9 @@ indentation digit), comments. Scalars resolve by the YAML 1.2 core schema, the o
 parsers use: `true`/`false`, `null`/`~`, integers (decimal, `0x`, `0o`) and floats; `yes`,
 `on` and dates stay strings. Refused, with the line: anchors, aliases, tags, directives,
 complex keys, merge keys, duplicate keys, tabs in indentation, `.inf`/`.nan` (no JSON for
-them), a second document, and a plain value holding `: ` (YAML itself rejects that).
+them), a second document, a plain value holding `: ` (YAML itself rejects that), and nesting
+deeper than `MAX_DEPTH` (a client reads a server's `SKILL.md` with this reader: a thousand
+levels would end its recursion, and no front matter needs more than a few).
 
 Pure: no I/O.
 """
@@ -37,7 +39,12 @@ from mcpkit.ext.skills.yaml_scalars import (
     resolve,
 )
 
-__all__ = ["FrontMatterError", "parse_front_matter", "parse_yaml", "split_front_matter"]
+__all__ = ["MAX_DEPTH", "FrontMatterError", "parse_front_matter", "parse_yaml",
+           "split_front_matter"]
+
+MAX_DEPTH: Final = 64
+"""The deepest front matter may nest mappings and sequences."""
+_TOO_DEEP: Final = f"the front matter nests mappings and sequences deeper than {MAX_DEPTH} levels"
 
 _BLOCK: Final = re.compile(r"^---[ \t]*\r?\n(.*?)(?:\r?\n)?^---[ \t]*(?:\r?\n|\Z)",
                            re.DOTALL | re.MULTILINE)
@@ -73,12 +80,31 @@ def parse_yaml(source: str, *, first_line: int = 1) -> Any:
     start = reader.next_content(0)
     if start is None:
         return None
-    value = reader.block(reader.lines[start].indent)
+    try:
+        value = reader.block(reader.lines[start].indent)
+    except RecursionError:
+        raise FrontMatterError(_TOO_DEEP, first_line) from None
     rest = reader.next_content(reader.pos)
     if rest is not None:
         raise FrontMatterError("unexpected content (is it indented to match its siblings?)",
                                reader.lines[rest].number)
+    if _deeper_than(value, MAX_DEPTH):
+        raise FrontMatterError(_TOO_DEEP, first_line)
     return value
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether `value` nests mappings and sequences more than `limit` levels (no recursion)."""
+    stack = [(value, 1)] if isinstance(value, dict | list) else []
+    while stack:
+        item, level = stack.pop()
+        children = item.values() if isinstance(item, dict) else item
+        for child in children:
+            if isinstance(child, dict | list):
+                if level + 1 > limit:
+                    return True
+                stack.append((child, level + 1))
+    return False
 
 
 @dataclass(slots=True)
