@@ -30,12 +30,14 @@ from typing import TYPE_CHECKING, Any, Final
 
 from mcpkit.errors import MethodNotFoundError, ProtocolViolation, SkillVerificationError
 from mcpkit.ext.skills.entries import (
+    MAX_TOTAL_BYTES,
     SKILL_FILE,
     EntryError,
     SkillEntry,
     check_entry,
     digest_of,
     limit_problem,
+    read_bound,
 )
 from mcpkit.ext.skills.frontmatter import (
     FrontMatterError,
@@ -196,7 +198,8 @@ class SkillsClient:
             raise SkillVerificationError(f"skill {entry.uri}: {uri} is not one of the files "
                                          "its entry lists, so it is not read",
                                          skill=entry.uri, uri=uri)
-        result = await self.client.read_resource(uri, fresh=True)
+        bound = read_bound(listed.size if listed is not None else MAX_TOTAL_BYTES, uri)
+        result = await self.client.read_resource(uri, fresh=True, max_bytes=bound)
         data = _bytes_of(result, uri, entry.uri)
         if listed is None:
             return data  # a dynamic skill: nothing to verify against
