@@ -123,7 +123,7 @@ def run_auth(args: argparse.Namespace) -> int:
     try:
         return asyncio.run(_COMMANDS[command](args))
     except UsageError as exc:
-        print(f"mcpkit {name}: {exc}", file=sys.stderr)
+        print(f"mcpkit {name}: {_why(exc)}", file=sys.stderr)
         return EXIT_USAGE
     except (MCPError, SignInFileError, TokenFileError, OSError) as exc:
         print(f"mcpkit {name}: {_why(exc)}", file=sys.stderr)
@@ -224,7 +224,9 @@ async def _browser_sign_in(url: str, args: argparse.Namespace, secret: str | Non
         if given is not None:
             given(url)
             return
-        open_in_browser(url, lambda line: print(line, file=sys.stderr, flush=True),
+        from mcpkit.cli.terminal import shown_text
+
+        open_in_browser(url, lambda line: print(shown_text(line), file=sys.stderr, flush=True),
                         browser=not args.no_browser)
 
     async with RedirectListener(timeout=args.timeout, port=args.port) as listener:

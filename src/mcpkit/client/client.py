@@ -361,17 +361,30 @@ class Client:
         log: LogHandler | None = None,
         timeout: float | None = _DEFAULT,
         meta: Mapping[str, Any] | None = None,
+        max_bytes: int | None = None,
     ) -> dict[str, Any]:
-        """Read a resource; a fresh cached read is returned without a round trip."""
+        """Read a resource; a fresh cached read is returned without a round trip.
+
+        `max_bytes` lets the answer be that large, past the transport's own message limit,
+        for a resource the caller knows to be large (a skill file, sized by its entry). The
+        transport cannot tell one answer from another before it has read it, so while the
+        read runs it accepts any message up to `max_bytes`."""
         if self.options.cache and not fresh:
             cached = self._cache.get(Method.RESOURCES_READ, uri)
             if cached is not None:
                 return cached
+        allowance: contextlib.AbstractContextManager[Any] = contextlib.nullcontext()
+        if max_bytes is not None:
+            await self.connect()
+            allowing = getattr(self._transport, "allowing", None)
+            if allowing is not None:
+                allowance = allowing(max_bytes)
         try:
-            result, rounds = await self._call(
-                Method.RESOURCES_READ, {"uri": uri}, f"resources/read {uri!r}",
-                progress=progress, log=log, timeout=timeout, meta=meta,
-            )
+            with allowance:
+                result, rounds = await self._call(
+                    Method.RESOURCES_READ, {"uri": uri}, f"resources/read {uri!r}",
+                    progress=progress, log=log, timeout=timeout, meta=meta,
+                )
         except InvalidParamsError as exc:
             raise read_error(exc, uri) from None
         require_list(result, "contents", f"resources/read {uri!r}")
