@@ -14,11 +14,12 @@ import asyncio
 import contextlib
 import dataclasses
 import secrets
+import signal
 import socket
 import sys
 import threading
 import webbrowser
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from mcpkit.cli.usage import EXIT_USAGE, UsageError
@@ -113,6 +114,26 @@ class Inspector:
     session: Any
     served: Any
     serving: asyncio.Future[Any]
+    server: Any
+
+    def stop(self) -> None:
+        """End the app (`serving` then completes, and `inspector()` cleans up)."""
+        self.server.should_exit = True
+
+
+def _uvicorn_server(app: Any) -> Any:
+    """uvicorn's server without its own signal handling: uvicorn re-raises a captured SIGINT
+    or SIGTERM once it has stopped, which would end this process before it stops the server
+    process it started; `mcpkit dev` handles the signals itself (`_serve`)."""
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            yield
+
+    return Server(uvicorn.Config(app, log_level="warning", lifespan="off", ws="none",
+                                 timeout_graceful_shutdown=2))
 
 
 @contextlib.asynccontextmanager
@@ -122,8 +143,6 @@ async def inspector(target: Any, *, era: str = "auto", timeout: float = 300.0, p
     `target.kind` says so), connecting in the background; everything stops on the way out.
     What `mcpkit dev` runs, and what its tests run in their own process (`tap` sees each
     message)."""
-    import uvicorn
-
     from mcpkit.dev.actions import Actions
     from mcpkit.dev.events import EventHub
     from mcpkit.dev.guard import Guard
@@ -144,13 +163,12 @@ async def inspector(target: Any, *, era: str = "auto", timeout: float = 300.0, p
     session = Session(hub, target, era=era, timeout=timeout, tap=tap)
     actions = Actions(session, frames=f"{sandbox.origin}/{sandbox.token}/view/")
     app = DevApp(hub, actions, session.views, page, sandbox)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off",
-                                           ws="none", timeout_graceful_shutdown=2))
+    server = _uvicorn_server(app)
     serving = asyncio.ensure_future(server.serve(sockets=[page_socket, sandbox_socket]))
     opening = asyncio.ensure_future(session.open())
     try:
         yield Inspector(f"{page.origin}/{page.token}/", sandbox.origin, hub, session, served,
-                        serving)
+                        serving, server)
     finally:
         opening.cancel()
         with contextlib.suppress(BaseException):
@@ -174,6 +192,10 @@ async def _serve(args: argparse.Namespace, target: Any) -> int:
               f"App views from {running.sandbox})", flush=True)
         if not args.no_browser:
             _open_browser(running.url)
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError, RuntimeError):  # not on Windows
+                loop.add_signal_handler(sig, running.stop)
         session, served, hub = running.session, running.served, running.hub
 
         async def changed(name: str) -> None:
