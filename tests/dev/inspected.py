@@ -187,6 +187,8 @@ async def inspecting(browser: Browser, target: str, *, http: bool = False, era: 
             origins.update({f"{page_url.scheme}://{page_url.netloc}", running.sandbox})
         page = await browser.new_page()
         await browser.send("Network.enable", session=page.session)
+        # A tab in front renders (a view's ResizeObserver reports its size as it draws).
+        await browser.send("Page.bringToFront", session=page.session)
         await page.open(running.url)
         tab = Tab(page, running, tap)
         try:

@@ -126,6 +126,15 @@ async def test_the_calendar_asks_when_the_event_starts_and_its_week_view_shows_i
         assert log.index("out ui/notifications/tool-input") < log.index(
             "out ui/notifications/tool-result")
         assert "in tools/call" in log  # the view's own week_events, through the host
+        # Chromium draws a cross-origin frame only once it is in view (so does a user).
+        await tab.js("document.querySelector('.call-card[data-tool=create_event] .app')"
+                     ".scrollIntoView()")
+        sized = await tab.until("""() => {
+          const app = document.querySelector('.call-card[data-tool=create_event] .app');
+          return app.dataset.height && { said: Number(app.dataset.height),
+                                         frame: app.querySelector('iframe').style.height };
+        }""", "the view's size")
+        assert sized["said"] > 100 and sized["frame"] == f"{sized['said']}px"
 
         # The resource, read as JSON.
         await tab.tab("resources")
