@@ -29,6 +29,7 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 SHOWCASE = str(Path(__file__).with_name("showcase_server.py"))
 QUICKSTART = str(ROOT / "examples" / "quickstart" / "server.py")
 CALENDAR = str(ROOT / "examples" / "calendar" / "server.py")
+LONG_JOB = str(ROOT / "examples" / "long_job" / "server.py")
 ORIGINS: set[str] = set()
 
 
@@ -196,6 +197,41 @@ async def test_a_page_to_open_a_sample_and_the_roots_are_answered_from_the_page(
         got = await tab.wire_methods("in")
         if era == "legacy":
             assert {"elicitation/create", "sampling/createMessage", "roots/list"} <= set(got)
+
+
+async def test_a_call_waiting_on_a_question_is_cancelled_from_the_page(browser: Browser) -> None:
+    async with inspecting(browser, SHOWCASE, origins=ORIGINS) as tab:
+        await tab.connected("modern")
+        await tab.choose_tool("consult")
+        await tab.click("form.call-form button.call")
+        await tab.until("() => document.querySelector('.question.kind-url')", "the question")
+        await tab.click("form.call-form button.cancel-call")
+        said = await tab.until("() => { const p = document.querySelector("
+                               "'.call-card[data-tool=consult][data-done] .call-error .problem');"
+                               " return p && p.textContent; }", "the cancelled call")
+        assert said.startswith("cancelled from the page")
+        await tab.until("() => document.querySelectorAll('.question').length === 0",
+                        "the question withdrawn")
+        # The question was the call's only business in flight (2026-07-28 keeps no request
+        # open while the user answers): no retry goes out.
+        assert (await tab.wire_methods("out")).count("tools/call") == 1
+
+
+async def test_a_legacy_call_in_flight_is_cancelled_on_the_wire(browser: Browser) -> None:
+    async with inspecting(browser, LONG_JOB, era="legacy", origins=ORIGINS) as tab:
+        await tab.connected("legacy")
+        await tab.choose_tool("build_report")
+        await tab.fill(field("/topic"), "waves")
+        await tab.fill(field("/sections"), "40")
+        await tab.click("form.call-form button.call")
+        await tab.until("() => document.querySelector('.call-card .progress').textContent"
+                        ".includes('wrote section')", "the call under way")
+        await tab.click("form.call-form button.cancel-call")
+        await tab.until("() => document.querySelector('.call-card[data-done] .call-error')",
+                        "the cancelled call")
+        await tab.until("() => [...document.querySelectorAll('.wire-entry[data-dir=out]')]"
+                        ".some(e => e.dataset.method === 'notifications/cancelled')",
+                        "the cancellation on the wire")
 
 
 async def test_templates_and_prompts_complete_as_they_are_typed(browser: Browser) -> None:

@@ -35,7 +35,7 @@ from mcpkit.errors import (
 from mcpkit.protocol.extensions import TASKS
 from mcpkit.protocol.extras import available
 
-__all__ = ["ACTIONS", "Actions", "BadRequest"]
+__all__ = ["ACTIONS", "Actions", "BadRequest", "Cancelled"]
 
 MAX_CALLS: Final = 64
 """Calls in flight at once (each may wait on a question)."""
@@ -43,6 +43,11 @@ MAX_CALLS: Final = 64
 
 class BadRequest(ValueError):
     """The page sent something the action cannot take; the message names the field."""
+
+
+class Cancelled(Exception):
+    """The page cancelled the call (`cancel`): a request in flight is cancelled on the wire,
+    a question it waited on is withdrawn, and no retry is sent."""
 
 
 def _text(params: Mapping[str, Any], name: str, *, optional: bool = False) -> Any:
@@ -115,6 +120,8 @@ class Actions:
             return 400, failed(exc)
         except NotConnected as exc:
             return 409, failed(exc)
+        except Cancelled:
+            return 200, {"ok": False, "cancelled": True, "error": "cancelled from the page"}
         except MCPError as exc:
             return 200, failed(exc)
 
@@ -129,6 +136,11 @@ class Actions:
         self._calls[ident] = running
         try:
             return await running
+        except asyncio.CancelledError:
+            this = asyncio.current_task()
+            if running.cancelled() and this is not None and not this.cancelling():
+                raise Cancelled from None  # `cancel` stopped the call, not the app
+            raise
         finally:
             self._calls.pop(ident, None)
 

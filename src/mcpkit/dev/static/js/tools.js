@@ -45,6 +45,7 @@ export function toolsPanel() {
     h("div", { class: "side" }, head, list), detail);
   let chosen = null;
   let shownFor = null;
+  const results = new Map();  // tool name -> its calls, kept while another tool is shown
 
   const choose = (name) => {
     chosen = name;
@@ -52,7 +53,8 @@ export function toolsPanel() {
     const tool = (state.catalogue?.tools || []).find((t) => t.name === name);
     if (!tool) return;
     shownFor = JSON.stringify(tool);
-    clear(detail, toolDetail(tool));
+    if (!results.has(name)) results.set(name, h("div", { class: "results" }));
+    clear(detail, toolDetail(tool, results.get(name)));
   };
   on("catalogue", (catalogue) => {
     clear(head, budgetLine(catalogue),
@@ -85,14 +87,13 @@ function weights(name) {
       .join(", "));
 }
 
-function toolDetail(tool) {
+function toolDetail(tool, results) {
   const view = state.catalogue?.views?.[tool.name];
   const form = schemaForm(tool.inputSchema || { type: "object" });
   const offered = TASKS in (state.connection?.extensions || {});
   const asTask = h("input", { type: "checkbox", class: "as-task", checked: offered });
   const callButton = h("button", { type: "submit", class: "call primary" }, "Call");
   const cancel = h("button", { type: "button", class: "cancel-call", hidden: true }, "Cancel");
-  const results = h("div", { class: "results" });
   const problems = h("p", { class: "problem form-problem" });
   let running = null;
   cancel.addEventListener("click", () => running && act("cancel", { callId: running }).catch(() => {}));
