@@ -7,7 +7,8 @@ CLI's target and sign-in pieces. Nothing below it imports it. Its modules, by wh
 
 - `guard`: who may talk to the local app (the run's token, Host, Origin), without I/O;
 - `web`: the ASGI app (static page, JSON actions, the event stream, the Apps sandbox origin);
-- `static`: the page's files, shipped in the wheel, and the headers they are served with;
+- `assets`: the page's files (the `static/` folder, shipped in the wheel), and the headers they
+  are served with;
 - `events`: the event stream every open page follows, with what a late page must replay;
 - `wire`: every JSON-RPC message of the connection, timed, with its HTTP status and headers;
 - `copies`: a wire message as a `mcpkit` command line or a curl command;
@@ -15,7 +16,8 @@ CLI's target and sign-in pieces. Nothing below it imports it. Its modules, by wh
 - `asking`: the server's questions (forms, pages, sampling, roots) answered from the page;
 - `session`: the connection (the `Client`), reconnected, switched between eras, reloaded;
 - `catalogue`: what the server offers, with the token budget and the era evidence;
-- `calls`: tool calls, reads, prompts, completion, subscriptions;
+- `actions`: what the page may ask (calls, reads, prompts, completion, subscriptions, answers,
+  views, tasks, signing in), one table of them;
 - `tasks`: the tasks calls became, followed live;
 - `views`: MCP App views prepared for the sandbox, their Content Security Policy built;
 - `targets`: what TARGET names, serving a file over HTTP, watching it for `--reload`;

@@ -22,9 +22,9 @@ from typing import Any, Final
 import orjson
 
 from mcpkit.dev.actions import Actions
+from mcpkit.dev.assets import SANDBOX, file_table, frame_headers, page_headers, sandbox_frame
 from mcpkit.dev.events import EventHub
 from mcpkit.dev.guard import Allowed, Guard, verdict
-from mcpkit.dev.static import SANDBOX, file_table, frame_headers, page_headers, sandbox_frame
 from mcpkit.dev.views import Views
 from mcpkit.protocol.framing import sse_event
 
