@@ -2,7 +2,8 @@
 
 `plan` takes nested objects, a list, an enum, a date, defaults and an optional number, and
 returns what it got; `media` returns every kind of content block; `consult` asks a page to be
-opened (URL elicitation), a sample from the client's model and the client's roots; `notes://`
+opened (URL elicitation), a sample from the client's model and the client's roots; `broken`
+fails, its traceback on stderr; `notes://`
 is a template whose `topic` completes, as does the `brief` prompt's. `media` is shown in an MCP
 App view that declares an origin to connect to, and the view tries to call `plan`, which it
 may not (its visibility is the model's alone). Icons are given as data and as an address
@@ -63,6 +64,12 @@ async def consult(ctx: Context) -> str:
     roots = await ctx.roots()
     return (f"page {page.action}; the model said {sampled.text!r}; roots "
             f"{[root.uri for root in roots]}")
+
+
+@server.tool()
+def broken() -> str:
+    """Fail unexpectedly (its traceback goes to stderr, under an error id)."""
+    raise RuntimeError("boom")
 
 
 @server.resource("notes://{topic}", mime_type="text/plain")

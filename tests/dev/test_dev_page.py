@@ -234,6 +234,23 @@ async def test_a_legacy_call_in_flight_is_cancelled_on_the_wire(browser: Browser
                         "the cancellation on the wire")
 
 
+async def test_a_failing_tools_traceback_is_shown_from_the_servers_stderr(
+        browser: Browser) -> None:
+    async with inspecting(browser, SHOWCASE, origins=ORIGINS) as tab:
+        await tab.connected("modern")
+        await tab.choose_tool("broken")
+        await tab.click("form.call-form button.call")
+        text = await tab.until("() => { const pre = document.querySelector("
+                               "'.call-card[data-tool=broken][data-done] .block-text pre');"
+                               " return pre && pre.textContent; }", "the failure")
+        error_id = text.split("error id ", 1)[1].split(")", 1)[0]
+        await tab.tab("connection")
+        await tab.click("button.show-stderr")
+        stderr = await tab.until("() => document.querySelector('pre.stderr').textContent",
+                                 "the server's stderr")
+        assert error_id in stderr and "RuntimeError: boom" in stderr
+
+
 async def test_templates_and_prompts_complete_as_they_are_typed(browser: Browser) -> None:
     async with inspecting(browser, SHOWCASE, origins=ORIGINS) as tab:
         await tab.connected("modern")

@@ -282,6 +282,9 @@ class Actions:
             return {}
         raise BadRequest("'op' is one of attach, get, cancel, update")
 
+    async def stderr(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        return {"stderr": self.session.stderr()}
+
     async def signin(self, params: Mapping[str, Any]) -> dict[str, Any]:
         session = self.session
         url = session.target.url
@@ -321,6 +324,6 @@ ACTIONS: Final[dict[str, ActionFunction]] = {
     "cancel": Actions.cancel, "read": Actions.read, "complete": Actions.complete,
     "prompt": Actions.prompt, "subscribe": Actions.subscribe, "answer": Actions.answer,
     "roots": Actions.roots, "view": Actions.view, "task": Actions.task,
-    "signin": Actions.signin,
+    "signin": Actions.signin, "stderr": Actions.stderr,
 }
 """Action name -> what it does."""

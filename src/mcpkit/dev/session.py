@@ -95,9 +95,18 @@ class Session:
                       on_elicitation_complete=self._on_complete, options=options)
 
     def _tapped(self, direction: str, message: dict[str, Any]) -> None:
-        self.wire.tap(direction, message)
+        try:
+            self.wire.tap(direction, message)
+        except Exception:  # the wire pane must never break the connection it shows
+            log.exception("the wire log failed on a message (the connection goes on)")
         if self._tap is not None:
             self._tap(direction, message)
+
+    def stderr(self) -> str | None:
+        """What a stdio server wrote on stderr lately (its last 64 KiB), or None over HTTP."""
+        transport = self.client.transport if self.client is not None else None
+        text = getattr(transport, "stderr_text", None)
+        return text if isinstance(text, str) else None
 
     async def open(self, era: str | None = None) -> dict[str, Any]:
         """(Re)connect, in `era` when given; the connection's state, as the page gets it."""

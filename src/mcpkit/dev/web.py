@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any, Final
 
@@ -50,6 +51,15 @@ async def _text(send: Send, status: int, text: str) -> None:
     await _answer(send, status, text.encode(), [
         (b"content-type", b"text/plain; charset=utf-8"), (b"x-content-type-options", b"nosniff"),
         (b"cache-control", b"no-store")])
+
+
+def _encoded(event: dict[str, Any]) -> bytes:
+    """An event as JSON; one orjson cannot write (an integer past 64 bits a server sent) is
+    written by the standard library instead of ending the stream."""
+    try:
+        return orjson.dumps(event, default=str)
+    except TypeError:
+        return json.dumps(event, default=str, separators=(",", ":")).encode()
 
 
 class DevApp:
@@ -124,7 +134,7 @@ class DevApp:
             await _text(send, 400, "the body is a JSON object")
             return
         status, answer = await self.actions.run(name, params)
-        await _answer(send, status, orjson.dumps(answer, default=str), [
+        await _answer(send, status, _encoded(answer), [
             (b"content-type", b"application/json"), (b"cache-control", b"no-store"),
             (b"x-content-type-options", b"nosniff")])
 
@@ -148,7 +158,7 @@ class DevApp:
                         continue
                     if event is None:
                         return
-                    data = orjson.dumps(event, default=str)
+                    data = _encoded(event)
                     frame = f"id: {event['seq']}\n".encode() + sse_event(data)
                     await send({"type": "http.response.body", "body": frame, "more_body": True})
 

@@ -11,7 +11,7 @@
 // for the user rather than done. Every message either way is listed under the view.
 
 import { act } from "./api.js";
-import { h, time } from "./dom.js";
+import { h, outLink, time } from "./dom.js";
 
 const PROTOCOL = "2026-01-26";
 const MAX_HEIGHT = 4000;
@@ -144,8 +144,7 @@ export class AppHost {
   }
 
   shown(kind, text, link) {
-    this.notes.append(h("p", { class: `app-note ${kind}` }, text,
-      link ? h("a", { href: link, target: "_blank", rel: "noopener noreferrer" }, ` ${link}`) : null));
+    this.notes.append(h("p", { class: `app-note ${kind}` }, text, link ? [" ", outLink(link)] : null));
   }
 }
 

@@ -5,7 +5,7 @@
 // its fields and the question stays.
 
 import { act } from "./api.js";
-import { h, json } from "./dom.js";
+import { h, json, outLink } from "./dom.js";
 import { schemaForm } from "./form.js";
 import { on } from "./store.js";
 
@@ -75,8 +75,7 @@ function questionCard(question) {
       host = new URL(question.url).host;
     } catch { /* shown as it is */ }
     card.append(h("p", {}, "It asks you to open a page on ", h("strong", { class: "url-host" }, host || "?"),
-      ": ", h("a", { href: question.url, target: "_blank", rel: "noopener noreferrer", class: "url" },
-        question.url)),
+      ": ", outLink(question.url, "url")),
       h("div", { class: "actions" },
         h("button", { type: "button", class: "primary accept", onclick: () => send({ action: "accept" }) },
           "I opened it"), decline(send), cancel(send)), line);

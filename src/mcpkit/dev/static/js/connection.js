@@ -3,7 +3,7 @@
 // the roots a server may ask for; the server's log messages and the changes it announced.
 
 import { act } from "./api.js";
-import { badge, clear, details, h, json, section } from "./dom.js";
+import { badge, clear, details, h, json, outLink, section } from "./dom.js";
 import { on, state } from "./store.js";
 
 const ERAS = [["auto", "Probe (auto)"], ["modern", "2026-07-28"], ["legacy", "2025-11-25"]];
@@ -35,7 +35,7 @@ export function connectionPanel() {
   const listening = h("div", { class: "connection-listening" });
   const logs = section("Server messages", h("ol", { class: "logs" }));
   const panel = h("div", { class: "panel", id: "panel-connection" }, about, rootsEditor(),
-                  listening, logs);
+                  listening, logs, stderrBox());
   const render = () => {
     const c = state.connection;
     if (!c) return;
@@ -96,8 +96,7 @@ function signIn(c) {
   button.addEventListener("click", () => act("signin").catch((e) => clear(said, failure(e))));
   if (s && s.state === "open") {
     clear(said, h("p", {}, "Open the authorization server's page to sign in; the inspector " +
-      "reconnects when it comes back: "), h("a", { href: s.url, target: "_blank",
-      rel: "noopener noreferrer", class: "signin-url" }, s.url));
+      "reconnects when it comes back: "), outLink(s.url, "signin-url"));
   } else if (s) {
     clear(said, h("p", {}, `Sign-in: ${s.state}${s.error ? `: ${s.error}` : ""}`));
   }
@@ -143,4 +142,20 @@ function renderLogs(panel) {
       : `${c.method}${c.params ? ` ${JSON.stringify(c.params)}` : ""}${c.answered ? ` answered ${JSON.stringify(c.answered)}` : ""}` })),
   ].slice(-200);
   clear(list, items.map((i) => h("li", { class: i.kind }, i.text)));
+}
+
+function stderrBox() {
+  const shown = h("pre", { class: "stderr" });
+  const look = h("button", { type: "button", class: "show-stderr" }, "Show it");
+  look.addEventListener("click", async () => {
+    try {
+      const { stderr } = await act("stderr");
+      shown.textContent = stderr === null ? "Not a stdio server: its output is where it runs."
+        : stderr || "(nothing yet)";
+    } catch (error) {
+      shown.textContent = error.message;
+    }
+  });
+  return section("Server stderr", h("p", { class: "note" }, "What a stdio server wrote on " +
+    "stderr lately (a failing tool's traceback is logged there under its error id)."), look, shown);
 }

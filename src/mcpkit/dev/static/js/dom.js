@@ -73,3 +73,14 @@ export function section(title, ...children) {
 export function details(summary, ...children) {
   return h("details", {}, h("summary", {}, summary), ...children);
 }
+
+// A link to an address a server (or a view) named, opened only by the user, in a new tab that
+// knows nothing of this page; anything but http(s) is shown as text, never made a link.
+export function outLink(url, cls = "") {
+  let ok = false;
+  try {
+    ok = ["http:", "https:"].includes(new URL(url).protocol);
+  } catch { /* not a URL */ }
+  if (!ok) return h("code", { class: cls }, String(url));
+  return h("a", { href: url, target: "_blank", rel: "noopener noreferrer", class: cls }, url);
+}
