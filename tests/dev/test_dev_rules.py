@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import json
 import shlex
 from typing import Any
 
@@ -420,3 +421,10 @@ def test_a_message_too_big_to_show_is_cut_with_its_size() -> None:
     shown = hub.kept()[0]["data"]["message"]
     assert shown["truncated"] is True and shown["bytes"] > 300_000
     assert len(shown["text"]) == 256 * 1024
+
+
+def test_an_event_orjson_cannot_write_still_reaches_the_page() -> None:
+    from mcpkit.dev.web import _encoded
+
+    big = 2**70  # a server may send an integer past 64 bits; the stream must carry it
+    assert json.loads(_encoded({"seq": 1, "data": {"n": big}})) == {"seq": 1, "data": {"n": big}}
