@@ -29,6 +29,7 @@ import secrets
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -90,17 +91,20 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ[SEED_VARIABLE] = _Run.seed
 
 
-def _seed_for(item: pytest.Item) -> None:
-    """Hand Hypothesis the random it draws `item`'s own seed from, made from the run's seed and
-    the test's id: the same test draws the same examples from the same run seed, whatever else
-    runs and in whatever order.
+def _seed_for(item: pytest.Item) -> random.Random:
+    """Hand Hypothesis the random it draws each test's own seed from, made from the run's seed
+    and the test's id: the same test draws the same examples from the same run seed, whatever
+    else runs and in whatever order. That covers a state machine run by a plain test function
+    (`run_state_machine_as_test`) as much as a `@given` property.
 
     Not `--hypothesis-seed` (nor `@seed`): a forced seed turns the example database off, and the
     failing examples kept there must still be tried first. Hypothesis keeps that random in
     `hypothesis.core.threadlocal`; tests/test_hypothesis_profiles.py fails should it move."""
     from hypothesis import core
 
-    core.threadlocal._hypothesis_global_random = random.Random(f"{_Run.seed}/{item.nodeid}")
+    drawn = random.Random(f"{_Run.seed}/{item.nodeid}")
+    core.threadlocal._hypothesis_global_random = drawn
+    return drawn
 
 
 def describe() -> str:
@@ -122,53 +126,85 @@ def _is_hypothesis(item: pytest.Item) -> bool:
     return bool(getattr(getattr(item, "obj", None), "is_hypothesis_test", False))
 
 
+settings.register_profile("ci-spent", settings.get_profile("ci"), max_examples=LOCAL_EXAMPLES)
+"""`ci` once the budget is spent, for the settings a test makes while it runs."""
+
+
 @contextlib.contextmanager
 def _reduced(item: pytest.Item) -> Iterator[None]:
-    """Run `item` with at most LOCAL_EXAMPLES examples: a property's own settings, or a state
-    machine's `TestCase.settings`, lowered for this one call."""
-    function = getattr(item.obj, "__func__", item.obj)  # type: ignore[attr-defined]
+    """Run `item` with at most LOCAL_EXAMPLES examples, for this one call: the profile settings
+    made during the call inherit (a state machine run from a plain test function), and a
+    property's own settings or a state machine's `TestCase.settings`, made at import, are
+    lowered."""
+    lowered: list[tuple[Any, str, settings]] = []
+    function = getattr(getattr(item, "obj", None), "__func__", getattr(item, "obj", None))
     cls = getattr(item, "cls", None)
-    if cls is not None and isinstance(getattr(cls, "settings", None), settings):
-        old = cls.settings
-        cls.settings = settings(old, max_examples=min(old.max_examples, LOCAL_EXAMPLES))
-        try:
-            yield
-        finally:
-            cls.settings = old
-        return
-    old = getattr(function, "_hypothesis_internal_use_settings", None)
-    if not isinstance(old, settings):
-        yield
-        return
-    function._hypothesis_internal_use_settings = settings(
-        old, max_examples=min(old.max_examples, LOCAL_EXAMPLES))
+    for owner, name in ((cls, "settings"), (function, "_hypothesis_internal_use_settings")):
+        old = getattr(owner, name, None) if owner is not None else None
+        if isinstance(old, settings) and old.max_examples > LOCAL_EXAMPLES:
+            setattr(owner, name, settings(old, max_examples=LOCAL_EXAMPLES))
+            lowered.append((owner, name, old))
+    settings.load_profile("ci-spent")
     try:
         yield
     finally:
-        function._hypothesis_internal_use_settings = old
+        settings.load_profile(PROFILE)
+        for owner, name, old in lowered:
+            setattr(owner, name, old)
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
-    """Seed each Hypothesis test from the run's seed; keep the `ci` profile within its budget:
-    time each Hypothesis test, and once the budget is spent run the rest at the local count."""
-    if not _is_hypothesis(item):
+    """Seed every test's Hypothesis runs from the run's seed; keep the `ci` profile within its
+    budget: time each test that ran Hypothesis (it drew a seed from the random handed over, or
+    is a `@given` test), and once the budget is spent run the rest at the local count."""
+    if _Run.seed is None:
         yield
         return
-    if _Run.seed is not None:
-        _seed_for(item)
+    drawn = _seed_for(item)
+    untouched = drawn.getstate()
     if PROFILE != "ci":
         yield
         return
+    spent = _Run.spent_s >= BUDGET_S
     started = time.monotonic()
-    if _Run.spent_s < BUDGET_S:
-        _Run.full += 1
-        yield
-    else:
-        _Run.reduced += 1
+    if spent:
         with _reduced(item):
             yield
-    _Run.spent_s += time.monotonic() - started
+    else:
+        yield
+    if drawn.getstate() != untouched or _is_hypothesis(item):
+        _Run.spent_s += time.monotonic() - started
+        if spent:
+            _Run.reduced += 1
+        else:
+            _Run.full += 1
+
+
+def _uses_hypothesis(item: pytest.Item) -> bool:
+    """The item's module takes something from Hypothesis (`given`, a strategy, a machine)."""
+    module = getattr(item, "module", None)
+    return module is not None and any(
+        (getattr(value, "__name__", "") if isinstance(value, ModuleType)
+         else getattr(value, "__module__", "") or "").startswith("hypothesis")
+        for value in vars(module).values())
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under `ci`, a test of a module that uses Hypothesis may take three times the suite's
+    per-test timeout (unless it sets its own): it draws more than the local count, and the run's
+    budget, not the per-test bound, keeps the total in hand."""
+    if PROFILE != "ci":
+        return
+    try:
+        bound = float(config.getini("timeout") or 0)
+    except (TypeError, ValueError):
+        return
+    if bound <= 0:
+        return
+    for item in items:
+        if item.get_closest_marker("timeout") is None and _uses_hypothesis(item):
+            item.add_marker(pytest.mark.timeout(3 * bound))
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:

@@ -43,6 +43,23 @@ class Counter(RuleBasedStateMachine):
         pass
 
 TestCounter = Counter.TestCase
+
+
+class ByHand(RuleBasedStateMachine):
+    def __init__(self):
+        super().__init__()
+        record("by hand", 0)
+
+    @rule(n=st.integers())
+    def add(self, n):
+        record("by hand step", n)
+
+
+def test_a_machine_run_from_a_plain_function():
+    from hypothesis import settings
+    from hypothesis.stateful import run_state_machine_as_test
+
+    run_state_machine_as_test(ByHand, settings=settings(stateful_step_count=5))
 '''
 
 FAILING = '''
@@ -57,10 +74,20 @@ def test_no_big_numbers(n):
 '''
 
 
-def run(tmp_path: Path, module: str, **env_extra: str) -> tuple[subprocess.CompletedProcess[str],
+SLOW = '''
+import time
+from hypothesis import strategies as st
+
+
+def test_slower_than_the_per_test_bound():
+    time.sleep(1.5)  # the subject here: a test longer than the ini's 1 s
+'''
+
+
+def run(tmp_path: Path, module: str, ini: str = "", **env_extra: str) -> tuple[subprocess.CompletedProcess[str],
                                                                   list[list[object]]]:
     """`module` as test_drawn.py under its own ini, the suite's profiles as its plugin."""
-    (tmp_path / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+    (tmp_path / "pytest.ini").write_text("[pytest]\n" + ini, encoding="utf-8")
     (tmp_path / "test_drawn.py").write_text(module, encoding="utf-8")
     drawn = tmp_path / "drawn.jsonl"
     drawn.unlink(missing_ok=True)
@@ -114,11 +141,14 @@ def test_the_printed_seed_replays_the_same_draw(tmp_path: Path) -> None:
     assert replay.returncode == 0, replay.stdout + replay.stderr
     assert seed_of(replay) == seed_of(first)
     assert of("property", redrawn) == of("property", drawn)
+    assert of("by hand step", redrawn) == of("by hand step", drawn)  # seeded as much
+    _, other = run(tmp_path, DRAWS, CI="1")
+    assert of("by hand step", other) != of("by hand step", drawn)
 
 
 def test_state_machines_inherit_the_profile_and_the_budget(tmp_path: Path) -> None:
     _, local = run(tmp_path, DRAWS)
-    _, ci = run(tmp_path, DRAWS, CI="1")
+    ci_run, ci = run(tmp_path, DRAWS, CI="1")
     spent, budgeted = run(tmp_path, DRAWS, CI="1", MCPKIT_HYPOTHESIS_BUDGET_S="0")
     # A machine may be started for a run Hypothesis then throws away (one that drew past its
     # size): a few more starts than examples, never the ci count's hundreds.
@@ -126,8 +156,12 @@ def test_state_machines_inherit_the_profile_and_the_budget(tmp_path: Path) -> No
     assert len(of("machine", ci)) >= CI_EXAMPLES > 2 * LOCAL_EXAMPLES
     assert LOCAL_EXAMPLES <= len(of("machine", budgeted)) < 2 * LOCAL_EXAMPLES
     assert len(of("property", budgeted)) == LOCAL_EXAMPLES
-    assert (f"0 Hypothesis tests at up to {CI_EXAMPLES} examples, 2 at {LOCAL_EXAMPLES} once the budget "
-            "of 0 s was spent") in spent.stdout
+    # A machine run from a plain test function: settings made as it runs inherit as much.
+    assert len(of("by hand", ci)) >= CI_EXAMPLES
+    assert LOCAL_EXAMPLES <= len(of("by hand", budgeted)) < 2 * LOCAL_EXAMPLES
+    assert (f"0 Hypothesis tests at up to {CI_EXAMPLES} examples, 3 at {LOCAL_EXAMPLES} once "
+            "the budget of 0 s was spent") in spent.stdout
+    assert f"3 Hypothesis tests at up to {CI_EXAMPLES} examples (" in ci_run.stdout
 
 
 def test_a_failing_example_is_kept_and_tried_first_next_time(tmp_path: Path) -> None:
@@ -141,3 +175,11 @@ def test_a_failing_example_is_kept_and_tried_first_next_time(tmp_path: Path) -> 
     assert again.returncode == pytest.ExitCode.TESTS_FAILED
     assert seed_of(again) != seed_of(first)
     assert of("property", drawn)[0] == 1000
+
+
+def test_under_ci_a_module_using_hypothesis_gets_three_times_the_per_test_bound(
+        tmp_path: Path) -> None:
+    local, _ = run(tmp_path, SLOW, ini="timeout = 1\n")
+    assert local.returncode == pytest.ExitCode.TESTS_FAILED and "Timeout" in local.stdout
+    ci, _ = run(tmp_path, SLOW, ini="timeout = 1\n", CI="1")
+    assert ci.returncode == pytest.ExitCode.OK, ci.stdout + ci.stderr
