@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -41,12 +42,18 @@ print(json.dumps({{"left": now - before, "peak": peak - before}}))
 """
 
 
+def unmeasured_env() -> dict[str, str]:
+    """This environment without coverage.py's hand-over to child processes: a measured child's
+    own tracer allocates too, and its figures would be coverage's as much as the code's."""
+    return {k: v for k, v in os.environ.items() if not k.startswith("COVERAGE_")}
+
+
 def traced(setup: str, *, timeout: float = 300) -> dict[str, int]:
     """{"left": bytes still allocated after `work` that were not before it, "peak": the most
     allocated at once during it, above where it started}."""
     program = _PROGRAM.format(setup=textwrap.dedent(setup))
     done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
-                          timeout=timeout)
+                          timeout=timeout, env=unmeasured_env())
     assert done.returncode == 0, done.stderr[-3000:]
     figures: dict[str, int] = json.loads(done.stdout.strip().splitlines()[-1])
     return figures

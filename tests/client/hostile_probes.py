@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from child_memory import unmeasured_env
 from http_peer import checked_transport
 
 MEASURED_CLIENT = str(Path(__file__).resolve().parent / "measured_client.py")
@@ -21,7 +22,7 @@ async def measured(spec: dict[str, Any], timeout: float = 300) -> dict[str, Any]
     process's memory around it. Fails on a message off the schema or a client that died."""
     proc = await asyncio.create_subprocess_exec(
         sys.executable, MEASURED_CLIENT, json.dumps(spec), stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE)
+        stderr=asyncio.subprocess.PIPE, env=unmeasured_env())
     try:
         async with asyncio.timeout(timeout):
             out, err = await proc.communicate()
