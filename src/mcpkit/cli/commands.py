@@ -208,7 +208,7 @@ async def _discover(client: Any, args: argparse.Namespace) -> int:
 
 
 async def _tools(client: Any, args: argparse.Namespace) -> int:
-    tools = await client.list_tools()
+    tools = [tool.raw for tool in await client.list_tools()]
     rejected = client.rejected_tools
     if args.json:
         out({"tools": tools, "rejected": [{"name": r.name, "reason": r.reason}
@@ -228,7 +228,7 @@ async def _tools(client: Any, args: argparse.Namespace) -> int:
 async def _call(client: Any, args: argparse.Namespace) -> int:
     arguments = None
     if args.arguments:
-        tools = {t["name"]: t for t in await client.list_tools()}
+        tools = {t.name: t.raw for t in await client.list_tools()}
         if args.name not in tools:
             known = ", ".join(sorted(tools)) or "none"
             raise UsageError(f"the server has no tool {args.name!r} (its tools: {known})")
@@ -241,7 +241,7 @@ async def _call(client: Any, args: argparse.Namespace) -> int:
     finally:
         progress.done()
     if handle.task_id is None:
-        result = await handle.wait()
+        result = (await handle.wait()).raw
     else:
         from mcpkit.cli.tasks import follow
 
@@ -261,7 +261,7 @@ async def _call(client: Any, args: argparse.Namespace) -> int:
 
 
 async def _read(client: Any, args: argparse.Namespace) -> int:
-    result = await client.read_resource(args.uri)
+    result = (await client.read_resource(args.uri)).raw
     note(client, args.json)
     if args.json:
         out(result)
@@ -273,13 +273,13 @@ async def _read(client: Any, args: argparse.Namespace) -> int:
 async def _prompt(client: Any, args: argparse.Namespace) -> int:
     declared = None
     if args.arguments:
-        prompts = {p.get("name"): p for p in await client.list_prompts()}
+        prompts = {p.name: p.raw for p in await client.list_prompts()}
         if args.name not in prompts:
             known = ", ".join(sorted(str(n) for n in prompts)) or "none"
             raise UsageError(f"the server has no prompt {args.name!r} (its prompts: {known})")
         declared = prompts[args.name].get("arguments") or []
     arguments = prompt_arguments(args.arguments, declared, f"the prompt {args.name!r}")
-    result = await client.get_prompt(args.name, arguments)
+    result = (await client.get_prompt(args.name, arguments)).raw
     note(client, args.json)
     if args.json:
         out(result)

@@ -21,7 +21,8 @@ from typing import Any
 
 import orjson
 
-from mcpkit.client import Client, ClientOptions
+from mcpkit.client import ClientOptions
+from mcpkit.clients import Client
 from mcpkit.transports.memory import InMemory
 from mcpkit.transports.stream import StreamConnection
 from mcpkit.types.constants import (

@@ -197,7 +197,7 @@ class SkillsClient:
                                          "its entry lists, so it is not read",
                                          skill=entry.uri, uri=uri)
         result = await self.client.read_resource(uri, fresh=True)
-        data = _bytes_of(result, uri, entry.uri)
+        data = _bytes_of(result.raw, uri, entry.uri)
         if listed is None:
             return data  # a dynamic skill: nothing to verify against
         if len(data) != listed.size:
