@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, TypeVar, Unpack, overload
 
 from mcpkit.client.client import Client as CoreClient
 from mcpkit.client.client import Structured
 from mcpkit.client.results import CallToolResult, Tool
-from mcpkit.client.server_entries import read_entries, read_entry
+from mcpkit.client.server_entries import ServerEntry, read_entries, read_entry
 from mcpkit.client.sync import SyncClient as CoreSyncClient
 from mcpkit.client.tool_calls import CallOptions
 from mcpkit.client.transport import ClientTransport, Connector
@@ -38,6 +38,14 @@ C = TypeVar("C", bound="Client")
 S = TypeVar("S", bound="SyncClient")
 
 ConfigPath = str | os.PathLike[str]
+ConnectorOptions = Mapping[str, Any] | Callable[[ServerEntry], Mapping[str, Any]] | None
+"""What the connector of an entry is given: options for every entry, or a function of the
+entry (a `StdioServer` and an `HTTPConnector` take different ones)."""
+
+
+def _connector(entry: ServerEntry, options: ConnectorOptions) -> Connector:
+    given = options(entry) if callable(options) else options
+    return connector_for(entry, **dict(given or {}))
 
 
 class Client(CoreClient):
@@ -46,15 +54,16 @@ class Client(CoreClient):
 
     @classmethod
     def from_config(cls: type[C], path: ConfigPath, name: str, *,
-                    connector_options: Mapping[str, Any] | None = None,
+                    connector_options: ConnectorOptions = None,
                     environ: Mapping[str, str] | None = None, **client_options: Any) -> C:
         """A client of the server `name` in the file at `path` (a stdio command with its
         args, env and cwd; or an HTTP URL with its headers; `${VAR}` filled from `environ`,
         default this process's environment). `connector_options` go to the `StdioServer` or
-        `HTTPConnector` (`{"stderr": "capture"}`), the rest to `Client`. Raises
+        `HTTPConnector` (`{"stderr": "capture"}`, or a function of the `ServerEntry` giving
+        them), the rest to `Client`. Raises
         `ServerConfigError` naming the file and the entry when it cannot be used."""
         entry = read_entry(os.path.expanduser(path), name, environ)
-        return cls(connector_for(entry, **dict(connector_options or {})), **client_options)
+        return cls(_connector(entry, connector_options), **client_options)
 
 
 class SyncClient(CoreSyncClient):
@@ -63,11 +72,11 @@ class SyncClient(CoreSyncClient):
 
     @classmethod
     def from_config(cls: type[S], path: ConfigPath, name: str, *,
-                    connector_options: Mapping[str, Any] | None = None,
+                    connector_options: ConnectorOptions = None,
                     environ: Mapping[str, str] | None = None, **client_options: Any) -> S:
         """As `Client.from_config`, without `await`."""
         entry = read_entry(os.path.expanduser(path), name, environ)
-        return cls(connector_for(entry, **dict(connector_options or {})), **client_options)
+        return cls(_connector(entry, connector_options), **client_options)
 
 
 class ServerTool(Tool):
@@ -107,7 +116,7 @@ class Clients:
 
     @classmethod
     def from_config(cls, path: ConfigPath, names: Iterable[str] | None = None, *,
-                    separator: str = "__", connector_options: Mapping[str, Any] | None = None,
+                    separator: str = "__", connector_options: ConnectorOptions = None,
                     environ: Mapping[str, str] | None = None, **client_options: Any
                     ) -> Clients:
         """Every server the file names (but those with `"disabled": true`), or only `names`."""
@@ -116,8 +125,7 @@ class Clients:
             entries = [e for e in read_entries(where, environ).values() if not e.disabled]
         else:
             entries = [read_entry(where, name, environ) for name in names]
-        options = dict(connector_options or {})
-        return cls({e.name: connector_for(e, **options) for e in entries},
+        return cls({e.name: _connector(e, connector_options) for e in entries},
                    separator=separator, **client_options)
 
     # -- connection ------------------------------------------------------------------------

@@ -73,7 +73,8 @@ def register(sub: Any) -> None:
         p = sub.add_parser(name, help=help_text, description=help_text)
         p.set_defaults(client_command=name)
         p.add_argument("server", metavar="SERVER",
-                       help="http(s) URL, path/to/server.py[:name], or a quoted command line")
+                       help="http(s) URL, path/to/server.py[:name], a quoted command line, or "
+                       "with --config the name of an entry of that file")
         if name in ("call", "prompt"):
             p.add_argument("name", metavar="TOOL" if name == "call" else "NAME")
             p.add_argument("arguments", nargs="*", metavar="ARG",
@@ -101,6 +102,9 @@ def connection_options(p: Any) -> None:
     """The options of reaching a server and printing what it says, which every command
     that talks to one takes (`mcpkit skills` too)."""
     p.add_argument("--json", action="store_true", help="print JSON for scripts")
+    p.add_argument("--config", metavar="FILE",
+                   help="SERVER is the name of an entry of this mcpServers file (the JSON an MCP "
+                   "host reads: command, args, env, or url and headers)")
     p.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS",
                    help="wait this long for each response (default 60)")
     p.add_argument("-H", "--header", action="append", default=[], metavar="NAME:VALUE",
@@ -152,7 +156,8 @@ async def _run(args: argparse.Namespace) -> int:
     from mcpkit.errors import MCPError, RPCError
 
     stderr = args.stderr_mode = "inherit" if args.server_stderr else "capture"
-    connector = connector_for(args.server, headers=parse_headers(args.header), stderr=stderr)
+    connector = connector_for(args.server, headers=parse_headers(args.header), stderr=stderr,
+                              config=args.config)
     source = input_source(args.no_input, args.answers_from_stdin)
     answering = Answering(parse_given(args.answer), source, args.no_input)
     options = ClientOptions(era=args.era, timeout=args.timeout, era_cache=era_cache_path(),
