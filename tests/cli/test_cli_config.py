@@ -213,7 +213,7 @@ def test_a_uvx_entry_lets_uvx_install_mcpkit_and_the_servers_packages(tmp_path: 
 @pytest.mark.parametrize(("args", "message"), [
     (["--with", "x"], "--with names packages for uvx to install; add --uvx"),
     (["--header", "A: b"], "--header is for HTTP servers"),
-    (["--header", "nocolon"], "--header 'nocolon' must be NAME:VALUE"),
+    (["--header", "nocolon"], "--header 'nocolon' must look like 'Name: value'"),
 ])
 def test_options_that_do_not_fit_the_entry_are_refused(
     tmp_path: Path, args: list[str], message: str,

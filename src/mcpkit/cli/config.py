@@ -30,6 +30,7 @@ from typing import Any
 
 from mcpkit._version import __version__
 from mcpkit.cli.hosts import HOSTS, Host, Launch, plain_entry
+from mcpkit.cli.servers import parse_headers
 from mcpkit.cli.usage import UsageError
 
 __all__ = ["HOSTS", "Host", "entry_for", "launch_for", "register_config", "run_config",
@@ -123,16 +124,6 @@ def _env(raw: list[str]) -> dict[str, str]:
         if not sep or not name:
             raise UsageError(f"--env {item!r} must be NAME=VALUE")
         out[name] = value
-    return out
-
-
-def _headers(raw: list[str]) -> dict[str, str]:
-    out = {}
-    for item in raw:
-        name, sep, value = item.partition(":")
-        if not sep or not name.strip():
-            raise UsageError(f"--header {item!r} must be NAME:VALUE")
-        out[name.strip()] = value.strip()
     return out
 
 
@@ -243,7 +234,7 @@ def run_config(args: argparse.Namespace) -> int:
     from mcpkit.errors import MissingExtraError
 
     try:
-        launch = {"env": _env(args.env), "headers": _headers(args.header), "uvx": args.uvx,
+        launch = {"env": _env(args.env), "headers": parse_headers(args.header), "uvx": args.uvx,
                   "with_": args.with_}
         if not args.write:
             if args.config_file:
