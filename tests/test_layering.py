@@ -207,8 +207,12 @@ SEAMS: dict[tuple[str, str], str] = {
         "the dual-era probe: a remembered era or version, then the probe's outcome",
     ("client/opening.py", "Opener._adapter_for"):
         "picks the connection's EraAdapter, keeping the client's one of the same era",
-    ("client/opening.py", "Opener._initialize"):
+    ("client/opening.py", "Opener._legacy"):
         "the handshake settles the legacy era only on a version of that era",
+    ("client/opening.py", "Opener._after_probe"):
+        "an initialize after the probe answered with a modern version: the modern era goes on",
+    ("client/opening.py", "_late_answer"):
+        "a silent probe answered late proves a modern server: read only for that",
     ("protocol/connection.py", "Connection._request"):
         "the initialize pin: the opening exchange pins the era, initialize after it is refused",
     ("protocol/envelope.py", "read_meta"):

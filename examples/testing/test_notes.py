@@ -62,7 +62,7 @@ async def test_keeping_a_note_is_logged() -> None:
     assert logs == [("info", "kept 'milk'", "notes")]
 
 
-SCHEMAS = Path(os.environ.get("MCP_SCHEMA_DIR", "schemas"))
+SCHEMAS = Path(os.environ.get("MCPKIT_SPEC_DIR", "schemas"))
 
 
 def validator(revision: str) -> Any:
@@ -71,7 +71,7 @@ def validator(revision: str) -> Any:
 
     path = SCHEMAS / f"schema-{revision}.json"
     if not path.is_file():
-        pytest.skip(f"put the official {path.name} in {SCHEMAS} (or set MCP_SCHEMA_DIR)")
+        pytest.skip(f"put the official {path.name} in {SCHEMAS} (or set MCPKIT_SPEC_DIR)")
     schema = json.loads(path.read_text(encoding="utf-8"))
     return Draft202012Validator({"$schema": schema["$schema"], "$defs": schema["$defs"],
                                  "$ref": "#/$defs/JSONRPCMessage"})

@@ -41,6 +41,8 @@ MCPError                                   anything mcpkit raises on purpose
     ├── GrantError                         a token endpoint refused a grant (.error, .status)
     ├── InvalidTokenError                  a resource server refuses an access token (.error)
     ├── VerifierUnavailableError           a resource server cannot check tokens right now
+    ├── StepUpNeeded                       a 403 needs scopes a sign-in of the user must add
+    │                                      (.scope, .server_url)
     └── RedirectError                      the browser brought back an error, or nothing (.error)
 ```
 
@@ -68,8 +70,8 @@ __all__ = [
     "MissingRequiredClientCapabilityError", "NoCommonVersionError", "ParseError",
     "ProtocolViolation", "RPCError", "RedirectError", "RequestTimeoutError",
     "ResourceNotFoundError", "ResultTypeError", "ServerConfigError", "SessionExpiredError",
-    "SkillVerificationError", "StateRejected", "StoreUnavailableError", "TaskCancelledError",
-    "ToolError", "TransportError", "URLElicitationRequiredError",
+    "SkillVerificationError", "StateRejected", "StepUpNeeded", "StoreUnavailableError",
+    "TaskCancelledError", "ToolError", "TransportError", "URLElicitationRequiredError",
     "UnsupportedProtocolVersionError", "VerifierUnavailableError", "error_class_for_code",
 ]
 
@@ -253,6 +255,13 @@ class ToolError(MCPError):
 class TransportError(MCPError):
     """The connection failed: closed, refused, timed out or broken mid-stream."""
 
+    unreached: bool = False
+    """Nothing took the connection (refused, no such host): no server got the request."""
+
+    def __init__(self, *args: object, unreached: bool = False) -> None:
+        super().__init__(*args)
+        self.unreached = unreached
+
 
 class RequestTimeoutError(TransportError, TimeoutError):
     """No response within the timeout; the request was cancelled on the wire."""
@@ -376,6 +385,16 @@ class DPoPError(AuthError):
         self.error = "use_dpop_nonce" if reason == "nonce" else "invalid_dpop_proof"
 
 
+class StepUpNeeded(AuthError):
+    """A 403 `insufficient_scope` that this client cannot answer itself (it has no browser
+    step): `scope` is the union it should sign in again with, for `server_url`."""
+
+    def __init__(self, message: str, *, server_url: str, scope: str | None) -> None:
+        super().__init__(message)
+        self.server_url = server_url
+        self.scope = scope
+
+
 class GrantError(AuthError):
     """An authorization server (or an enterprise IdP) refused a token request, or answered one
     with something that is no token response.
@@ -410,7 +429,13 @@ class InvalidTokenError(AuthError):
 
 class VerifierUnavailableError(AuthError):
     """A resource server cannot check tokens right now: its JWKS or introspection endpoint is
-    out of reach or answers nonsense. Answered 503, not 401: the client's token may be good."""
+    out of reach or answers nonsense. Answered 503, not 401: the client's token may be good.
+    `retry_after_s`, when known, is how long until the verifier tries again (the 503's
+    `Retry-After`)."""
+
+    def __init__(self, message: str, retry_after_s: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
 
 
 class RedirectError(AuthError):

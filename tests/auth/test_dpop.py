@@ -22,6 +22,7 @@ from mcpkit.auth.dpop import (
     normalize_htu,
     verify_proof,
 )
+from mcpkit.auth.server_config import DPoPSettings
 from mcpkit.errors import AuthError, DPoPError
 
 NOW = 1_800_000_000
@@ -89,6 +90,18 @@ def test_every_allowed_algorithm_round_trips(alg: str) -> None:
     assert verify_proof(proof, htm="GET", htu=URL, now=NOW).jkt == key.thumbprint()
     again = DPoPKey.from_jwk(key.private_jwk())
     assert again.thumbprint() == key.thumbprint() and again.alg == alg
+
+
+def test_every_algorithm_a_resource_server_advertises_is_one_a_proof_may_use() -> None:
+    # The challenge lists DPoPSettings.algorithms (EdDSA among them by default): a proof with
+    # any of them, made by the client's own key, is accepted.
+    for alg in DPoPSettings().algorithms:
+        key = DPoPKey.generate(alg)
+        proof = key.proof("POST", URL, now=NOW)
+        header = json.loads(base64.urlsafe_b64decode(proof.split(".")[0] + "=="))
+        assert header["alg"] == alg and header["jwk"]["kty"] == ALGORITHMS[alg][0]
+        assert verify_proof(proof, htm="POST", htu=URL, now=NOW,
+                            algorithms=DPoPSettings().algorithms).jkt == key.thumbprint()
 
 
 def test_thumbprint_is_rfc7638_over_the_required_members() -> None:

@@ -183,3 +183,25 @@ def test_a_worker_builds_its_server_with_the_options_of_the_environment(
     assert built.server.options.page_size == 2
     assert built.server.options.tasks.lease_s == 40.0
     assert os.environ["MCPKIT_PAGE_SIZE"] == "2"
+
+
+def test_the_protection_options_are_settings_and_a_secret_may_come_from_the_file(
+    tmp_path: Path,
+) -> None:
+    from mcpkit.cli.run_auth import ENV, SECRET_ENV
+    from mcpkit.cli.settings import by_name
+
+    settings = by_name()
+    assert {settings[f"auth_{name}"].env for name in ENV} == set(ENV.values())
+    assert settings["auth_client_secret"].env == SECRET_ENV
+    assert settings["auth_client_secret"].flag is None, "a secret is never a flag"
+    env_file = tmp_path / "auth.env"
+    env_file.write_text("MCPKIT_AUTH_ISSUER=https://auth.example.com\n"
+                        "MCPKIT_AUTH_CLIENT_SECRET=s3cret\n")
+    seen = show(tmp_path, QUICKSTART, "--http", "9000", "--env-file", str(env_file),
+                "--auth-scopes", "a:read")
+    assert seen["--auth-issuer"] == ("https://auth.example.com", f"MCPKIT_AUTH_ISSUER ({env_file})")
+    assert seen["--auth-scopes"] == ("a:read", "--auth-scopes")
+    assert seen["MCPKIT_AUTH_CLIENT_SECRET"] == ("set, hidden",
+                                                 f"MCPKIT_AUTH_CLIENT_SECRET ({env_file})")
+    assert "s3cret" not in str(seen)

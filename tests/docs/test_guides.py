@@ -181,7 +181,7 @@ def test_the_testing_guides_example_tests_pass_under_pytest() -> None:
         [sys.executable, "-m", "pytest", "examples/testing", "-q", "-p", "no:cacheprovider",
          "-rs"],
         cwd=ROOT, capture_output=True, text=True, timeout=300,
-        env={**os.environ, "MCP_SCHEMA_DIR": str(SPEC_DIR)},
+        env={**os.environ, "MCPKIT_SPEC_DIR": str(SPEC_DIR)},
     )
     assert done.returncode == 0, done.stdout + done.stderr
     summary = done.stdout.strip().splitlines()[-1]

@@ -99,10 +99,12 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from mcpkit.cli.run_auth import auth_settings
     from mcpkit.cli.usage import UsageError
 
     try:
         found = _settings(args)
+        args.auth = auth_settings(args)
     except UsageError as exc:
         print(f"mcpkit run: {exc}", file=sys.stderr)
         return 2
@@ -208,6 +210,9 @@ def _passed_on(args: argparse.Namespace) -> list[str]:
     out += [f"--allow-origin={o}" for o in args.allow_origin]
     out += ["--dev"] * args.dev + ([f"--store={args.store}"] if args.store else [])
     out += [f"--session-idle={args.session_idle}"] * (args.session_idle is not None)
+    from mcpkit.cli.run_auth import passed_on
+
+    out += passed_on(args.auth)
     return out + ([f"--skills={args.skills}"] if args.skills else [])
 
 
@@ -268,12 +273,25 @@ def _run_http(args: argparse.Namespace, store: object | None) -> int:
     server = _load(args, store)
     if server is None:
         return 2
+    auth = None
+    if args.auth is not None:
+        from mcpkit.cli.run_auth import protected_resource
+        from mcpkit.cli.usage import UsageError
+
+        try:
+            auth = protected_resource(args.auth)
+        except UsageError as exc:
+            print(f"mcpkit run: {exc}", file=sys.stderr)
+            return 2
     try:
         run_http(server, args.http, allowed_hosts=args.allow_host,
-                 allowed_origins=args.allow_origin, session_idle_s=args.session_idle)
+                 allowed_origins=args.allow_origin, session_idle_s=args.session_idle, auth=auth)
     except OSError as exc:
         print(f"mcpkit run: cannot serve on {args.http}: {exc.strerror or exc}", file=sys.stderr)
         return 1
+    except ValueError as exc:  # a configuration refused before anything is bound
+        print(f"mcpkit run: {exc}", file=sys.stderr)
+        return 2
     except SystemExit as exc:  # the HTTP server stops this way when it could not start
         if exc.code in (None, 0):
             return 0

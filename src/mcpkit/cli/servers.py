@@ -42,6 +42,9 @@ STDERR_LINES: Final = 30
 """Lines of a stdio server's stderr shown after an unexpected failure (a traceback's worth)."""
 _STDERR_WAITS: Final = 50
 """Looks, 20 ms apart, for the failure's log line to arrive on stderr before showing it."""
+_HIDDEN: Final = "an unexpected error in the server"
+"""How a server that keeps an exception to its log words the failure (mcpkit's, without
+`--dev`): only then is `--dev` worth suggesting."""
 _ERROR_ID: Final = re.compile(r"failed \(error id ([0-9a-f]{8,32})\)")
 
 
@@ -144,10 +147,12 @@ def error_id_in(text: Any) -> str | None:
 
 
 async def explain_internal_error(client: Any, spec: str, stderr: str,
-                                 error_id: str | None = None) -> str:
+                                 error_id: str | None = None, text: str = "") -> str:
     """What to add to an unexpected failure (an `isError` with an error id, a -32603): the
     traceback is in the server's log, not in the answer, so show a stdio server's stderr from
-    the line naming the error id (or its tail), or say where to look."""
+    the line naming the error id (or its tail), or say where to look. `text`, the failure as
+    the server worded it: when it already carries the exception (a server run with `--dev`),
+    serving with `--dev` is not suggested again."""
     transport: Any = getattr(client, "transport", None)
     if isinstance(getattr(transport, "stderr_text", None), str):
         # The server logged before it answered; its stderr may still be on the way in.
@@ -162,9 +167,9 @@ async def explain_internal_error(client: Any, spec: str, stderr: str,
             return "the server's stderr ended with:\n  | " + "\n  | ".join(shown(t) for t in tail)
     if stderr == "inherit":
         return "the server's stderr is above"
+    hint = "" if text and _HIDDEN not in text else (
+        "; serve it with `mcpkit run --dev` to get the error's type and message in the answer")
     if spec.strip().startswith(("http://", "https://")):
         where = f" under error id {error_id}" if error_id else ""
-        return (f"the details are in the server's log (its stderr){where}; serve it with "
-                "`mcpkit run --dev` to get the error's type and message in the answer")
-    return ("the server wrote nothing on stderr; serve it with `mcpkit run --dev` to get the "
-            "error's type and message in the answer")
+        return f"the details are in the server's log (its stderr){where}{hint}"
+    return f"the server wrote nothing on stderr{hint}"

@@ -129,6 +129,7 @@ NAMES: Final = Kind(_names, lambda v: ",".join(v), "NAME[,NAME...]")
 CACHE: Final = Kind(_cache, lambda v: f"{v.ttl_ms},{v.scope}", "TTL_MS[,SCOPE]")
 STORE: Final = Kind(_store, _hidden_url, "URL")
 ADDRESS: Final = Kind(_address, str, "[HOST:]PORT[/PATH]")
+SECRET: Final = Kind(str.strip, lambda v: "set", "TEXT", secret=True)
 KEYS: Final = Kind(_names, lambda v: f"{len(v)} key{'s' * (len(v) != 1)}", "KEY[,KEY...]",
                    secret=True)
 
@@ -202,6 +203,22 @@ SETTINGS: Final[tuple[Setting, ...]] = (
          "(development)", default=False),
     _run("skills", TEXT, "also serve the skills in DIR (folders holding a SKILL.md) through "
          "the Skills extension; alone, a server of just those skills", metavar="DIR"),
+    _run("auth_issuer", TEXT, "with --http: accept only OAuth access tokens from this "
+         "authorization server (its issuer URL); JWTs are checked against its published keys",
+         metavar="URL"),
+    _run("auth_audience", TEXT, "what tokens must name in aud (default: the served URL)",
+         metavar="URI"),
+    _run("auth_scopes", TEXT, "the scopes basic use needs, space-separated, published and "
+         "asked for in a 401", metavar="SCOPES"),
+    _run("auth_introspection", TEXT, "check opaque tokens at this RFC 7662 endpoint instead of "
+         "as JWTs; needs --auth-client-id and MCPKIT_AUTH_CLIENT_SECRET", metavar="URL"),
+    _run("auth_client_id", TEXT, "this server's client id at the introspection endpoint",
+         metavar="ID"),
+    Setting("auth_client_secret", SECRET, "the secret of --auth-client-id (never a flag: a "
+            "command line is shown by ps)"),
+    _run("auth_public_url", TEXT, "the URL clients reach this server by: its resource "
+         "identifier and the default audience; needed when bound off loopback, where the Host "
+         "header is never taken for it", metavar="URL"),
     _server("page_size", COUNT, "items per page of every list result"),
     _server("list_cache", CACHE, "caching hint of list results and server/discover"),
     _server("read_cache", CACHE, "default caching hint of resources/read (a resource may "

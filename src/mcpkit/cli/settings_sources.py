@@ -8,6 +8,10 @@ the variable and where it was set. A blank variable counts as unset (as `MCPKIT_
 has). Of settings that exclude each other (`--stdio`, `--http`) the one from the stronger
 source wins; two from the same source are refused.
 
+A setting with no flag that is no `ServerOptions` field (a secret such as
+`MCPKIT_AUTH_CLIENT_SECRET`) is read where it is used, from the environment: from an env file,
+`export` puts it there.
+
 `export` hands what this process decided to the processes it starts (the `--reload` child,
 the `--workers` processes): every `ServerOptions` value that came from a flag or the file is
 put in the environment under its variable, so each child resolves the same options from the
@@ -150,6 +154,8 @@ def export(found: Mapping[str, Resolved], file_values: Mapping[str, str],
     for r in found.values():
         if r.setting.server_option and r.rank in (FLAG, FILE) and r.text is not None:
             environ[r.setting.env] = r.text
+        elif r.setting.flag is None and r.rank == FILE and r.text is not None:
+            environ[r.setting.env] = r.text  # a secret of the file (no flag), read from there
     for name, value in file_values.items():
         if not name.startswith("MCPKIT_"):
             environ.setdefault(name, value)

@@ -4,7 +4,7 @@ worker manager, sharing one store.
 uvicorn starts, watches and restarts its workers itself, and it needs the application as an
 import string so each worker can build its own. That string is `mcpkit.cli.workers:app`, a
 factory: the parent puts what `mcpkit run` was told (the target, the path, the hosts and
-origins, `--dev`, `--store`, `--session-idle`) in `MCPKIT_RUN_SPEC`, which every worker
+origins, `--dev`, `--store`, `--session-idle`, `--auth-*`) in `MCPKIT_RUN_SPEC`, which every worker
 inherits, and each worker's `app()` loads FILE and builds the same ASGI application `mcpkit
 run --http` serves. The target is made absolute first, so a worker finds it from any folder.
 
@@ -87,6 +87,10 @@ def app() -> Any:
                                 "allowed_origins": tuple(spec.get("allow_origin", ()))}
     if spec.get("session_idle") is not None:
         settings["session_idle_s"] = spec["session_idle"]
+    if spec.get("auth") is not None:
+        from mcpkit.cli.run_auth import AuthSettings, protected_resource
+
+        settings["auth"] = protected_resource(AuthSettings.from_json(spec["auth"]))
     return HTTPApp(server, HTTPOptions(**settings))
 
 
@@ -130,4 +134,5 @@ def run_from_args(args: Any) -> int:
         return 2
     return run_workers(args.target, args.http, args.workers, {
         "allow_host": list(args.allow_host), "allow_origin": list(args.allow_origin),
-        "dev": bool(args.dev), "store": args.store, "session_idle": args.session_idle})
+        "dev": bool(args.dev), "store": args.store, "session_idle": args.session_idle,
+        "auth": args.auth.to_json() if args.auth is not None else None})

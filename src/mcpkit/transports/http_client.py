@@ -246,7 +246,8 @@ class HTTPClientTransport:
         try:
             response = await send(self._client, request, str(method), self._moved, self.auth)
         except httpx.HTTPError as exc:
-            raise TransportError(f"{method}: {_describe(exc)}") from None
+            raise TransportError(f"{method}: {_describe(exc)}",
+                                 unreached=isinstance(exc, httpx.ConnectError)) from None
         session_id: str | None = None
         try:
             if method == Method.INITIALIZE:
