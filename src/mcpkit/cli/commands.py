@@ -46,7 +46,7 @@ from mcpkit.cli.showing import (
     show_result,
     signature,
 )
-from mcpkit.cli.terminal import json_text, shown, shown_block
+from mcpkit.cli.terminal import json_text, shown, shown_block, shown_text
 from mcpkit.cli.usage import UsageError
 from mcpkit.types.constants import CHANGES_KEY
 
@@ -192,7 +192,7 @@ async def _run(args: argparse.Namespace) -> int:
     except asyncio.CancelledError:
         if answering.problem is None:
             raise
-        print(f"mcpkit {command}: {answering.problem}", file=sys.stderr)
+        print(f"mcpkit {command}: {shown_text(answering.problem)}", file=sys.stderr)
         return 2
     except RPCError as exc:
         _say_rpc_error(command, exc)
@@ -237,9 +237,9 @@ async def _tools(client: Any, args: argparse.Namespace) -> int:
         return 0
     print(f"{identity(client)} · {len(tools)} tool{'s' * (len(tools) != 1)}")
     for tool in tools:
-        description = (tool.get("description") or "").strip().splitlines()
+        description = (tool.get("description") or "").strip().split("\n")  # \r is shown
         print(f"  {signature(tool)}"
-              + (f"\n      {shown(description[0])}" if description else ""))
+              + (f"\n      {shown(description[0])}" if description[0] else ""))
     for r in rejected:
         print(f"  ignored {shown(r.name)}: {shown(r.reason)}")
     return 0

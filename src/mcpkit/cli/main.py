@@ -70,6 +70,9 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "run":
         return _run(args)
+    from mcpkit.cli.terminal import log_to_terminal
+
+    log_to_terminal()  # the other commands talk to servers, whose words a warning may quote
     if args.command == "keys":
         from mcpkit.cli.keys import run_keys
 

@@ -61,8 +61,11 @@ def run_skills(args: argparse.Namespace) -> int:
     try:
         return asyncio.run(_run(args))
     except UsageError as exc:
-        print(f"mcpkit skills: {exc}", file=sys.stderr)
+        print(f"mcpkit skills: {_shown(str(exc))}", file=sys.stderr)
         return 2
+    except OSError as exc:  # the --out folder cannot be written (permissions, a full disk)
+        print(f"mcpkit skills: {_shown(str(exc))}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         return 130
 

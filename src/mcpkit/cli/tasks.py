@@ -109,7 +109,10 @@ async def follow(client: Any, handle: Any, args: argparse.Namespace, answering: 
     interrupted (after asking what to do with the task), or when only its id was asked for."""
     task_id = handle.task_id
     if getattr(args, "detach", False):
-        print(task_id, flush=True)
+        if args.json:
+            out({"taskId": task_id})  # exactly, for a script
+        else:
+            print(shown(task_id), flush=True)
         print(f"# task {shown(task_id)} runs on; resume with: {_resume(args, task_id)}",
               file=sys.stderr)
         return None

@@ -417,18 +417,31 @@ class Client:
         log: LogHandler | None = None,
         timeout: float | None = DEFAULT_TIMEOUT,
         meta: Mapping[str, Any] | None = None,
+        max_bytes: int | None = None,
     ) -> ReadResourceResult:
-        """Read a resource; a fresh cached read is returned without a round trip."""
+        """Read a resource; a fresh cached read is returned without a round trip.
+
+        `max_bytes` lets the answer be that large, past the transport's own message limit,
+        for a resource the caller knows to be large (a skill file, sized by its entry). The
+        transport cannot tell one answer from another before it has read it, so while the
+        read runs it accepts any message up to `max_bytes`."""
         what = f"resources/read {uri!r}"
         if self.options.cache and not fresh:
             cached = self._cache.get(Method.RESOURCES_READ, uri)
             if cached is not None:
                 return ReadResourceResult(cached, what)
+        allowance: contextlib.AbstractContextManager[Any] = contextlib.nullcontext()
+        if max_bytes is not None:
+            await self.connect()
+            allowing = getattr(self._transport, "allowing", None)
+            if allowing is not None:
+                allowance = allowing(max_bytes)
         try:
-            result, rounds = await self._call(
-                Method.RESOURCES_READ, {"uri": uri}, what,
-                progress=progress, log=log, timeout=timeout, meta=meta,
-            )
+            with allowance:
+                result, rounds = await self._call(
+                    Method.RESOURCES_READ, {"uri": uri}, what,
+                    progress=progress, log=log, timeout=timeout, meta=meta,
+                )
         except InvalidParamsError as exc:
             raise read_error(exc, uri) from None
         require_list(result, "contents", what)

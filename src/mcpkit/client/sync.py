@@ -331,10 +331,11 @@ class SyncClient:
     def read_resource(
         self, uri: str, *, fresh: bool = False, progress: ProgressHandler | None = None,
         log: LogHandler | None = None, timeout: float | None = DEFAULT_TIMEOUT,
-        meta: Mapping[str, Any] | None = None,
+        meta: Mapping[str, Any] | None = None, max_bytes: int | None = None,
     ) -> ReadResourceResult:
         return self._runner.run(self.client.read_resource(
-            uri, fresh=fresh, progress=progress, log=log, timeout=timeout, meta=meta))
+            uri, fresh=fresh, progress=progress, log=log, timeout=timeout, meta=meta,
+            max_bytes=max_bytes))
 
     def get_prompt(
         self, name: str, arguments: Mapping[str, str] | None = None, *,
