@@ -26,6 +26,12 @@ MCPError                                   anything mcpkit raises on purpose
 │   ├── FormSchemaError                    a server's requestedSchema is not a renderable form
 │   └── SkillVerificationError             a skill's file is not what its entry lists (.skill, .uri)
 ├── NoCommonVersionError                   the server speaks no version this client speaks
+├── ResultTypeError                        a structured result does not fit the type the call
+│                                          named (also a TypeError)
+├── NotJSONError                           a request would carry a value JSON cannot (an integer
+│                                          past 64 bits, a set); nothing sent (also a TypeError)
+├── ServerConfigError                      an mcpServers file or entry cannot be used (.path)
+│                                          (also a ValueError)
 ├── InputRoundsExceededError               a call kept asking for input past the client's limit
 ├── TaskCancelledError                     a task ended cancelled, with no result (.task_id)
 ├── ElicitationAnswerError                 a host's answer does not fit the question; not sent
@@ -63,12 +69,12 @@ __all__ = [
     "GrantError", "HTTPStatusError", "HandleError", "HeaderMismatchError",
     "InputRoundsExceededError", "InternalError", "InvalidParamsError", "InvalidRequestError",
     "InvalidTokenError", "MCPError", "MethodNotFoundError", "MissingExtraError",
-    "MissingRequiredClientCapabilityError", "NoCommonVersionError", "ParseError",
+    "MissingRequiredClientCapabilityError", "NoCommonVersionError", "NotJSONError", "ParseError",
     "ProtocolViolation", "RPCError", "RedirectError", "RequestTimeoutError",
-    "ResourceNotFoundError", "SessionExpiredError", "SkillVerificationError", "StateRejected",
-    "StepUpNeeded", "StoreUnavailableError", "TaskCancelledError", "ToolError", "TransportError",
-    "URLElicitationRequiredError", "UnsupportedProtocolVersionError", "VerifierUnavailableError",
-    "error_class_for_code",
+    "ResourceNotFoundError", "ResultTypeError", "ServerConfigError", "SessionExpiredError",
+    "SkillVerificationError", "StateRejected", "StepUpNeeded", "StoreUnavailableError",
+    "TaskCancelledError", "ToolError", "TransportError", "URLElicitationRequiredError",
+    "UnsupportedProtocolVersionError", "VerifierUnavailableError", "error_class_for_code",
 ]
 
 
@@ -307,6 +313,23 @@ class SkillVerificationError(ProtocolViolation):
 
 class NoCommonVersionError(MCPError):
     """The server speaks no protocol version this client speaks (raised locally)."""
+
+
+class ResultTypeError(MCPError, TypeError):
+    """A tool's structured content does not fit the type `call_tool(..., result=T)` named."""
+
+
+class NotJSONError(MCPError, TypeError):
+    """A request the client was asked to send holds a value JSON cannot carry (an integer
+    beyond the 64-bit range, a set, an object); refused before any byte is written."""
+
+
+class ServerConfigError(MCPError, ValueError):
+    """An `mcpServers` file cannot be read, or its entry cannot be used; names the file."""
+
+    def __init__(self, message: str, path: str | None = None) -> None:
+        super().__init__(message)
+        self.path = path
 
 
 class InputRoundsExceededError(MCPError):

@@ -52,7 +52,7 @@ async def test_progress_on_a_response_stream_reaches_the_tap_before_the_response
                 progress=lambda done, total, message: None)
     finally:
         server.stop()
-    assert result["content"][0]["text"].startswith("Report on tides (kept as a draft)")
+    assert result.text.startswith("Report on tides (kept as a draft)")
     sent, got = tap.said("send"), tap.said("receive")
     assert sent[:2] == ["server/discover", "tools/call"]
     assert sent.count("tools/call") == 2  # the call, and its retry with the answer

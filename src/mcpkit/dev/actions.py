@@ -159,7 +159,8 @@ class Actions:
         client = self.session.require()
         name = _text(params, "name")
         arguments = _object(params, "arguments")
-        tool = client.tools.get(name)
+        listed = client.tools.get(name)
+        tool = listed.raw if listed is not None else None
         if params.get("from") == "app":
             view = view_of(tool) if tool is not None else None
             if view is None or "app" not in view["visibility"]:

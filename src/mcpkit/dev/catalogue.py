@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import asyncio
 import functools
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from mcpkit.client import Client
+from mcpkit.client.wire_object import WireObject
 from mcpkit.errors import MCPError, MissingExtraError
 from mcpkit.ext.apps import FLAT_RESOURCE_URI, VISIBILITY
 from mcpkit.probe.budget import Counter, budget
@@ -71,14 +73,14 @@ async def gather(client: Client) -> dict[str, Any]:
     offered = client.server_capabilities or {}
     out: dict[str, Any] = {"tools": [], "resources": [], "resourceTemplates": [],
                            "prompts": [], "rejected": [], "problems": []}
-    listing = {"tools": client.list_tools, "resources": client.list_resources,
-               "resourceTemplates": client.list_resource_templates,
-               "prompts": client.list_prompts}
+    listing: dict[str, Callable[..., Awaitable[Sequence[WireObject]]]] = {
+        "tools": client.list_tools, "resources": client.list_resources,
+        "resourceTemplates": client.list_resource_templates, "prompts": client.list_prompts}
     for member, capability in _LISTS:
         if capability not in offered:
             continue
         try:
-            out[member] = await listing[member](fresh=True)
+            out[member] = [item.raw for item in await listing[member](fresh=True)]
         except MCPError as exc:
             out["problems"].append(f"{member}: {exc}")
     out["rejected"] = [{"name": r.name, "reason": r.reason} for r in client.rejected_tools]

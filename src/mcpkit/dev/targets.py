@@ -94,9 +94,15 @@ class Served:
     async def start(self) -> None:
         """Start the child and wait until it accepts connections; UsageError if it exits or
         never listens."""
+        from mcpkit.cli.settings import by_name
+
+        # A child that found MCPKIT_RELOAD or MCPKIT_WORKERS would supervise children itself.
+        settings = by_name()
+        own = {settings["reload"].env, settings["workers"].env}
+        env = {name: value for name, value in os.environ.items() if name not in own}
         self._process = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "mcpkit", "run", self.target.given, "--http",
-            f"127.0.0.1:{self.port}/mcp", stdin=asyncio.subprocess.DEVNULL)
+            f"127.0.0.1:{self.port}/mcp", stdin=asyncio.subprocess.DEVNULL, env=env)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + READY_WAIT
         while loop.time() < deadline:

@@ -36,11 +36,11 @@ def raw(result: Any) -> dict[str, Any]:
 class TaskBoard:
     def __init__(self, hub: EventHub) -> None:
         self.hub = hub
-        self._handles: dict[str, TaskHandle] = {}
+        self._handles: dict[str, TaskHandle[Any]] = {}
         self._about: dict[str, dict[str, Any]] = {}
         self._following: dict[str, asyncio.Task[None]] = {}
 
-    def follow(self, handle: TaskHandle, tool: str | None = None,
+    def follow(self, handle: TaskHandle[Any], tool: str | None = None,
                arguments: Any = None, call: str | None = None) -> str:
         """Follow `handle` until its task ends; its id."""
         ident = handle.task_id
@@ -52,7 +52,7 @@ class TaskBoard:
             self._following[ident] = asyncio.ensure_future(self._follow(ident, handle))
         return ident
 
-    def handle(self, ident: str) -> TaskHandle | None:
+    def handle(self, ident: str) -> TaskHandle[Any] | None:
         return self._handles.get(ident)
 
     def publish(self, ident: str, latest: Mapping[str, Any], **extra: Any) -> None:
@@ -62,7 +62,7 @@ class TaskBoard:
                 **extra}
         self.hub.publish("task", data, key=f"task:{ident}")
 
-    async def _follow(self, ident: str, handle: TaskHandle) -> None:
+    async def _follow(self, ident: str, handle: TaskHandle[Any]) -> None:
         def heard(task: dict[str, Any]) -> None:
             self.publish(ident, task)
 
@@ -83,7 +83,7 @@ class TaskBoard:
         else:
             self._done(ident, handle, status="completed", result=raw(result))
 
-    def _done(self, ident: str, handle: TaskHandle, status: str | None = None,
+    def _done(self, ident: str, handle: TaskHandle[Any], status: str | None = None,
               **extra: Any) -> None:
         self._following.pop(ident, None)
         latest = dict(handle.latest)

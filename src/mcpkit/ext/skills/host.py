@@ -200,7 +200,7 @@ class SkillsClient:
                                          skill=entry.uri, uri=uri)
         bound = read_bound(listed.size if listed is not None else MAX_TOTAL_BYTES, uri)
         result = await self.client.read_resource(uri, fresh=True, max_bytes=bound)
-        data = _bytes_of(result, uri, entry.uri)
+        data = _bytes_of(result.raw, uri, entry.uri)
         if listed is None:
             return data  # a dynamic skill: nothing to verify against
         if len(data) != listed.size:
