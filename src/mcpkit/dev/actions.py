@@ -88,7 +88,7 @@ def output_check(tool: Mapping[str, Any] | None, result: Mapping[str, Any]) -> d
         return {"status": "skipped", "text": "an error result is not checked"}
     if not available("jsonschema"):
         return {"status": "unchecked", "text": str(MissingExtraError(
-            "checking structuredContent against outputSchema", "schema"))}
+            "checking structuredContent against outputSchema", "dev"))}
     try:
         OutputChecker().check(tool, result)
     except ProtocolViolation as exc:

@@ -99,8 +99,8 @@ def _counter() -> Counter:
 def _budget(lists: dict[str, Any], instructions: str | None) -> dict[str, Any]:
     try:
         counter = _counter()
-    except MissingExtraError as exc:
-        return {"missing": str(exc)}
+    except MissingExtraError:
+        return {"missing": str(MissingExtraError("counting tokens", "dev"))}
     catalogue = Catalogue("dev", {}, tools=lists["tools"],
                           prompts=lists["prompts"], resources=lists["resources"],
                           resourceTemplates=lists["resourceTemplates"])
