@@ -117,7 +117,9 @@ class Inspector:
     server: Any
 
     def stop(self) -> None:
-        """End the app (`serving` then completes, and `inspector()` cleans up)."""
+        """End the app (`serving` then completes, and `inspector()` cleans up); the pages'
+        event streams end first, so uvicorn has no open stream to wait for."""
+        self.hub.close()
         self.server.should_exit = True
 
 

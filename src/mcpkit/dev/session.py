@@ -223,6 +223,9 @@ class Session:
                     self.hub.publish("changed", {"method": method, "params": note.get("params")})
                     if method in _LIST_CHANGES:
                         await self.refresh()
+            self.hub.publish("listening", {"error": "the server ended the listen stream; "
+                                           "reconnect to listen again", "uris": uris},
+                             key="listening")
         except MCPError as exc:
             self.hub.publish("listening", {"error": str(exc), "uris": uris}, key="listening")
 
