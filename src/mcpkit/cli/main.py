@@ -72,6 +72,12 @@ def _parser() -> argparse.ArgumentParser:
         "(default 3600)",
     )
     run.add_argument(
+        "--grace", type=_grace, metavar="SECONDS",
+        help="on SIGTERM, let running requests and tasks finish this long (default 5): "
+        "resumable tasks are handed back at once, requests still running then are answered "
+        "503 with Retry-After, tasks still running end failed, saying why",
+    )
+    run.add_argument(
         "--workers", type=int, metavar="N",
         help="with --http: serve with N uvicorn worker processes sharing the store, which "
         "must be PostgreSQL or Redis (--store or MCPKIT_STORE)",
@@ -185,6 +191,17 @@ def _seconds(text: str) -> float:
     return value
 
 
+def _grace(text: str) -> float:
+    """A `--grace` value: seconds, zero or more (argparse prints the refusal in one line)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not value >= 0 or math.isinf(value):
+        raise argparse.ArgumentTypeError(f"expected seconds, 0 or more, e.g. 30, not {text!r}")
+    return value
+
+
 def _store(args: argparse.Namespace) -> Any:
     if args.store is None:
         return None
@@ -204,7 +221,7 @@ def _load(args: argparse.Namespace, store: object | None) -> Any:
         server = load_server(args.target) if args.target else _skills_server(args.skills)
         if args.target and args.skills:
             _skills_server(args.skills, server)
-        apply_run_options(server, dev=args.dev, store=store)
+        apply_run_options(server, dev=args.dev, store=store, grace=args.grace)
         server.sealer.check_keys()
     except (TargetError, UsageError, KeyFileError) as exc:
         print(f"mcpkit run: {exc}", file=sys.stderr)
@@ -218,6 +235,7 @@ def _passed_on(args: argparse.Namespace) -> list[str]:
     out += [f"--allow-origin={o}" for o in args.allow_origin]
     out += ["--dev"] * args.dev + ([f"--store={args.store}"] if args.store else [])
     out += [f"--session-idle={args.session_idle}"] * (args.session_idle is not None)
+    out += [f"--grace={args.grace}"] * (args.grace is not None)
     return out + ([f"--skills={args.skills}"] if args.skills else [])
 
 

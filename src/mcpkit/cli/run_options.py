@@ -1,4 +1,5 @@
-"""What `mcpkit run`'s options change on the server it loaded: `--dev` and `--store URL`.
+"""What `mcpkit run`'s options change on the server it loaded: `--dev`, `--store URL` and
+`--grace SECONDS`.
 
 A server file builds its `Server` with its own `ServerOptions`; the command line then changes a
 few of them for this run. `ServerOptions` is a dataclass, so the change is a new options object
@@ -35,19 +36,23 @@ def parse_store(value: str) -> str:
     return value.strip()
 
 
-def apply_run_options(server: Any, *, dev: bool = False, store: Any = None) -> None:
+def apply_run_options(server: Any, *, dev: bool = False, store: Any = None,
+                      grace: float | None = None) -> None:
     """Change the loaded server's options for this run and rebuild what depends on them.
 
     `dev`: an uncaught exception's type and message reach the client (`expose_errors`), and
     the server's debug log goes to stderr. `store`: the store URL of every state seam
     (`mcpkit.store.urls`), so processes sharing it cannot both redeem one retry, and replicas
-    sharing a PostgreSQL or Redis share legacy sessions and the state keys too.
+    sharing a PostgreSQL or Redis share legacy sessions and the state keys too. `grace`: how
+    long a stopping server lets requests and tasks finish (`ServerOptions.grace_s`).
     """
     changes: dict[str, Any] = {}
     if dev:
         changes["expose_errors"] = True
     if store is not None:
         changes["store"] = store
+    if grace is not None:
+        changes["grace_s"] = grace
     if not changes:
         return
     from mcpkit.server.mrtr import Sealer

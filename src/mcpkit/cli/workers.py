@@ -4,7 +4,7 @@ worker manager, sharing one store.
 uvicorn starts, watches and restarts its workers itself, and it needs the application as an
 import string so each worker can build its own. That string is `mcpkit.cli.workers:app`, a
 factory: the parent puts what `mcpkit run` was told (the target, the path, the hosts and
-origins, `--dev`, `--store`, `--session-idle`) in `MCPKIT_RUN_SPEC`, which every worker
+origins, `--dev`, `--store`, `--session-idle`, `--grace`) in `MCPKIT_RUN_SPEC`, which every worker
 inherits, and each worker's `app()` loads FILE and builds the same ASGI application `mcpkit
 run --http` serves. The target is made absolute first, so a worker finds it from any folder.
 
@@ -71,7 +71,8 @@ def app() -> Any:
 
     spec = json.loads(os.environ[SPEC_ENV])
     server = load_server(spec["target"])
-    apply_run_options(server, dev=spec.get("dev", False), store=spec.get("store"))
+    apply_run_options(server, dev=spec.get("dev", False), store=spec.get("store"),
+                      grace=spec.get("grace"))
     server.sealer.check_keys()
     host, _, path = parse_address(spec["address"])
     hosts = tuple(spec.get("allow_host", ()))
@@ -107,9 +108,10 @@ def run_workers(target: str, address: str, workers: int, options: dict[str, Any]
     # these limits cannot be pickled to a spawned process; the named ones hold the defaults.
     named = "LimitedH11" if LimitedHttpTools is None else "LimitedHttpTools"
     settings["http"] = f"mcpkit.transports.http_listener:{named}"
+    grace = options.get("grace")
     uvicorn.run(f"{__name__}:app", factory=True, host=host, port=port, workers=workers,
                 lifespan="on", log_level="warning", access_log=False, server_header=False,
-                timeout_graceful_shutdown=5, **settings)
+                timeout_graceful_shutdown=5 if grace is None else grace, **settings)
     return 0
 
 
@@ -126,4 +128,5 @@ def run_from_args(args: Any) -> int:
         return 2
     return run_workers(args.target, args.http, args.workers, {
         "allow_host": list(args.allow_host), "allow_origin": list(args.allow_origin),
-        "dev": bool(args.dev), "store": args.store, "session_idle": args.session_idle})
+        "dev": bool(args.dev), "store": args.store, "session_idle": args.session_idle,
+        "grace": args.grace})

@@ -93,6 +93,17 @@ class ServerOptions:
     """Leave out of `tools/list`, `resources/list`, `resources/templates/list` and
     `prompts/list` what the caller's token does not grant the `scopes=` of (AUTH-12); a
     caller without a principal (stdio, an unprotected server) still sees everything."""
+    grace_s: float = 5.0
+    """How long a stopping server (SIGTERM, `mcpkit run --grace SECONDS`) lets the requests and
+    the tasks it runs finish. Resumable tasks are handed back at once; a request still running
+    when it ends is answered with a retryable error (HTTP 503 with Retry-After), a task still
+    running ends `failed`, saying why."""
+
+    def __post_init__(self) -> None:
+        grace = self.grace_s
+        if not isinstance(grace, int | float) or isinstance(grace, bool) or not (
+                0 <= grace < float("inf")):
+            raise ValueError(f"ServerOptions.grace_s must be seconds, 0 or more, not {grace!r}")
 
 
 class Server:

@@ -34,6 +34,10 @@ class TaskRunner(Protocol):
         """The call's result: the tool's own (synchronous), an `InputRequiredResult` (input
         needed before a task exists, TASK-9), or a `CreateTaskResult`."""
 
+    def start(self) -> None:
+        """The server starts serving (in its event loop): from now on the runner keeps the
+        store's tasks, its own and those other processes left, as it does once a task runs."""
+
     def drain(self, grace_s: float) -> Awaitable[None]:
         """The server is stopping: start no task, hand back at once what another process
         can resume, give the rest `grace_s` seconds to finish and end what is left with a

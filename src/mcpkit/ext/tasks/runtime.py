@@ -345,6 +345,10 @@ class TaskRuntime:
 
             self.controls = asyncio.ensure_future(follow_controls(self))
 
+    def start(self) -> None:
+        """`TaskRunner.start`: the upkeep and the controls run from now on."""
+        self.ensure_upkeep()
+
     async def drain(self, grace_s: float) -> None:
         """`TaskRunner.drain`: see `mcpkit.ext.tasks.drain`."""
         from mcpkit.ext.tasks.drain import drain
