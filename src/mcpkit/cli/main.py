@@ -62,7 +62,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--store", metavar="URL",
-        help="where state is kept (default: MCPKIT_STORE, else memory): sqlite:///PATH shares "
+        help="where state is kept (default: MCPKIT_STORE, else single use in the user's data "
+        "folder and the rest in memory): sqlite:///PATH shares "
         "single-use retries on this host; postgresql://... or redis://... shares every seam "
         "(retries, legacy sessions, state keys, tasks) between replicas",
     )

@@ -77,7 +77,10 @@ class ServerOptions:
     """Where state is kept: a `Store` for single-use nonces, or a store URL for every seam
     (`mcpkit.store.urls`: "memory", "sqlite:///state.db", "postgresql://...", "redis://...";
     with PostgreSQL or Redis, replicas share single use, legacy sessions, their events and
-    the state keys). None: the MCPKIT_STORE environment variable, else this process's memory."""
+    the state keys). None: the MCPKIT_STORE environment variable, else single use in an
+    SQLite file beside the key ring in the user's data folder (so a restarted server, or any
+    other of this user on this host, refuses a replay) and everything else in this process;
+    "memory" keeps single use in this process too."""
     clock: Callable[[], float] = time.time
     """Unix time in seconds, for state and handle expiry."""
     expose_errors: bool = False
