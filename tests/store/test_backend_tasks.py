@@ -183,6 +183,8 @@ async def test_shares_are_counted_and_a_full_one_creates_nothing(url: str, opene
     assert (used.active, used.stored) == (2, 3) and used.next_expiry == clock.now + 5
     assert used.bytes > 0
     assert (await store.usage(None, clock.now)).stored == 0
+    assert await store.create(task("anon", clock, owner=None), quota) is None
+    assert (await store.usage(None, clock.now)).stored == 1
     clock.advance(5)  # a1 expired: it counts no more, even before a purge
     assert (await store.usage("alice", clock.now)).stored == 2
     small = TaskQuota(active=10, stored=10, bytes=used.bytes)

@@ -172,9 +172,10 @@ def stored_json(record: TaskRecord) -> bytes:
 def owner_tag(owner: str | None) -> str:
     """The owner as every engine indexes it: a digest, so a principal key of any characters
     (NUL included) fits a column of any engine, and the index holds no identity in clear."""
-    if owner is None:
-        return "anonymous"
-    return hashlib.sha256(owner.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    # Anonymous is a byte string no principal key encodes to (they are text, never a NUL
+    # alone), so it has a tag of its own.
+    data = b"\x00" if owner is None else owner.encode("utf-8", "surrogatepass")
+    return hashlib.sha256(data).hexdigest()[:32]
 
 
 class TaskStore(abc.ABC):
