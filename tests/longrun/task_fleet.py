@@ -37,12 +37,14 @@ from http_peer import Peer, ServerProcess
 from task_worker import make_worker, task_options
 from wire import MODERN, check_server_message
 
+from mcpkit.ext.tasks.stores import store_for
 from mcpkit.protocol.tasks import TERMINAL, check_get_task_result
 from mcpkit.server.server import ServerOptions
+from mcpkit.store.tasks import TaskStore
 from mcpkit.testing import ServerWire
 
-__all__ = ["WORKER", "Fleet", "LocalReplica", "ProcessReplica", "check_effects",
-           "check_paths", "replicas_for"]
+__all__ = ["WORKER", "Fleet", "LocalReplica", "ProcessReplica", "Tapped", "check_effects",
+           "check_paths", "issued", "replicas_for"]
 
 WORKER = str(Path(__file__).with_name("task_worker.py"))
 TASKS = "io.modelcontextprotocol/tasks"
@@ -64,6 +66,7 @@ class ProcessReplica:
         self.http: httpx.AsyncClient | None = None
         self.peer: Peer | None = None
         self.pids: list[int] = []
+        self._spent: list[httpx.AsyncClient] = []
 
     @property
     def alive(self) -> bool:
@@ -103,33 +106,113 @@ class ProcessReplica:
         await self._close()
 
     async def _close(self) -> None:
+        """Forget the client; it is closed once requests still in flight have failed
+        (`close`), not under them."""
         if self.http is not None:
-            await self.http.aclose()
+            self._spent.append(self.http)
         self.http = self.peer = None
+
+    async def close(self) -> None:
+        """The end of the test: the process stopped, every client closed."""
+        await self.kill()
+        for http in self._spent:
+            await http.aclose()
+        self._spent.clear()
 
     def output(self) -> str:
         return self.process.output() if self.process is not None else ""
 
 
+class Tapped(TaskStore):
+    """A real task store that notes each write of a task's outstanding input requests, in
+    order, in `writes` (shared by the replicas of a test): which keys a task issued when, as
+    no poll of `tasks/get` could tell for sure."""
+
+    def __init__(self, inner: TaskStore, writes: list[tuple[str, frozenset[str]]]) -> None:
+        self.inner = inner
+        self.writes = writes
+
+    async def create(self, record: Any, quota: Any = None) -> Any:
+        full = await self.inner.create(record, quota)
+        if full is None:
+            self.writes.append((record.task_id, frozenset(record.input_requests)))
+        return full
+
+    async def save(self, record: Any, owner: str) -> bool:
+        saved = await self.inner.save(record, owner)
+        if saved:
+            self.writes.append((record.task_id, frozenset(record.input_requests)))
+        return saved
+
+    async def release(self, record: Any, owner: str) -> bool:
+        released = await self.inner.release(record, owner)
+        if released:
+            self.writes.append((record.task_id, frozenset(record.input_requests)))
+        return released
+
+    async def get(self, task_id: str) -> Any:
+        return await self.inner.get(task_id)
+
+    async def put_answers(self, task_id: str, answers: dict[str, Any]) -> None:
+        await self.inner.put_answers(task_id, answers)
+
+    async def request_cancel(self, task_id: str) -> None:
+        await self.inner.request_cancel(task_id)
+
+    async def renew(self, task_ids: list[str], owner: str, until: float) -> set[str]:
+        return await self.inner.renew(task_ids, owner, until)
+
+    async def claim(self, task_id: str, owner: str, now: float, until: float) -> Any:
+        return await self.inner.claim(task_id, owner, now, until)
+
+    async def stale(self, now: float) -> list[Any]:
+        return await self.inner.stale(now)
+
+    async def purge(self, now: float) -> int:
+        return await self.inner.purge(now)
+
+    async def usage(self, owner: str | None, now: float) -> Any:
+        return await self.inner.usage(owner, now)
+
+    async def close(self) -> None:
+        await self.inner.close()
+
+
+def issued(writes: list[tuple[str, frozenset[str]]], task_id: str, key: str) -> int:
+    """How many times `task_id` issued `key`: writes where it became outstanding."""
+    count, outstanding = 0, False
+    for written, keys in writes:
+        if written == task_id:
+            count += key in keys and not outstanding
+            outstanding = key in keys
+    return count
+
+
 class LocalReplica:
     """The worker in this process, on a store the replicas share; see the module docstring."""
 
-    def __init__(self, name: str, store: Any, effects: Path, **options: Any) -> None:
+    def __init__(self, name: str, store: Any, effects: Path,
+                 writes: list[tuple[str, frozenset[str]]] | None = None, **options: Any) -> None:
         self.name = name
         self.store = store
         self.effects = effects
+        self.writes = writes
         self.options = options
         self.server: Any = None
         self.wire: ServerWire | None = None
-        self.ids = 0
+        self._servers: list[Any] = []
 
     @property
     def alive(self) -> bool:
         return self.wire is not None
 
     async def start(self) -> None:
+        store = self.store
+        if self.writes is not None:
+            store = Tapped(store_for(store, time.time), self.writes)
         self.server = make_worker(ServerOptions(tasks=task_options(
-            store=self.store, **self.options)), self.effects)
+            store=store, **self.options)), self.effects)
+        self._servers.append(self.server)
         self.wire = ServerWire(self.server, tap=self._check)
         self.server.task_runner.start()
         self._methods: dict[Any, str] = {}
@@ -167,18 +250,27 @@ class LocalReplica:
         await self.server.task_runner.drain(self.server.options.grace_s)
         await self.kill()
 
+    async def close(self) -> None:
+        if self.alive:
+            await self.kill()
+        for server in self._servers:
+            await server.task_runner.store.close()
+
     def output(self) -> str:
         return ""
 
 
 def replicas_for(engine: str, count: int, tmp_path: Path, url: str | None, effects: Path,
-                 extra_env: dict[str, str] | None = None) -> list[Any]:
-    """`count` replicas of the worker on one `engine`'s task store."""
-    if engine == "memory":
+                 extra_env: dict[str, str] | None = None,
+                 writes: list[tuple[str, frozenset[str]]] | None = None) -> list[Any]:
+    """`count` replicas of the worker on one `engine`'s task store: processes, or, given
+    `writes` (or on the memory engine), in this process with their writes tapped."""
+    if engine == "memory" or writes is not None:
         from mcpkit.store.tasks_memory import MemoryTaskStore
 
-        shared = MemoryTaskStore()
-        return [LocalReplica(f"R{i}", shared, effects) for i in range(count)]
+        shared: Any = {"memory": MemoryTaskStore, "sqlite": lambda: str(
+            tmp_path / "tasks.sqlite3")}.get(engine, lambda: url)()
+        return [LocalReplica(f"R{i}", shared, effects, writes) for i in range(count)]
     env = {"EFFECTS": str(effects), "MCPKIT_DATA_DIR": str(tmp_path / "data"),
            "MCPKIT_STATE_KEYS": "", "MCPKIT_STORE": "", **(extra_env or {})}
     args: tuple[str, ...] = () if engine == "sqlite" else ("--store", url or "")
@@ -225,12 +317,13 @@ class Fleet:
 
     async def _any(self, method: str, params: dict[str, Any], name: str,
                    on: Any = None) -> dict[str, Any]:
-        """A request to `on`, or to live replicas in a random order until one answers."""
+        """A request to `on` (ReplicaDown when it is down), or to live replicas in a random
+        order until one answers."""
+        if on is not None:
+            return await on.request(method, params, name)  # type: ignore[no-any-return]
         async with asyncio.timeout(60):
             while True:
-                choices = [on] if on is not None else self.rng.sample(self.live(),
-                                                                      len(self.live()))
-                for replica in choices:
+                for replica in self.rng.sample(self.live(), len(self.live())):
                     try:
                         return await replica.request(method, params, name)
                     except ReplicaDown:
@@ -261,7 +354,7 @@ class Fleet:
         note = f"note-{task.tag}"
         reply = await self._any("tasks/update", {"taskId": task.task_id, "inputResponses": {
             key: {"action": "accept", "content": {"note": note}}}}, task.task_id, on)
-        assert reply["result"]["resultType"] == "complete", reply
+        assert reply.get("result", {}).get("resultType") == "complete", reply
         task.acked.setdefault(key, (time.monotonic(), note))
 
     async def follow(self, until: Callable[[], bool] | None = None, timeout: float = 60.0,

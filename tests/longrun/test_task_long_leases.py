@@ -67,6 +67,4 @@ async def test_a_task_running_for_four_lease_periods_runs_once_and_completes(
         assert task.last.result["content"][0]["text"].endswith("with note-long")
     finally:
         for replica in (runner, sweeper):
-            await replica.kill()
-            store_of = replica.server.task_runner.store
-            await store_of.close()
+            await replica.close()

@@ -33,7 +33,7 @@ import orjson
 from mcpkit.store import Store
 
 __all__ = ["STORE_ENV", "STORE_FORMS", "Backend", "StoreURLError", "open_backend",
-           "parse_store_url", "store_from_env"]
+           "parse_store_url", "split_prefix", "store_from_env"]
 
 STORE_ENV: Final = "MCPKIT_STORE"
 """Environment variable holding the store URL when `ServerOptions.store` is not set."""
@@ -214,7 +214,7 @@ def _redis(url: str, clock: Callable[[], float]) -> Backend:
     from mcpkit.store.redis_sessions import RedisSessionStore
     from mcpkit.store.redis_store import RedisEngine, RedisStore
 
-    url, prefix = _split_prefix(url)
+    url, prefix = split_prefix(url)
     engine = RedisEngine(url, prefix=prefix)
 
     def sessions(state_type: Any, *, max_sessions: int = 10_000,
@@ -245,7 +245,7 @@ def _task_store(kind: str, engine: Any, clock: Callable[[], float]) -> Callable[
     return tasks
 
 
-def _split_prefix(url: str) -> tuple[str, str]:
+def split_prefix(url: str) -> tuple[str, str]:
     """A Redis URL's own `prefix=` query parameter (the key prefix, `mcpkit:` by default, so
     deployments can share one Redis) taken off before redis-py reads the rest."""
     from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
