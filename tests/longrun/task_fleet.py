@@ -213,6 +213,7 @@ class LocalReplica:
         self.server = make_worker(ServerOptions(tasks=task_options(
             store=store, **self.options)), self.effects)
         self._servers.append(self.server)
+        self._killed = asyncio.Event()
         self.wire = ServerWire(self.server, tap=self._check)
         self.server.task_runner.start()
         self._methods: dict[Any, str] = {}
@@ -227,11 +228,19 @@ class LocalReplica:
         if self.wire is None:
             raise ReplicaDown(self.name)
         meta = {"io.modelcontextprotocol/clientCapabilities": CAPS}
-        return await self.wire.request(method, {**params, "_meta": meta})  # type: ignore[no-any-return]
+        asked = asyncio.ensure_future(self.wire.request(method, {**params, "_meta": meta}))
+        gone = asyncio.ensure_future(self._killed.wait())
+        await asyncio.wait({asked, gone}, return_when=asyncio.FIRST_COMPLETED)
+        gone.cancel()
+        if not asked.done():  # killed while it was asked: no answer comes, as from a dead process
+            asked.cancel()
+            raise ReplicaDown(self.name)
+        return asked.result()  # type: ignore[no-any-return]
 
     async def kill(self) -> None:
         """Gone as a SIGKILLed process is: every task of its runtime cancelled, its handlers
         stopped at their next await, nothing more stored."""
+        self._killed.set()
         runtime = self.server.task_runner
         for background in (runtime.upkeep, runtime.controls):
             if background is not None:
