@@ -10,6 +10,7 @@ checks of what must hold afterwards.
 - `LocalReplica`: the same server in this process, on a store instance the replicas share (the
   memory engine has no other way to be shared); `kill()` drops it the way SIGKILL would: its
   upkeep and handlers cancelled, nothing more written. Its messages are schema-checked too.
+- `Balanced`: replicas behind nginx, spoken to through it.
 - `Fleet`: the client. It keeps, per task, every state it observed (each `tasks/get` sent after
   the one before was answered, so they are in order) and when each answer was acknowledged.
 - The checks, against the observations and the effects file: each status path is valid and
@@ -43,7 +44,7 @@ from mcpkit.server.server import ServerOptions
 from mcpkit.store.tasks import TaskStore
 from mcpkit.testing import ServerWire
 
-__all__ = ["WORKER", "Fleet", "LocalReplica", "ProcessReplica", "Tapped", "check_effects",
+__all__ = ["WORKER", "Balanced", "Fleet", "LocalReplica", "ProcessReplica", "Tapped", "check_effects",
            "check_paths", "issued", "replicas_for"]
 
 WORKER = str(Path(__file__).with_name("task_worker.py"))
@@ -53,6 +54,35 @@ CAPS = {"elicitation": {"form": {}}, "extensions": {TASKS: {}}}
 
 class ReplicaDown(Exception):
     """The replica cannot be reached (killed, stopping, not started yet)."""
+
+
+async def posted(peer: Peer, where: str, method: str, params: dict[str, Any], name: str
+                 ) -> dict[str, Any]:
+    """One request through `peer`; ReplicaDown when nothing answered it (a connection lost,
+    a 502 from a balancer whose replica died, a 503 from a stopping or storeless one)."""
+    message = peer.request_message(method, params, **{
+        "io.modelcontextprotocol/clientCapabilities": CAPS})
+    sent, headers, _ = peer._prepare(message, {"Mcp-Name": name}, True, True)
+    try:
+        response = await peer.client.post(peer.url, content=sent, headers=headers)
+    except httpx.HTTPError as exc:
+        raise ReplicaDown(f"{where}: {exc!r}") from None
+    if response.status_code in (502, 503, 504):  # nginx's 502 is no MCP message at all
+        raise ReplicaDown(f"{where}: {response.status_code}")
+    return peer._reply(response, response.content, method).message
+
+
+class Balanced:
+    """Replicas behind a load balancer, as one: every request goes to its URL."""
+
+    name = "balancer"
+    alive = True
+
+    def __init__(self, url: str, http: httpx.AsyncClient) -> None:
+        self.peer = Peer(url, http)
+
+    async def request(self, method: str, params: dict[str, Any], name: str) -> dict[str, Any]:
+        return await posted(self.peer, self.name, method, params, name)
 
 
 class ProcessReplica:
@@ -82,15 +112,7 @@ class ProcessReplica:
     async def request(self, method: str, params: dict[str, Any], name: str) -> dict[str, Any]:
         if not self.alive or self.peer is None:
             raise ReplicaDown(self.name)
-        message = self.peer.request_message(method, params, **{
-            "io.modelcontextprotocol/clientCapabilities": CAPS})
-        try:
-            reply = await self.peer.post(message, {"Mcp-Name": name})
-        except httpx.HTTPError as exc:
-            raise ReplicaDown(f"{self.name}: {exc!r}") from None
-        if reply.status == 503:
-            raise ReplicaDown(f"{self.name}: stopping")
-        return reply.message
+        return await posted(self.peer, self.name, method, params, name)
 
     async def kill(self) -> None:
         """SIGKILL: nothing of the process runs any more, nothing is said."""
