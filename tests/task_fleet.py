@@ -150,9 +150,12 @@ class Tapped(TaskStore):
     order, in `writes` (shared by the replicas of a test): which keys a task issued when, as
     no poll of `tasks/get` could tell for sure."""
 
-    def __init__(self, inner: TaskStore, writes: list[tuple[str, frozenset[str]]]) -> None:
+    def __init__(self, inner: TaskStore, writes: list[tuple[str, frozenset[str]]],
+                 reads: list[str] | None = None) -> None:
         self.inner = inner
         self.writes = writes
+        self.reads = reads
+        """The ids of the tasks read, in order, when given."""
 
     async def create(self, record: Any, quota: Any = None) -> Any:
         full = await self.inner.create(record, quota)
@@ -173,7 +176,10 @@ class Tapped(TaskStore):
         return released
 
     async def get(self, task_id: str) -> Any:
-        return await self.inner.get(task_id)
+        found = await self.inner.get(task_id)
+        if self.reads is not None:
+            self.reads.append(task_id)
+        return found
 
     async def put_answers(self, task_id: str, answers: dict[str, Any]) -> None:
         await self.inner.put_answers(task_id, answers)
