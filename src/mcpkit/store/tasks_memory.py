@@ -49,7 +49,10 @@ class MemoryTaskStore(TaskStore):
             used = await self.usage(record.owner, self._clock())
             if used.full(quota, size):
                 return used
-        self._tasks[record.task_id] = copy.deepcopy(record)
+        stored = copy.deepcopy(record)
+        if stored.terminal:  # as every engine stores a finished task: nothing to run again
+            stored.arguments, stored.answers = None, {}
+        self._tasks[record.task_id] = stored
         self._sizes[record.task_id] = size
         return None
 

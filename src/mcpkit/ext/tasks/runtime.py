@@ -169,6 +169,7 @@ class TaskRuntime:
             return work.result()  # re-raises an RPCError as the call's error
         record = self._record(tool, params, ctx)
         self._conclude(record, work, None)
+        await self._within_share(record)
         full = await self.store.create(record, quota(self.options))
         if full is not None:
             raise refusal(self, tool.name, full)
@@ -264,14 +265,19 @@ class TaskRuntime:
             await hand_back(self, job)
             return
         self._conclude(record, work, why, job.stop_message)
+        await self._within_share(record)
+        if not await job.save():
+            log.warning("task %s: its end (%s) was not stored: another process runs it now",
+                        record.task_id, record.status)
+
+    async def _within_share(self, record: TaskRecord) -> None:
+        """A result that would take its caller's stored tasks over their bytes is stored as
+        the failure that says so instead."""
         if record.status == "completed" and record.result is not None:
             problem = await result_over_share(self, record.owner,
                                               len(orjson.dumps(record.result)))
             if problem is not None:
-                self._fail(record, f"tool {record.tool!r}: {problem}", {})
-        if not await job.save():
-            log.warning("task %s: its end (%s) was not stored: another process runs it now",
-                        record.task_id, record.status)
+                self._fail(record, f"tool {record.tool!r}: {problem}", None)
 
     def _forget(self, job: Job) -> None:
         if job.fence is not None:
@@ -282,8 +288,9 @@ class TaskRuntime:
 
     def _conclude(self, record: TaskRecord, work: asyncio.Future[dict[str, Any]],
                   why: Stop | None, message: str | None = None) -> None:
-        """Set the record's terminal state from how the handler ended."""
-        record.input_requests = {}
+        """Set the record's terminal state from how the handler ended (nothing will run it
+        again: its arguments and answers go)."""
+        record.input_requests, record.arguments, record.answers = {}, None, {}
         record.lease_owner = record.lease_until = None
         if why is not None and why in _ENDINGS and work.cancelled():
             status, default = _ENDINGS[why]
