@@ -12,10 +12,14 @@ API (stable; the store suite and the scale-out tests build on it):
   (`Service`s, started on first use) for the fault tests: `service.stop()` stops the server
   (fast, no waiting for clients), `service.start()` starts it again on the same port with the
   same data, and the fixture makes sure both run again when the test ends.
+  `service.pause()` stops its processes with SIGSTOP, a server that hangs: connections are
+  still accepted by the kernel and nothing is answered; `service.resume()` sends SIGCONT
+  (the fixture resumes a paused one too).
 - `Service.url` is the URL; `Service.running` says whether it is up.
 
 When a server's binaries are missing, the tests that need it skip with one line naming the
-packages to install; under CI=true they fail instead, so a CI run never passes by skipping.
+package to install; where every real part is required (CI, tests/real_parts.py) they fail
+instead, so a CI run never passes by skipping.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -31,6 +36,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from real_parts import missing, postgres_bin, redis_binary
 
 __all__ = ["Restartable", "Service", "free_port", "postgres_bin"]
 
@@ -44,27 +50,6 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
-
-
-def _missing(what: str, install: str) -> None:
-    line = f"{what} not found: install {install} (apt-get install {install})"
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"CI requires the real servers: {line}", pytrace=False)
-    pytest.skip(line)
-
-
-def postgres_bin(name: str) -> str | None:
-    """A PostgreSQL program (initdb, pg_ctl): on PATH, else in Debian's versioned folder."""
-    found = shutil.which(name)
-    if found:
-        return found
-    root = Path("/usr/lib/postgresql")
-    if root.is_dir():
-        for version in sorted(root.iterdir(), key=lambda p: p.name, reverse=True):
-            candidate = version / "bin" / name
-            if candidate.is_file():
-                return str(candidate)
-    return None
 
 
 def _wait_port(port: int, proc: subprocess.Popen[bytes] | None, what: str) -> None:
@@ -87,6 +72,7 @@ class Service:
         self.port = port
         self.url = url
         self.running = False
+        self.paused = False
 
     def start(self) -> None:
         raise NotImplementedError
@@ -97,6 +83,21 @@ class Service:
     def restart(self) -> None:
         self.stop()
         self.start()
+
+    def pids(self) -> list[int]:
+        """The server's processes, to pause."""
+        raise NotImplementedError
+
+    def pause(self) -> None:
+        """Hang the server: every process stopped (SIGSTOP), its sockets left open."""
+        for pid in self.pids():
+            os.kill(pid, signal.SIGSTOP)
+        self.paused = True
+
+    def resume(self) -> None:
+        for pid in self.pids():
+            os.kill(pid, signal.SIGCONT)
+        self.paused = False
 
 
 class _Postgres(Service):
@@ -151,6 +152,18 @@ class _Postgres(Service):
             self._run([self._pg_ctl, "-D", str(self.data), "-m", "immediate", "-w", "stop"])
             self.running = False
 
+    def pids(self) -> list[int]:
+        """The postmaster (the first line of postmaster.pid) and every process it forked."""
+        main = int((self.data / "postmaster.pid").read_text().split()[0])
+        children = []
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit():
+                with contextlib.suppress(OSError, ValueError, IndexError):
+                    stat = (entry / "stat").read_text()
+                    if int(stat.rsplit(")", 1)[1].split()[1]) == main:
+                        children.append(int(entry.name))
+        return [main, *children]
+
 
 class _Redis(Service):
     def __init__(self, folder: Path) -> None:
@@ -160,7 +173,7 @@ class _Redis(Service):
         self._proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
-        exe = shutil.which("redis-server")
+        exe = redis_binary()
         assert exe
         self._proc = subprocess.Popen(
             [exe, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
@@ -169,6 +182,9 @@ class _Redis(Service):
         )
         _wait_port(self.port, self._proc, "redis-server")
         self.running = True
+
+    def pids(self) -> list[int]:
+        return [self._proc.pid] if self._proc is not None else []
 
     def stop(self) -> None:
         proc, self._proc = self._proc, None
@@ -185,7 +201,7 @@ class _Redis(Service):
 @pytest.fixture(scope="session")
 def postgres_service() -> Iterator[Service]:
     if postgres_bin("initdb") is None or postgres_bin("pg_ctl") is None:
-        _missing("PostgreSQL (initdb, pg_ctl)", "postgresql")
+        missing("postgresql")
     with tempfile.TemporaryDirectory(prefix="mcpkit-pg-") as folder:
         os.chmod(folder, 0o755)
         service = _Postgres(Path(folder))
@@ -198,8 +214,8 @@ def postgres_service() -> Iterator[Service]:
 
 @pytest.fixture(scope="session")
 def redis_service() -> Iterator[Service]:
-    if shutil.which("redis-server") is None:
-        _missing("redis-server", "redis-server")
+    if redis_binary() is None:
+        missing("redis")
     with tempfile.TemporaryDirectory(prefix="mcpkit-redis-") as folder:
         service = _Redis(Path(folder))
         service.start()
@@ -246,6 +262,8 @@ class Restartable:
 
     def ensure_running(self) -> None:
         for service in self._used:
+            if service.paused:
+                service.resume()
             if not service.running:
                 service.start()
 

@@ -31,6 +31,9 @@ ALLOWED: dict[str, set[str]] = {
     "transports": {"types", "errors", "protocol", "schema", "server", "client", "legacy", "store",
                    "auth", "ext", "tracing", "_version"},
     "app": {"*"},
+    # `mcpkit.Client` and `mcpkit.Clients`: the core client plus starting one from an
+    # mcpServers entry, which needs the transports' connectors (as `app` adds serving).
+    "clients": {"*"},
     "testing": {"*"},
     "cli": {"*"},
     # `mcpkit probe|snapshot|diff`: inspects a server from outside, so it sits with the CLI
@@ -204,8 +207,12 @@ SEAMS: dict[tuple[str, str], str] = {
         "the dual-era probe: a remembered era or version, then the probe's outcome",
     ("client/opening.py", "Opener._adapter_for"):
         "picks the connection's EraAdapter, keeping the client's one of the same era",
-    ("client/opening.py", "Opener._initialize"):
+    ("client/opening.py", "Opener._legacy"):
         "the handshake settles the legacy era only on a version of that era",
+    ("client/opening.py", "Opener._after_probe"):
+        "an initialize after the probe answered with a modern version: the modern era goes on",
+    ("client/opening.py", "_late_answer"):
+        "a silent probe answered late proves a modern server: read only for that",
     ("protocol/connection.py", "Connection._request"):
         "the initialize pin: the opening exchange pins the era, initialize after it is refused",
     ("protocol/envelope.py", "read_meta"):

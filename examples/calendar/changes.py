@@ -3,7 +3,9 @@
 Over stdio every client starts a server process of its own, so an event created through one
 process must reach the listeners of another. The database is what they all share: while
 anyone listens, this broker looks at it twice a second and announces the week when the number
-of events changed. `announce()` does it at once for an event created here.
+of events changed. `announce()` does it at once for an event created here. Events written
+between two looks are coalesced into one `notifications/resources/updated`, whose `_meta`
+says how many changes it stands for (`mcpkit.types.constants.CHANGES_KEY`).
 """
 
 from __future__ import annotations
@@ -31,12 +33,17 @@ class CalendarChanges(LocalBroker):
         self._watch: asyncio.Task[None] | None = None
 
     async def announce(self) -> None:
-        """An event was created in this process: tell listeners now, not at the next look."""
+        """An event was created in this process: tell listeners now, not at the next look
+        (with any other process's events since the last look, counted in)."""
+        before, count = self._seen, 1
         try:
             self._seen = await asyncio.to_thread(self._revision)
         except Exception:  # the event is written: a busy database must not undo that answer
             log.warning("calendar: could not read the revision after a write", exc_info=True)
-        self.publish(Change("resource", self.uri))
+        else:
+            if before is not None and self._seen is not None and self._seen - before > 1:
+                count = self._seen - before
+        self.publish(Change("resource", self.uri, count))
 
     @asynccontextmanager
     async def subscribe(self) -> AsyncIterator[AsyncIterator[Change]]:
@@ -58,5 +65,7 @@ class CalendarChanges(LocalBroker):
             await asyncio.sleep(self._every)
             revision = await asyncio.to_thread(self._revision)
             if revision != self._seen:
+                # Every event written since the last look is one update, counted in it.
+                count = revision - self._seen if self._seen is not None else 1
                 self._seen = revision
-                self.publish(Change("resource", self.uri))
+                self.publish(Change("resource", self.uri, max(1, count)))

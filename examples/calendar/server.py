@@ -42,7 +42,7 @@ server = Server(
 )
 
 
-@server.tool()
+@server.tool(scopes=["calendar:write"])  # behind OAuth, writing needs more than reading
 async def create_event(
     ctx: Context,
     title: Annotated[str, "What the event is, e.g. 'Dentist'"],

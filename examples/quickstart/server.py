@@ -13,13 +13,22 @@ class Sum(TypedDict):
 
 @server.tool()
 def echo(text: str) -> str:
-    """Return the text unchanged."""
+    """Return the text unchanged.
+
+    Args:
+        text: the text to send back
+    """
     return text
 
 
 @server.tool()
 def add(a: int, b: int) -> Sum:
-    """Add two integers."""
+    """Add two integers.
+
+    Args:
+        a: the first number
+        b: the number to add to it
+    """
     return {"sum": a + b}
 
 

@@ -28,6 +28,12 @@ MCPError                                   anything mcpkit raises on purpose
 │   ├── FormSchemaError                    a server's requestedSchema is not a renderable form
 │   └── SkillVerificationError             a skill's file is not what its entry lists (.skill, .uri)
 ├── NoCommonVersionError                   the server speaks no version this client speaks
+├── ResultTypeError                        a structured result does not fit the type the call
+│                                          named (also a TypeError)
+├── NotJSONError                           a request would carry a value JSON cannot (an integer
+│                                          past 64 bits, a set); nothing sent (also a TypeError)
+├── ServerConfigError                      an mcpServers file or entry cannot be used (.path)
+│                                          (also a ValueError)
 ├── InputRoundsExceededError               a call kept asking for input past the client's limit
 ├── TaskCancelledError                     a task ended cancelled, with no result (.task_id)
 ├── ElicitationAnswerError                 a host's answer does not fit the question; not sent
@@ -39,6 +45,8 @@ MCPError                                   anything mcpkit raises on purpose
     ├── GrantError                         a token endpoint refused a grant (.error, .status)
     ├── InvalidTokenError                  a resource server refuses an access token (.error)
     ├── VerifierUnavailableError           a resource server cannot check tokens right now
+    ├── StepUpNeeded                       a 403 needs scopes a sign-in of the user must add
+    │                                      (.scope, .server_url)
     └── RedirectError                      the browser brought back an error, or nothing (.error)
 ```
 
@@ -63,11 +71,12 @@ __all__ = [
     "GrantError", "HTTPStatusError", "HandleError", "HeaderMismatchError",
     "InputRoundsExceededError", "InternalError", "InvalidParamsError", "InvalidRequestError",
     "InvalidTokenError", "MCPError", "MethodNotFoundError", "MissingExtraError",
-    "MissingRequiredClientCapabilityError", "NoCommonVersionError", "ParseError",
+    "MissingRequiredClientCapabilityError", "NoCommonVersionError", "NotJSONError", "ParseError",
     "ProtocolViolation", "RPCError", "RedirectError", "RequestTimeoutError",
-    "ResourceNotFoundError", "ServiceUnavailableError", "SessionExpiredError",
-    "SkillVerificationError", "StateRejected", "StoreUnavailableError", "TaskCancelledError",
-    "TooManyTasksError", "ToolError", "TransportError", "URLElicitationRequiredError",
+    "ResourceNotFoundError", "ResultTypeError", "ServerConfigError", "ServiceUnavailableError",
+    "SessionExpiredError", "SkillVerificationError", "StateRejected", "StepUpNeeded",
+    "StoreUnavailableError", "TaskCancelledError", "TooManyTasksError", "ToolError",
+    "TransportError", "URLElicitationRequiredError",
     "UnsupportedProtocolVersionError", "VerifierUnavailableError", "error_class_for_code",
 ]
 
@@ -275,6 +284,13 @@ class ToolError(MCPError):
 class TransportError(MCPError):
     """The connection failed: closed, refused, timed out or broken mid-stream."""
 
+    unreached: bool = False
+    """Nothing took the connection (refused, no such host): no server got the request."""
+
+    def __init__(self, *args: object, unreached: bool = False) -> None:
+        super().__init__(*args)
+        self.unreached = unreached
+
 
 class RequestTimeoutError(TransportError, TimeoutError):
     """No response within the timeout; the request was cancelled on the wire."""
@@ -324,6 +340,23 @@ class SkillVerificationError(ProtocolViolation):
 
 class NoCommonVersionError(MCPError):
     """The server speaks no protocol version this client speaks (raised locally)."""
+
+
+class ResultTypeError(MCPError, TypeError):
+    """A tool's structured content does not fit the type `call_tool(..., result=T)` named."""
+
+
+class NotJSONError(MCPError, TypeError):
+    """A request the client was asked to send holds a value JSON cannot carry (an integer
+    beyond the 64-bit range, a set, an object); refused before any byte is written."""
+
+
+class ServerConfigError(MCPError, ValueError):
+    """An `mcpServers` file cannot be read, or its entry cannot be used; names the file."""
+
+    def __init__(self, message: str, path: str | None = None) -> None:
+        super().__init__(message)
+        self.path = path
 
 
 class InputRoundsExceededError(MCPError):
@@ -386,6 +419,16 @@ class DPoPError(AuthError):
         self.error = "use_dpop_nonce" if reason == "nonce" else "invalid_dpop_proof"
 
 
+class StepUpNeeded(AuthError):
+    """A 403 `insufficient_scope` that this client cannot answer itself (it has no browser
+    step): `scope` is the union it should sign in again with, for `server_url`."""
+
+    def __init__(self, message: str, *, server_url: str, scope: str | None) -> None:
+        super().__init__(message)
+        self.server_url = server_url
+        self.scope = scope
+
+
 class GrantError(AuthError):
     """An authorization server (or an enterprise IdP) refused a token request, or answered one
     with something that is no token response.
@@ -420,7 +463,13 @@ class InvalidTokenError(AuthError):
 
 class VerifierUnavailableError(AuthError):
     """A resource server cannot check tokens right now: its JWKS or introspection endpoint is
-    out of reach or answers nonsense. Answered 503, not 401: the client's token may be good."""
+    out of reach or answers nonsense. Answered 503, not 401: the client's token may be good.
+    `retry_after_s`, when known, is how long until the verifier tries again (the 503's
+    `Retry-After`)."""
+
+    def __init__(self, message: str, retry_after_s: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
 
 
 class RedirectError(AuthError):

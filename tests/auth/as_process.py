@@ -24,10 +24,11 @@ START_BOUND = 30.0
 """The longest the server may take to print its address (a busy machine, RSA key made)."""
 
 
-def started(argv: list[str]) -> tuple[subprocess.Popen[str], str]:
+def started(argv: list[str], env: dict[str, str] | None = None, cwd: Path | None = None
+            ) -> tuple[subprocess.Popen[str], str]:
     """A test server process, and the line it printed once it accepts connections."""
-    process = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True,
-                               env={**os.environ, "NO_PROXY": "127.0.0.1"})
+    process = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True, cwd=cwd,
+                               env={**os.environ, "NO_PROXY": "127.0.0.1", **(env or {})})
     assert process.stdout is not None
     ready, _, _ = select.select([process.stdout], [], [], START_BOUND)
     line = process.stdout.readline() if ready else ""
@@ -54,21 +55,26 @@ class ProtectedServer:
     url: str
 
     @classmethod
-    def start(cls, auth: AuthServer, verifier: str = "jwt") -> ProtectedServer:
-        extra = ([auth.introspection_client_id, auth.introspection_client_secret]
-                 if verifier == "introspection" else [])
+    def start(cls, auth: Any, verifier: str = "jwt", *, introspector: tuple[str, str] = ("", ""),
+              dpop_nonce: bool = False) -> ProtectedServer:
+        """Trusting `auth` (an `AuthServer`, or an `OIDCProvider` with the `introspector`
+        client it introspects as)."""
+        if verifier == "introspection" and isinstance(auth, AuthServer):
+            introspector = (auth.introspection_client_id, auth.introspection_client_secret)
+        extra = list(introspector) if verifier == "introspection" else []
         process, url = started([sys.executable, str(HERE / "protected_server.py"), auth.issuer,
-                                verifier, *extra])
+                                verifier, *extra],
+                               env={"PROTECTED_DPOP_NONCE": "1" if dpop_nonce else "0"})
         return cls(process, url)
 
     def stop(self) -> None:
         stopped(self.process)
 
     @classmethod
-    def serving(cls, auth: AuthServer, verifier: str) -> Iterator[ProtectedServer]:
+    def serving(cls, auth: Any, verifier: str, **options: Any) -> Iterator[ProtectedServer]:
         """A module fixture's body: the server while the tests run, then, once stopped, every
         client message it saw on the schema (and some seen, where the schemas are found)."""
-        server = cls.start(auth, verifier)
+        server = cls.start(auth, verifier, **options)
         yield server
         report = server.schema_report()
         server.stop()

@@ -60,7 +60,7 @@ from starlette.routing import Route
 
 __all__ = ["build_app", "main"]
 
-SCOPES = ("mcp:read", "mcp:write", "mcp:admin")
+SCOPES = ("mcp:read", "mcp:write", "mcp:admin", "calendar:read", "calendar:write")
 
 
 class Answer:

@@ -51,6 +51,12 @@ class Peer:
     issued: dict[str, Issued] = field(default_factory=dict)
     refusal: dict[str, Any] | None = None
     """When set, every token request is answered 400 with this JSON body."""
+    authorization_server: str | None = None
+    """The issuer the PRM names (default: this peer)."""
+    signing_algs: tuple[str, ...] = ("ES256",)
+    """`token_endpoint_auth_signing_alg_values_supported`, in the AS's order."""
+    moved: dict[str, str] = field(default_factory=dict)
+    """Paths answered 302 to another URL (a metadata document that moved)."""
 
     def __post_init__(self) -> None:
         server = Server("guarded")
@@ -70,7 +76,7 @@ class Peer:
                                           "urn:ietf:params:oauth:grant-type:jwt-bearer"],
                 "token_endpoint_auth_methods_supported": ["client_secret_basic",
                                                           "private_key_jwt"],
-                "token_endpoint_auth_signing_alg_values_supported": ["ES256"],
+                "token_endpoint_auth_signing_alg_values_supported": list(self.signing_algs),
                 "dpop_signing_alg_values_supported": ["ES256"],
                 "scopes_supported": ["mcp:tools", "mcp:admin"]}
 
@@ -146,9 +152,12 @@ class Peer:
             return
         path = scope["path"]
         headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
-        if path == "/.well-known/oauth-protected-resource/mcp":
+        if path in self.moved:
+            await reply(send, 302, {}, {"location": self.moved[path]})
+        elif path in ("/.well-known/oauth-protected-resource/mcp", "/moved/prm"):
             await reply(send, 200, {"resource": f"{self.base}/mcp",
-                                    "authorization_servers": [self.base],
+                                    "authorization_servers": [
+                                        self.authorization_server or self.base],
                                     "scopes_supported": ["mcp:tools"]})
         elif path == "/.well-known/oauth-authorization-server":
             await reply(send, 200, self.metadata())

@@ -26,6 +26,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import wire
+from grant_peer import replay
 from resume_peer import request_body
 
 from mcpkit import Server
@@ -83,7 +84,7 @@ class Peer:
         if path == "/mcp":
             message = json.loads(body) if body else {}
             self.seen.append(f"{scope['method']} {path} {message.get('method')}")
-            return await self._guarded(scope, body, message, send)
+            return await self._guarded(scope, body, message, receive, send)
         self.seen.append(f"{scope['method']} {path}")
         if path in self.redirects:
             return await _answer(send, 302, b"", [(b"location", self.redirects[path].encode())])
@@ -107,7 +108,7 @@ class Peer:
         return await _json(send, 404, {"error": "not_found"})
 
     async def _guarded(self, scope: dict[str, Any], body: bytes, message: dict[str, Any],
-                       send: Any) -> None:
+                       receive: Any, send: Any) -> None:
         if message:
             wire.check_client_message(wire.MODERN, message)
         headers = dict(scope["headers"])
@@ -117,16 +118,9 @@ class Peer:
                          'oauth-protected-resource/mcp"')
             return await _json(send, 401, {"error": "invalid_token"},
                                [(b"www-authenticate", challenge.encode())])
-        sent = False
-
-        async def replay() -> dict[str, Any]:
-            nonlocal sent
-            if sent:
-                return {"type": "http.disconnect"}
-            sent = True
-            return {"type": "http.request", "body": body, "more_body": False}
-
-        await self.mcp(scope, replay, send)
+        # The body once, then the connection's own events: a disconnect only when the client
+        # goes (one answered at once made the server drop requests now and then).
+        await self.mcp(scope, replay(body, receive), send)
 
     async def _token(self, form: dict[str, str], send: Any) -> None:
         self.grants.append(form)

@@ -2,7 +2,9 @@
 
 `python tests/auth/protected_server.py ISSUER jwt` checks tokens against the issuer's JWKS
 (`JWTVerifier`); `... ISSUER introspection CLIENT_ID SECRET` asks its RFC 7662 endpoint
-(`IntrospectionVerifier`). It prints its MCP URL on stdout once it accepts connections.
+(`IntrospectionVerifier`). The endpoints are read from the issuer's metadata (as `mcpkit run
+--auth-issuer` reads them); `PROTECTED_DPOP_NONCE=1` asks DPoP proofs for a server nonce. It
+prints its MCP URL on stdout once it accepts connections.
 
 Every message a client sends it is checked against the official schema of its era before the
 server reads it (`wire.check_client_message`); one off the schema is answered 400 and kept,
@@ -17,21 +19,23 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import socket
 import sys
 from typing import Any
 
+import httpx
 import uvicorn
 from wire import LEGACY, MODERN, check_client_message, checked_count  # PYTHONPATH from pytest
 
 from mcpkit import Context, Server
-from mcpkit.auth.server_config import ProtectedResource
+from mcpkit.auth.server_config import DPoPSettings, ProtectedResource
 from mcpkit.transports.http_server import HTTPOptions
 
 __all__ = ["build"]
 
 
-def build(issuer: str, verifier: Any) -> Any:
+def build(issuer: str, verifier: Any, dpop: DPoPSettings | None = None) -> Any:
     server = Server("protected", version="1.0.0")
 
     @server.tool()
@@ -47,7 +51,8 @@ def build(issuer: str, verifier: Any) -> Any:
         """A tool that needs more than basic use."""
         return "purged"
 
-    resource = ProtectedResource(issuers=issuer, verifier=verifier, scopes_supported=("mcp:read",))
+    resource = ProtectedResource(issuers=issuer, verifier=verifier, scopes_supported=("mcp:read",),
+                                 dpop=dpop or DPoPSettings())
     return server.asgi(HTTPOptions(path="/mcp", auth=resource))
 
 
@@ -103,20 +108,22 @@ async def _reply(send: Any, status: int, body: dict[str, Any]) -> None:
 
 async def _serve(argv: list[str]) -> None:
     issuer, kind = argv[0], argv[1]
+    metadata = _metadata(issuer)
     if kind == "jwt":
         from mcpkit.transports.http_auth_jwt import JWTVerifier
 
-        verifier: Any = JWTVerifier(f"{issuer}/jwks")
+        verifier: Any = JWTVerifier(metadata["jwks_uri"])
     else:
         from mcpkit.transports.http_auth_introspection import IntrospectionVerifier
 
         # No cache: a token the AS revokes is refused at once (the refresh test counts on it).
-        verifier = IntrospectionVerifier(f"{issuer}/introspect", argv[2], argv[3], issuer=issuer,
-                                         cache_ttl_s=0)
+        verifier = IntrospectionVerifier(metadata["introspection_endpoint"], argv[2], argv[3],
+                                         issuer=issuer, cache_ttl_s=0)
+    dpop = DPoPSettings(nonce=os.environ.get("PROTECTED_DPOP_NONCE") == "1")
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     sock.listen()
-    runner = uvicorn.Server(uvicorn.Config(SchemaGate(build(issuer, verifier)),
+    runner = uvicorn.Server(uvicorn.Config(SchemaGate(build(issuer, verifier, dpop)),
                                            log_level="warning", lifespan="off"))
     serving = asyncio.create_task(runner.serve(sockets=[sock]))
     for _ in range(500):
@@ -125,6 +132,18 @@ async def _serve(argv: list[str]) -> None:
         await asyncio.sleep(0.01)
     print(f"http://127.0.0.1:{sock.getsockname()[1]}/mcp", flush=True)
     await serving
+
+
+def _metadata(issuer: str) -> dict[str, Any]:
+    """The issuer's metadata (RFC 8414, else OpenID Connect Discovery)."""
+    from mcpkit.auth.client_discovery import as_metadata_urls
+
+    with httpx.Client(timeout=10, trust_env=False) as http:
+        for url in as_metadata_urls(issuer):
+            answer = http.get(url)
+            if answer.status_code == 200:
+                return dict(answer.json())
+    raise SystemExit(f"protected_server.py: {issuer} publishes no metadata")
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from oauth_peer import Browser, Peer
 from resume_peer import on_free_port
@@ -17,6 +18,7 @@ from mcpkit import Client, ClientOptions, HTTPConnector
 from mcpkit.errors import AuthError
 from mcpkit.store.tokens import FileTokenStorage, MemoryTokenStorage, TokenStorage
 from mcpkit.transports.oauth import OAuth
+from mcpkit.transports.oauth_redirect import RedirectListener
 
 REDIRECT = "http://127.0.0.1:1/callback"
 
@@ -98,6 +100,30 @@ async def test_a_refused_refresh_leads_to_a_new_sign_in(peer: tuple[Peer, str]) 
     assert [g["grant_type"] for g in app.grants] == [
         "authorization_code", "refresh_token", "authorization_code"]
     assert len(browser.opened) == 2
+
+
+async def test_one_redirect_listener_serves_a_second_sign_in(peer: tuple[Peer, str]) -> None:
+    """The pattern docs/auth.md shows: one `RedirectListener` for the life of the `OAuth`; a
+    refused refresh sends the user through the browser again, to the same listener."""
+    app, url = peer
+    opened: list[str] = []
+
+    async def browse(authorization_url: str) -> None:  # the AS redirects to the listener
+        opened.append(authorization_url)
+        async with httpx.AsyncClient(trust_env=False, follow_redirects=True) as http:
+            assert (await http.get(authorization_url)).status_code == 200
+
+    async with RedirectListener(timeout=30) as listener:
+        auth = OAuth(redirect_uri=listener.redirect_uri, redirect_handler=browse,
+                     callback_handler=listener.callback_handler, storage=MemoryTokenStorage())
+        async with client(url, auth) as c:
+            await c.call_tool("echo", {"text": "one"})
+            app.refuse_refresh = True
+            app.access.clear()
+            assert (await c.call_tool("echo", {"text": "two"}))["content"][0]["text"] == "two"
+    assert [g["grant_type"] for g in app.grants] == [
+        "authorization_code", "refresh_token", "authorization_code"]
+    assert len(opened) == 2 and opened[0] != opened[1]
 
 
 async def test_a_restart_uses_the_stored_tokens_without_the_browser(

@@ -16,7 +16,7 @@ from mcpkit.auth.client_authorization import (
     read_callback,
     require_pkce,
 )
-from mcpkit.auth.client_challenge import bearer_challenge, parse_www_authenticate
+from mcpkit.auth.client_challenge import bearer_challenge, parse_www_authenticate, sent_scheme
 from mcpkit.auth.client_discovery import (
     as_metadata_urls,
     canonical_resource,
@@ -48,6 +48,29 @@ def test_the_bearer_challenge_is_found_among_others_and_escapes_are_read() -> No
     assert [c.scheme for c in challenges] == ["basic", "bearer", "dpop"]
     assert challenges[1].params == {"realm": 'a "quoted" realm', "error": "invalid_token"}
     assert bearer_challenge(['DPoP algs="ES256"', 'Bearer scope="a"']).scope == ("a",)
+
+
+def test_a_dpop_request_reads_the_error_of_the_dpop_challenge() -> None:
+    # What a resource server answers a DPoP request whose token lacks a scope (RFC 9449 §7.1):
+    # the error in the DPoP challenge, a plain Bearer one beside it.
+    header = ['DPoP resource_metadata="https://mcp.example.com/.well-known/oauth-protected-'
+              'resource/mcp", scope="mcp:admin", error="insufficient_scope", algs="ES256 EdDSA"',
+              'Bearer resource_metadata="https://mcp.example.com/.well-known/oauth-protected-'
+              'resource/mcp", scope="mcp:admin"']
+    found = bearer_challenge(header, "dpop")
+    assert found is not None and found.scheme == "dpop" and found.insufficient_scope
+    assert found.scope == ("mcp:admin",)
+    # Not knowing the scheme sent, the challenge that carries an error still wins.
+    assert bearer_challenge(header).insufficient_scope
+    # A Bearer request reads the Bearer challenge, and its metadata URL comes from either.
+    bearer = bearer_challenge(['DPoP algs="ES256"',
+                               'Bearer error="invalid_token", resource_metadata="https://x/m"'],
+                              "bearer")
+    assert bearer is not None and bearer.error == "invalid_token"
+    only_dpop_names_it = bearer_challenge(['Bearer error="insufficient_scope"',
+                                           'DPoP resource_metadata="https://x/m"'], "bearer")
+    assert only_dpop_names_it is not None and only_dpop_names_it.resource_metadata == "https://x/m"
+    assert sent_scheme("DPoP abc") == "dpop" and sent_scheme(None) is None
 
 
 def test_a_quoted_string_that_never_ends_is_no_value() -> None:

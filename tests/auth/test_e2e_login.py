@@ -11,19 +11,13 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 import stat
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from as_process import AuthServer, ProtectedServer
-
-HERE = Path(__file__).resolve().parent
-BROWSER = f"{sys.executable} {HERE / 'follow_login.py'} %s"
+from signin_cli import kept, mcpkit, no_secret_in, tokens_of
 
 
 @pytest.fixture(scope="module")
@@ -39,32 +33,6 @@ def introspected(auth_server: AuthServer) -> Iterator[ProtectedServer]:
 @pytest.fixture
 def data(tmp_path: Path) -> Path:
     return tmp_path / "data"
-
-
-def mcpkit(data: Path, *args: str, timeout: float = 60, **env: str
-           ) -> subprocess.CompletedProcess[str]:
-    environ = {**os.environ, "MCPKIT_DATA_DIR": str(data), "BROWSER": BROWSER,
-               "NO_PROXY": "127.0.0.1", **env}
-    environ.pop("MCPKIT_CLIENT_SECRET", None) if "MCPKIT_CLIENT_SECRET" not in env else None
-    return subprocess.run([sys.executable, "-m", "mcpkit", *args], capture_output=True,
-                          text=True, timeout=timeout, env=environ)
-
-
-def kept(data: Path) -> dict[str, Any]:
-    """The token file, as the test's own data (never printed)."""
-    return dict(json.loads((data / "tokens.json").read_text()))
-
-
-def tokens_of(data: Path, url: str) -> dict[str, Any]:
-    by_issuer = kept(data)["tokens"]
-    return next(by_resource[url] for by_resource in by_issuer.values() if url in by_resource)
-
-
-def no_secret_in(data: Path, *outputs: str) -> None:
-    for by_resource in kept(data)["tokens"].values():
-        for tokens in by_resource.values():
-            for secret in (tokens["access_token"], tokens.get("refresh_token")):
-                assert not secret or all(secret not in out for out in outputs)
 
 
 def test_login_then_call_uses_the_kept_token(auth_server: AuthServer, jwt_server: ProtectedServer,
@@ -237,7 +205,8 @@ def test_client_credentials_mode_signs_in_a_machine(auth_server: AuthServer,
 @pytest.mark.parametrize(("args", "says"), [
     (("login", "127.0.0.1:9/mcp"), "is not an http(s) URL"),
     (("login", "http://127.0.0.1:9/mcp", "--client-credentials"), "needs --client-id"),
-    (("login", "http://127.0.0.1:9/mcp", "--scope", "a"), "--scope goes with"),
+    (("login", "http://127.0.0.1:9/mcp", "--client-credentials", "--client-id", "x",
+      "--client-secret", "s", "--application-type", "web"), "are for a browser sign-in"),
 ])
 def test_usage_mistakes_are_one_line_and_status_2(data: Path, args: tuple[str, ...],
                                                  says: str) -> None:

@@ -13,10 +13,10 @@ import pytest
 from grant_peer import Peer
 from grant_peer import peer as peer  # the fixture, shared
 from joserfc import jwt
-from joserfc.jwk import ECKey
+from joserfc.jwk import ECKey, OKPKey
 
 from mcpkit import Client, HTTPConnector
-from mcpkit.errors import GrantError
+from mcpkit.errors import AuthError, GrantError
 from mcpkit.transports.oauth_grants import (
     CLIENT_ASSERTION_TYPE,
     ClientCredentials,
@@ -192,3 +192,73 @@ async def test_grants_as_functions_of_an_httpx_client(peer: Peer) -> None:
     assert token.access_token == "tok-1" and token.scope == "mcp:admin"
     assert token.expires_at is not None and token.expires_at > time.time() + 3000
     assert json.dumps(token.to_json())  # storable as TokenStorage keeps it
+
+
+@pytest.mark.filterwarnings("ignore:EdDSA is deprecated")
+async def test_private_key_jwt_signs_with_the_first_listed_algorithm_the_key_fits(
+        peer: Peer) -> None:
+    # An AS may list a shared-secret algorithm first (node-oidc-provider lists HS256 first):
+    # no private key signs it, so the first one the key fits is taken.
+    peer.signing_algs = ("HS256", "RS256", "PS256", "ES256", "EdDSA")
+    for key, alg in ((ECKey.generate_key("P-256"), "ES256"), (OKPKey.generate_key("Ed25519"),
+                                                               "EdDSA")):
+        peer.token_requests.clear()
+        auth = MachineAuth(ClientCredentialsGrant(ClientCredentials(
+            "svc", private_key=key.as_dict(private=True))))
+        assert await call_echo(peer, auth) == "hi"
+        (form, _), = peer.token_requests
+        assert jwt.decode(form["client_assertion"], key, algorithms=[alg]).header["alg"] == alg
+
+
+async def test_private_key_jwt_with_no_algorithm_the_key_fits_says_so(peer: Peer) -> None:
+    peer.signing_algs = ("HS256", "RS256")
+    auth = MachineAuth(ClientCredentialsGrant(ClientCredentials(
+        "svc", private_key=ECKey.generate_key("P-256").as_dict(private=True))))
+    with pytest.raises(ValueError, match=r"accepts HS256, RS256 .* signs ES256"):
+        await call_echo(peer, auth)
+    assert peer.token_requests == []
+
+
+class LoopbackOnly(httpx.AsyncHTTPTransport):
+    """Connects to 127.0.0.1 only; every other host is recorded and never reached."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.elsewhere: list[str] = []
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        if request.url.host != "127.0.0.1":
+            self.elsewhere.append(str(request.url))
+            raise httpx.ConnectError("not reached: the test stays on 127.0.0.1", request=request)
+        return await super().handle_async_request(request)
+
+
+@pytest.mark.parametrize(("host", "kind"), [("2852039166", "link-local"),  # 169.254.169.254
+                                             ("167772161", "private")])     # 10.0.0.1
+async def test_machine_metadata_is_refused_when_its_host_name_resolves_to_a_private_address(
+        peer: Peer, host: str, kind: str) -> None:
+    # A name, not a literal address: only resolving it shows where it leads.
+    peer.authorization_server = f"https://{host}"
+    guard = LoopbackOnly()
+    async with httpx.AsyncClient(transport=guard) as http:
+        auth = MachineAuth(ClientCredentialsGrant(ClientCredentials("svc", client_secret=SECRET)),
+                           http=http)
+        with pytest.raises(AuthError, match=f"resolves to a {kind} address"):
+            await call_echo(peer, auth)
+    assert guard.elsewhere == [] and peer.token_requests == []
+
+
+async def test_machine_metadata_redirects_are_followed_each_hop_checked(peer: Peer) -> None:
+    prm = "/.well-known/oauth-protected-resource/mcp"
+    peer.moved[prm] = f"{peer.base}/moved/prm"
+    auth = MachineAuth(ClientCredentialsGrant(ClientCredentials("svc", client_secret=SECRET)))
+    assert await call_echo(peer, auth) == "hi"
+    peer.moved[prm] = "https://2852039166/prm"  # a hop to a link-local address: refused
+    guard = LoopbackOnly()
+    async with httpx.AsyncClient(transport=guard) as http:
+        refused = MachineAuth(ClientCredentialsGrant(ClientCredentials("svc",
+                                                                       client_secret=SECRET)),
+                              http=http)
+        with pytest.raises(AuthError, match="link-local"):
+            await call_echo(peer, refused)
+    assert guard.elsewhere == []

@@ -1,11 +1,12 @@
 """A server for the first-hour command-line tests: a tool that logs, one that fails
 unexpectedly after writing lines to stderr, one taking a model, one taking any extra
 argument, one that asks before it acts (appending a line to FIRST_HOUR_DONE each time it
-does), and a prompt."""
+does), ones taking dates and an integer or a string, and a prompt."""
 
 import logging
 import os
 import sys
+from datetime import date, datetime
 from typing import TypedDict
 
 from mcpkit import Context, Elicit, Server, ToolError
@@ -50,6 +51,18 @@ def _tag(**fields: object) -> str:
 server.add_tool(_tag, name="tag", description="Takes any named fields.",
                 input_schema={"type": "object", "properties": {"name": {"type": "string"}},
                               "additionalProperties": True})
+
+
+@server.tool()
+def book(day: date, at: datetime | None = None, seats: list[int] | None = None) -> str:
+    """Books a day, at a time if given, taking the seats' numbers."""
+    return f"{day.isoformat()} {at.isoformat() if at else '-'} {seats}"
+
+
+@server.tool()
+def ident(key: int | str) -> str:
+    """Says what it was given: an integer or a string."""
+    return f"{type(key).__name__} {key}"
 
 
 @server.prompt()

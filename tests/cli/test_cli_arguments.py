@@ -52,3 +52,62 @@ def test_a_model_argument_is_passed_as_json(tmp_path: Path) -> None:
                   "label=home", "--json")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["content"][0]["text"] == "home@1,2"
+
+
+def test_tools_shows_a_date_and_a_date_time_by_their_format(tmp_path: Path) -> None:
+    done = mcpkit(tmp_path, "tools", checked(SERVER))
+    assert done.returncode == 0, done.stderr
+    assert "  book(day: date, at?: date-time | null, seats?: integer[] | null)" \
+        in done.stdout.splitlines()
+
+
+@pytest.mark.parametrize(("arguments", "says"), [
+    (("day=2031-03-04", "seats=[1,99999999999999999999]"), "seats=[1,99999999999999999999]: "
+     "the integer 99999999999999999999 is beyond the 64-bit range"),
+    (('{"day": "2031-03-04", "seats": [-9223372036854775809]}',), "seats=[-9223372036854775809]"
+     ": the integer -9223372036854775809 is beyond the 64-bit range"),
+])
+def test_an_integer_past_64_bits_is_refused_in_one_line_before_anything_is_sent(
+    tmp_path: Path, arguments: tuple[str, ...], says: str
+) -> None:
+    done = mcpkit(tmp_path, "call", checked(SERVER), "book", *arguments)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.startswith(f"mcpkit call: {says}"), done.stderr
+    assert "send it as a string" in done.stderr
+    assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_the_quickstart_refuses_a_big_integer_naming_the_argument(tmp_path: Path) -> None:
+    done = mcpkit(tmp_path, "call", checked(QUICKSTART), "add", "a=99999999999999999999", "b=1")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr == ("mcpkit call: a=99999999999999999999: the integer 99999999999999999999"
+                           " is beyond the 64-bit range a JSON integer can carry (-2**63 to "
+                           "2**64-1), so it would not arrive as written; send it as a string "
+                           'instead ("99999999999999999999"), if the tool takes one\n')
+
+
+def test_a_big_integer_for_a_tool_that_takes_a_string_too_is_sent_as_written(
+    tmp_path: Path,
+) -> None:
+    done = mcpkit(tmp_path, "call", checked(SERVER), "ident", "key=99999999999999999999")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "str 99999999999999999999\n"
+    small = mcpkit(tmp_path, "call", checked(SERVER), "ident", "key=7")
+    assert small.stdout == "int 7\n"
+
+
+@pytest.mark.parametrize(("command", "arguments", "says"), [
+    ("call", ("day=2031-03-04", "day=2031-03-05"), "day is given twice (day=2031-03-04 "
+     "day=2031-03-05): give it once; to send several values, give a JSON list once: "
+     "day='[2031-03-04, 2031-03-05]'"),
+    ("call", ('{"day": "2031-03-04", "day": "2031-03-05"}',),
+     "the JSON repeats the key 'day'; give each key once"),
+    ("prompt", ("who=Ada", "who=Bob"), "who is given twice (who=Ada who=Bob): give it once"),
+])
+def test_a_name_given_twice_is_refused_not_silently_the_last(
+    tmp_path: Path, command: str, arguments: tuple[str, ...], says: str
+) -> None:
+    target = "book" if command == "call" else "greet"
+    done = mcpkit(tmp_path, command, checked(SERVER), target, *arguments)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr == f"mcpkit {command}: {says}\n"

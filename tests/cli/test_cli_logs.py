@@ -40,6 +40,11 @@ def test_an_unexpected_failure_shows_the_server_s_stderr_from_its_error_id(
     assert f"  | tool 'crash' failed (error id {error_id})" in done.stderr
     assert "  | RuntimeError: the secret reason is boom" in done.stderr
     assert "the secret reason" not in done.stdout  # the answer itself keeps it out
+    # The traceback is the tool's own: mcpkit's calling frames are left out, and counted.
+    tail = done.stderr.split("the server's stderr ended with:", 1)[1]
+    assert "frames of mcpkit calling it left out" in tail
+    frames = [line for line in tail.splitlines() if line.startswith('  |   File "')]
+    assert frames and all("first_hour_server.py" in line for line in frames), frames
 
 
 def test_an_unexpected_failure_over_http_says_where_the_details_are(
@@ -49,6 +54,20 @@ def test_an_unexpected_failure_over_http_says_where_the_details_are(
     assert done.returncode == 1
     assert "the details are in the server's log (its stderr) under error id" in done.stderr
     assert "mcpkit run --dev" in done.stderr
+
+
+def test_a_server_run_with_dev_is_not_told_to_run_with_dev(tmp_path: Path) -> None:
+    from http_peer import ServerProcess
+
+    server = ServerProcess.start(SERVER, "--dev")
+    try:
+        done = mcpkit(tmp_path, "call", server.url, "crash")
+    finally:
+        server.stop()
+    assert done.returncode == 1
+    assert "RuntimeError: the secret reason is boom" in done.stdout  # --dev: in the answer
+    assert "the details are in the server's log (its stderr) under error id" in done.stderr
+    assert "--dev" not in done.stderr
 
 
 def test_a_server_s_stderr_is_relayed_with_its_line_breaks(tmp_path: Path) -> None:

@@ -66,3 +66,42 @@ def test_a_port_where_nothing_listens_says_so(tmp_path: Path) -> None:
     done = mcpkit(tmp_path, "tools", f"http://127.0.0.1:{port}/mcp")
     assert done.returncode == 1
     assert f"nothing is listening at 127.0.0.1:{port}" in done.stderr
+
+
+@pytest.fixture(params=[405, 501])
+def web_server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[int]:
+    """A plain web server on 127.0.0.1 (the standard library's): a page for GET, and for POST
+    405 with an HTML page, or 501 as its file server answers a method it does not serve."""
+    import functools
+    from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+
+    class Page(SimpleHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.send_error(405, "Method Not Allowed")
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    class Files(SimpleHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+    handler = Page if request.param == 405 else Files
+    web = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(handler, directory=tmp_path))
+    thread = threading.Thread(target=web.serve_forever, daemon=True)
+    thread.start()
+    yield web.server_address[1]
+    web.shutdown()
+    web.server_close()
+    thread.join(5)
+
+
+def test_a_url_that_is_no_mcp_endpoint_says_so_in_one_line(tmp_path: Path,
+                                                             web_server: int) -> None:
+    done = mcpkit(tmp_path, "tools", f"http://127.0.0.1:{web_server}/")
+    assert done.returncode == 1
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith(f"mcpkit tools: http://127.0.0.1:{web_server}/ is not an MCP "
+                               "endpoint: it answered server/discover with HTTP "), lines[0]
+    assert "is the path right?" in lines[0] and "Traceback" not in done.stderr

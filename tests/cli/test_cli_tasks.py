@@ -6,6 +6,7 @@ over stdio behind the schema-checking relay for a whole call in one command."""
 from __future__ import annotations
 
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -180,3 +181,43 @@ def test_ctrl_c_at_a_terminal_asks_and_can_cancel(tmp_path: Path, url: str) -> N
         if state(tmp_path, url, task_id)["status"] == "cancelled":
             break
     assert state(tmp_path, url, task_id)["status"] == "cancelled"
+
+
+# -- ids that start with '-' -------------------------------------------------------------------
+
+def test_task_ids_never_look_like_an_option() -> None:
+    from mcpkit.ext.tasks.runtime import new_task_id
+
+    ids = {new_task_id() for _ in range(2000)}  # one in 64 started with '-' in base64url
+    assert len(ids) == 2000
+    assert all(re.fullmatch(r"[0-9a-f]{48}", task_id) for task_id in ids)
+
+
+@pytest.fixture(scope="module")
+def dash_url() -> Iterator[str]:
+    server = ServerProcess.start(str(ROOT / "tests" / "cli" / "dash_id_server.py"))
+    yield server.url
+    server.stop()
+
+
+def test_every_task_command_takes_an_id_that_starts_with_a_dash(
+    tmp_path: Path, dash_url: str
+) -> None:
+    done = mcpkit(tmp_path, "call", dash_url, "confirm", "--detach")
+    assert done.returncode == 0, done.stderr
+    task_id = done.stdout.strip()
+    assert task_id.startswith("-SZ6")
+    # The resume hint is a command that works as printed.
+    assert f"resume with: mcpkit task wait {dash_url} -- {task_id}" in done.stderr
+    asked = parked(tmp_path, dash_url, task_id)
+    assert asked["taskId"] == task_id
+    shown = mcpkit(tmp_path, "task", "get", "--json", dash_url, task_id)  # options first
+    assert shown.returncode == 0 and json.loads(shown.stdout)["taskId"] == task_id, shown.stderr
+    answered = mcpkit(tmp_path, "task", "answer", dash_url, task_id, "ok=true")
+    assert answered.returncode == 0, answered.stderr
+    waited = mcpkit(tmp_path, "task", "wait", dash_url, "--timeout=30", "--", task_id)
+    assert waited.returncode == 0 and waited.stdout.strip() == "confirmed=True", waited.stderr
+    # A header option and an id that starts with its letter stay apart.
+    other = detach(tmp_path, dash_url, "slow", "seconds=60")
+    cancelled = mcpkit(tmp_path, "task", "cancel", dash_url, other, "-H", "X-Test: 1")
+    assert cancelled.returncode == 0 and other in cancelled.stdout, cancelled.stderr

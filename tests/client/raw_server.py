@@ -3,7 +3,8 @@
 It does by hand what a real server may do and what mcpkit's own server never would: answer
 `input_required` with fixed states, answer the probe in each of the ways legacy servers do
 (-32601, -32602, an empty result, silence, dying), send requests to a legacy client, reject the
-first request with -32022. `python raw_server.py MODE`; every message it receives is appended to
+first request with -32022, or, as a modern server too busy for the first probe, answer the
+`initialize` that follows with its own modern version (`modern-initialize`). `python raw_server.py MODE`; every message it receives is appended to
 the file named by RAW_SERVER_LOG as `<pid> <json>` so a test can see what arrived where.
 Every message it sends is checked against the schema of its mode's era first (fake_wire.py);
 the one it sends off the schema on purpose (the modern tool list with definitions a client must
@@ -24,6 +25,8 @@ LOG = os.environ.get("RAW_SERVER_LOG")
 MODERN = "2026-07-28"
 WIRE = FakeWire("raw_server", "2025-11-25" if MODE.startswith("legacy") else MODERN)
 """Every message sent is checked against the schema of the mode's era (fake_wire.py)."""
+LEGACY_WIRE = FakeWire("raw_server", "2025-11-25")
+"""For the one legacy shape a modern mode sends (`modern-initialize`'s InitializeResult)."""
 TRICKY_STATE = ' s2: "ünïcode" \\ slash/ \t tab  +/= '
 ECHO_STATE = "eyJzdGVwIjoxfQ==  \u2603 \\n"
 pending: dict[str, Any] = {}  # legacy: our request id -> (call id, key)
@@ -279,6 +282,16 @@ def modern(message: dict[str, Any]) -> None:
         requested = (params.get("_meta") or {}).get("io.modelcontextprotocol/protocolVersion")
         error(id, -32022, "Unsupported protocol version",
               {"supported": [MODERN], "requested": requested})
+        return
+    if MODE == "modern-initialize" and method == "server/discover" and not first_request_seen:
+        first_request_seen = True
+        return  # too busy to answer the first probe in time
+    if MODE == "modern-initialize" and method == "initialize":
+        # As the official suite's 2026-07-28 server does: initialize answered with its own
+        # (modern) version. An InitializeResult is a 2025-11-25 shape, checked as one.
+        LEGACY_WIRE.send({"jsonrpc": "2.0", "id": id, "result": {
+            "protocolVersion": MODERN, "capabilities": {"tools": {}},
+            "serverInfo": {"name": "raw-initialize", "version": "1"}}})
         return
     if MODE == "future" and method == "server/discover":
         requested = (params.get("_meta") or {}).get("io.modelcontextprotocol/protocolVersion")

@@ -1,5 +1,6 @@
 """`mcpkit call` answering a server's questions at the terminal, as a person runs it: a real
-`mcpkit` process, answers typed on its stdin, the server a real process too."""
+`mcpkit` process at a real (pseudo-)terminal, answers typed on it, the server a real process
+too; and the same questions answered from lines piped on stdin (`--answers-from-stdin`)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from at_terminal import at_terminal
 from schema_tap import ROOT
 from wire import LEGACY, MODERN, check, check_client_message
 
@@ -31,14 +33,15 @@ BROWSER = f"{sys.executable} {HERE / 'visit_page.py'} %s"
 
 def mcpkit(tmp_path: Path, *args: str, stdin: str = "",
            env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """`mcpkit ARGS`; with `stdin`, its lines typed at a terminal (tests/at_terminal.py)."""
     environ = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
     environ.pop("BROWSER", None)  # a page is only ever "opened" by the tests' own visitor
     environ.update(env or {})
-    # Answers on a pipe are read only when the command is told to (--answers-from-stdin).
+    argv = [sys.executable, "-m", "mcpkit", *args]
     if stdin:
-        args = (args[0], "--answers-from-stdin", *args[1:])
-    return subprocess.run([sys.executable, "-m", "mcpkit", *args], input=stdin,
-                          capture_output=True, text=True, cwd=ROOT, timeout=60, env=environ)
+        return at_terminal(argv, stdin.splitlines(), cwd=ROOT, env=environ)
+    return subprocess.run(argv, input="", capture_output=True, text=True, cwd=ROOT, timeout=60,
+                          env=environ)
 
 
 def lines(*answers: str) -> str:
@@ -104,17 +107,9 @@ class ClientChecks:
             check_client_message(LEGACY if legacy else MODERN, message)
         except (ValueError, AssertionError, AttributeError) as exc:
             self.problems.append(f"{exc}: {body[:200]!r}")
-        sent = False
+        from resume_peer import replaying
 
-        async def replay() -> dict[str, Any]:
-            nonlocal sent
-            if not sent:
-                sent = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            later: dict[str, Any] = await receive()  # http.disconnect, when it comes
-            return later
-
-        await self.app(scope, replay, send)
+        await self.app(scope, replaying(body, receive), send)
 
 
 @pytest.mark.parametrize("era", ["auto", "legacy"])
@@ -126,14 +121,11 @@ async def test_the_form_is_asked_the_same_over_http(tmp_path: Path, era: str) ->
 
     clients = ClientChecks(server.asgi())
     async with serving(clients) as (url, recorder):
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "mcpkit", "call", url, "register", "--json", "--era", era,
-            "--answers-from-stdin",
-            cwd=ROOT, env={**os.environ, "XDG_CACHE_HOME": str(tmp_path)},
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE)
-        stdout, stderr = await asyncio.wait_for(proc.communicate(SESSION.encode()), 60)
-    assert_asked_again(proc.returncode or 0, stdout.decode(), stderr.decode())
+        done = await asyncio.to_thread(
+            at_terminal, [sys.executable, "-m", "mcpkit", "call", url, "register", "--json",
+                          "--era", era], SESSION.splitlines(),
+            cwd=ROOT, env={**os.environ, "XDG_CACHE_HOME": str(tmp_path)})
+    assert_asked_again(done.returncode, done.stdout, done.stderr)
     assert not clients.problems, clients.problems
     posts = [r for r in recorder.exchanges if r.method == "POST"]
     if era == "legacy":  # the question came on the call's stream
@@ -228,6 +220,17 @@ def test_json_for_a_terminal_escapes_what_json_dumps_leaves_raw_and_decodes_the_
     assert json.loads(text) == value
 
 
+def test_json_too_deep_to_print_is_a_protocol_violation_not_a_recursion_error() -> None:
+    # The client decodes 1,024 levels of a server's JSON; json.dumps writes fewer.
+    import orjson
+
+    from mcpkit.errors import ProtocolViolation
+
+    value = orjson.loads(b"[" * 1000 + b"]" * 1000)
+    with pytest.raises(ProtocolViolation, match="nested too deeply to print"):
+        json_text(value, indent=2)
+
+
 # -- a server that asks whatever it likes (asking_server.py) ---------------------------------
 
 ASKING_SERVER = HERE / "asking_server.py"
@@ -235,25 +238,99 @@ FORBIDDEN_ON_A_TERMINAL = ("\x1b", "\x07", "\x9b", "\u202e", "\u2066", "\r")
 
 
 def ask(tmp_path: Path, questions: list[dict[str, Any]], *answers: str,
-        env: dict[str, str] | None = None) -> tuple[subprocess.CompletedProcess[str], Any]:
-    """`mcpkit call` on a legacy server asking `questions`; every message the CLI sent is
-    checked against the official schema, and each reply to an elicitation as an ElicitResult.
-    Returns the process and the replies the server got (None when the call did not end)."""
+        env: dict[str, str] | None = None, piped: bool = False
+        ) -> tuple[subprocess.CompletedProcess[str], Any]:
+    """`mcpkit call` on a legacy server asking `questions`, `answers` typed at a terminal (or
+    `piped` on stdin with --answers-from-stdin); every message the CLI sent is checked against
+    the official schema, and each reply to an elicitation as an ElicitResult. Returns the
+    process and the replies the server got (None when the call did not end)."""
     (tmp_path / "questions.json").write_text(json.dumps(questions))
     log = tmp_path / "received.log"
     server = f"{sys.executable} {ASKING_SERVER} {tmp_path / 'questions.json'} {log}"
-    done = mcpkit(tmp_path, "call", server, "ask", "--json", stdin=lines(*answers), env=env)
-    asked = {f"q{i}" for i in range(len(questions))}
+    if piped:
+        done = piped_lines(tmp_path, "call", server, "ask", "--json", stdin=lines(*answers))
+    else:
+        done = mcpkit(tmp_path, "call", server, "ask", "--json", stdin=lines(*answers), env=env)
     revision = MODERN  # the probe, then the legacy handshake
-    for message in map(json.loads, log.read_text().splitlines()):
+    for message in elicit_replies(log, len(questions), every=True):
         revision = LEGACY if message.get("method") == "initialize" else revision
         check_client_message(revision, message)
-        if message.get("id") in asked and "result" in message:
-            check(LEGACY, "ElicitResult", message["result"])
     replies = None
     if done.returncode == 0:
         replies = json.loads(json.loads(done.stdout)["content"][0]["text"])
     return done, replies
+
+
+def elicit_replies(log: Path, count: int, *, every: bool = False) -> list[dict[str, Any]]:
+    """The replies to the asking server's questions in its log, each checked as an
+    ElicitResult (`every`: all the messages it received)."""
+    asked = {f"q{i}" for i in range(count)}
+    messages = list(map(json.loads, log.read_text().splitlines()))
+    for message in messages:
+        if message.get("id") in asked and "result" in message:
+            check(LEGACY, "ElicitResult", message["result"])
+    return messages if every else [m for m in messages if m.get("id") in asked]
+
+
+# -- answers piped on stdin, one line per field (--answers-from-stdin) -----------------------
+
+
+def piped_lines(tmp_path: Path, *args: str, stdin: str) -> subprocess.CompletedProcess[str]:
+    """`mcpkit ARGS --answers-from-stdin` with `stdin` on a pipe."""
+    return subprocess.run([sys.executable, "-m", "mcpkit", *args, "--answers-from-stdin"],
+                          input=stdin, capture_output=True, text=True, cwd=ROOT, timeout=60,
+                          env={**os.environ, "XDG_CACHE_HOME": str(tmp_path)})
+
+
+@pytest.mark.parametrize("era", ["auto", "legacy"])
+def test_piped_lines_answer_a_form_one_field_each_with_no_menu_or_send_step(
+    tmp_path: Path, era: str
+) -> None:
+    # name, email, age, plan (by its number), newsletter (its default), topics, starts (left
+    # out): the documented form, exactly one line per field.
+    done = piped_lines(tmp_path, "call", CHECKED_FORM_SERVER, "register", "--json", "--era",
+                       era, stdin=lines("Ada", "ada@example.com", "36", "2", "", "mcp,python", ""))
+    assert done.returncode == 0, done.stderr
+    assert json.loads(json.loads(done.stdout)["content"][0]["text"]) == EXPECTED
+    assert "form-tests asks: Your profile, please." in done.stderr
+    assert "  Name (string): Ada" in done.stderr  # each line shown beside its field
+    assert "(a)nswer" not in done.stderr and "(s)end" not in done.stderr
+
+
+@pytest.mark.parametrize("era", ["auto", "legacy"])
+def test_a_pipe_that_ends_before_the_last_field_ends_with_status_2_and_sends_nothing(
+    tmp_path: Path, era: str
+) -> None:
+    done = piped_lines(tmp_path, "call", CHECKED_FORM_SERVER, "register", "--era", era,
+                       stdin=lines("Ada", "ada@example.com"))
+    assert done.returncode == 2, done.stderr
+    assert done.stdout == ""  # no result: the tool never got an answer to act on
+    assert "form-tests asked: Your profile, please." in done.stderr
+    assert "and stdin ended before an answer" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_a_piped_line_that_does_not_fit_is_not_asked_again_and_nothing_is_accepted(
+    tmp_path: Path,
+) -> None:
+    question = form({"name": {"type": "string"}, "email": {"type": "string", "format": "email"},
+                     "age": {"type": "integer"}}, "name", "email", "age")
+    # The second line is no email; taking the third as a second try would shift every answer.
+    done, replies = ask(tmp_path, [question], "Ada", "ada at example", "ada@example.com",
+                        piped=True)
+    assert done.returncode == 2 and replies is None
+    assert "the line for email (ada at example) does not fit" in done.stderr
+    sent = elicit_replies(tmp_path / "received.log", 1)
+    assert all(m["result"]["action"] == "cancel" for m in sent), sent  # never an accept
+
+
+def test_an_empty_pipe_sends_no_decline_to_a_legacy_server(tmp_path: Path) -> None:
+    question = form({"go": {"type": "boolean"}}, "go")
+    done, replies = ask(tmp_path, [question], piped=True)
+    assert done.returncode == 2 and replies is None
+    assert "stdin ended before an answer" in done.stderr
+    sent = elicit_replies(tmp_path / "received.log", 1)
+    assert all(m["result"]["action"] == "cancel" for m in sent), sent
 
 
 def form(properties: dict[str, Any], *required: str, message: str = "Tell us.") -> dict[str, Any]:
@@ -379,3 +456,12 @@ def test_no_server_text_reaches_the_terminal_raw_in_any_command(tmp_path: Path) 
     assert received
     for message in received:
         check_client_message(MODERN, message)
+
+
+def test_a_page_asked_on_an_empty_pipe_ends_with_status_2_not_a_decline(tmp_path: Path) -> None:
+    done, replies = ask(tmp_path, [page("http://127.0.0.1:9/x")], piped=True)
+    assert done.returncode == 2 and replies is None, done.stderr
+    assert "asked to open a page: Sign in, please." in done.stderr
+    assert "stdin ended before an answer" in done.stderr
+    sent = elicit_replies(tmp_path / "received.log", 1)
+    assert all(m["result"]["action"] == "cancel" for m in sent), sent

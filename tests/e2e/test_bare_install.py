@@ -154,6 +154,51 @@ def test_the_bare_install_has_no_extra_and_its_own_copy(bare: Path) -> None:
     assert extras == ""
 
 
+TYPED_USER_FILE = textwrap.dedent("""
+    from mcpkit import Context, Server
+
+    server = Server("typed", "1.0.0")
+
+
+    @server.tool()
+    def add(a: int, b: int, ctx: Context) -> int:
+        \"\"\"Add two integers.\"\"\"
+        ctx.info("adding")
+        return a + b
+
+
+    reveal_type(add)
+""")
+
+
+def test_the_installed_package_is_typed_for_a_users_mypy_strict(bare: Path,
+                                                                tmp_path: Path) -> None:
+    # The installed copy (from the wheel pip built) carries py.typed: the user's mypy,
+    # pointed at that environment, reads mcpkit's types instead of refusing an untyped module.
+    (tmp_path / "user.py").write_text(TYPED_USER_FILE)
+    done = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--no-pretty", "--python-executable",
+         str(bare / "python"), "--cache-dir", str(tmp_path / ".mypy_cache"), "user.py"],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path, env=_clean_env())
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert 'Revealed type is "def (a: int, b: int, ctx: mcpkit.server.context.Context) -> int"' \
+        in done.stdout
+
+
+def test_the_wheel_holds_the_typed_marker(tmp_path: Path) -> None:
+    import zipfile
+
+    built = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-input", "-q", "-w",
+         str(tmp_path), str(ROOT)], capture_output=True, text=True, timeout=540, env=_clean_env())
+    assert built.returncode == 0, built.stderr[-3000:]
+    (wheel,) = tmp_path.glob("mcpkit-*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+    assert "mcpkit/py.typed" in names
+    assert "mcpkit/schema/limits.py" in names  # the package whole, not just the marker
+
+
 async def test_run_http_serves_and_the_client_commands_work(bare: Path,
                                                             user_env: dict[str, str]) -> None:
     with serving(bare, "examples/quickstart/server.py", user_env) as server:
@@ -182,7 +227,7 @@ async def test_a_tool_that_asks_the_user_completes(bare: Path, user_env: dict[st
                                                    tmp_path: Path) -> None:
     with serving(bare, "examples/calendar/server.py", user_env) as server:
         done = run(bare, "call", server.url, "create_event", "title=Asked", "--json",
-                   stdin=f"a\n{WHEN}\ns\n", env=user_env)
+                   stdin=f"{WHEN}\n", env=user_env)  # one line per field
         assert done.returncode == 0, done.stderr + server.output()
         assert 'calendar asks: When should "Asked" start?' in done.stderr
         assert '"startsAt": "2031-03-04T09:30:00+00:00"' in done.stdout

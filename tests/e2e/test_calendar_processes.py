@@ -125,10 +125,11 @@ async def test_a_client_that_cannot_be_asked_gets_32021_and_no_event(
 
 
 @asynccontextmanager
-async def listening(server: str, era: str) -> AsyncIterator[asyncio.subprocess.Process]:
-    """`mcpkit listen SERVER --uri calendar://week`, running and acknowledged."""
+async def listening(server: str, era: str, count: int = 1
+                    ) -> AsyncIterator[asyncio.subprocess.Process]:
+    """`mcpkit listen SERVER --uri calendar://week --count COUNT`, running and acknowledged."""
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "mcpkit", "listen", server, "--uri", WEEK, "--count", "1",
+        sys.executable, "-m", "mcpkit", "listen", server, "--uri", WEEK, "--count", str(count),
         "--json", "--era", era, cwd=ROOT, stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
     )
@@ -187,3 +188,22 @@ async def test_an_http_listener_hears_of_an_event_another_client_created(
     finally:
         await asyncio.to_thread(process.stop)
 
+
+
+async def test_changes_coalesced_into_one_update_are_counted_so_listen_count_ends(
+    home: Path,
+) -> None:
+    # Two events another process writes at once reach the listener's calendar process in one
+    # look at the database: one resources/updated, saying it stands for two changes, so
+    # `mcpkit listen --count 2` ends instead of waiting for a second notification.
+    import sqlite3
+
+    # (Modern only: the acknowledgement comes once the server watches. A legacy stdio session
+    # starts watching after it answers initialize, so a write at once could come before.)
+    async with listening(CALENDAR, "modern", count=2) as listener:
+        with sqlite3.connect(home.parent / "calendar.sqlite3") as db:
+            db.executemany("INSERT INTO events (id, title, starts_at) VALUES (?, ?, ?)",
+                           [("e1", "Gym", tomorrow()), ("e2", "Swim", tomorrow())])
+        note = await heard(listener, MODERN)
+    assert updated(note)
+    assert note["params"]["_meta"]["dev.mcpkit/changes"] == 2

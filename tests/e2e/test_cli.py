@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from at_terminal import at_terminal
 from http_peer import ServerProcess
 from schema_tap import ROOT
 
@@ -21,12 +22,13 @@ WHEN = "2031-03-04T09:30:00+00:00"
 
 
 def mcpkit(*args: str, stdin: str = "", timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    # Answers on a pipe are read only when the command is told to (--answers-from-stdin).
+    """`mcpkit ARGS`; with `stdin`, its lines typed at a terminal (tests/at_terminal.py)."""
+    argv = [sys.executable, "-m", "mcpkit", *args]
     if stdin:
-        args = (args[0], "--answers-from-stdin", *args[1:])
-    return subprocess.run([sys.executable, "-m", "mcpkit", *args], input=stdin,
-                          capture_output=True, text=True, cwd=ROOT, timeout=timeout,
-                          env=dict(os.environ))
+        return at_terminal(argv, stdin.splitlines(), cwd=ROOT, env=dict(os.environ),
+                           timeout=timeout)
+    return subprocess.run(argv, input=stdin, capture_output=True, text=True, cwd=ROOT,
+                          timeout=timeout, env=dict(os.environ))
 
 
 @pytest.fixture(scope="module")

@@ -7,8 +7,8 @@ import sys
 from collections.abc import Iterator
 
 import pytest
-from conftest import ROOT
 from http_peer import ServerProcess
+from probe_support import ROOT
 
 from mcpkit.probe.catalogue import parse_caps
 from mcpkit.probe.channels import Target
@@ -45,6 +45,8 @@ async def test_an_example_over_stdio_is_modern_and_passes_every_rule(
     assert {n for n, s in statuses.items() if s == "pass"} == (
         set(statuses) - HTTP_ONLY - LEGACY_ONLY - {"call"})
     assert {n for n, s in statuses.items() if s == "n/a"} == HTTP_ONLY | LEGACY_ONLY | {"call"}
+    # As `mcpkit probe --strict` reads it: every parameter described, nothing to lint.
+    assert report.findings == [], [(f.rule, f.subject, f.detail) for f in report.findings]
 
 
 async def test_the_quickstart_over_http_passes_every_rule_http_included(

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from chromium import FLAGS, chromium
-from conftest import BROKEN, mcpkit
+from probe_support import BROKEN, mcpkit
 
 from mcpkit.probe.checks import CHECKS
 
@@ -88,3 +88,31 @@ def test_the_page_is_self_contained(page: tuple[Path, dict[str, object]]) -> Non
     assert "<script" not in source and "http://" not in source.replace(
         'xmlns="http://www.w3.org/2000/svg"', "").replace("http://evil.example", "")
     assert "Content-Security-Policy" in source
+
+
+def test_a_page_with_nothing_to_lint_says_so_instead_of_an_empty_table(tmp_path: Path) -> None:
+    import html.parser
+
+    out = tmp_path / "clean.html"
+    quickstart = Path(__file__).resolve().parents[2] / "examples" / "quickstart" / "server.py"
+    done = mcpkit("probe", f"{sys.executable} -m mcpkit run {quickstart}", "--html", str(out))
+    assert done.returncode == 0, done.stderr
+    dom = render(out, tmp_path / "profile")
+
+    class Seen(html.parser.HTMLParser):
+        def __init__(self) -> None:
+            super().__init__()
+            self.ids: set[tuple[str, str | None]] = set()
+            self.text: list[str] = []
+
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            self.ids.add((tag, dict(attrs).get("id")))
+
+        def handle_data(self, data: str) -> None:
+            self.text.append(data)
+
+    seen = Seen()
+    seen.feed(dom)
+    assert ("table", "lint") not in seen.ids and ("p", "lint") in seen.ids
+    text = "".join(seen.text)
+    assert "Lint (0)" not in text and "LintNo findings." in text

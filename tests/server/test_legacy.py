@@ -84,6 +84,9 @@ async def test_a_legacy_session_hears_list_changes_and_its_subscribed_updates(
     note = await wire.next()
     assert note == {"jsonrpc": "2.0", "method": "notifications/resources/updated",
                     "params": {"uri": "test://static"}}
+    server.notify_resource_updated("test://static", changes=2)  # two, coalesced into one
+    assert (await wire.next())["params"] == {"uri": "test://static",
+                                             "_meta": {"dev.mcpkit/changes": 2}}
     server.notify_tools_changed()
     assert (await wire.next())["method"] == "notifications/tools/list_changed"
     assert (await wire.request("resources/unsubscribe", {"uri": "test://static"},

@@ -294,4 +294,8 @@ async def test_listen_acknowledges_then_forwards_only_what_was_asked(wire_factor
     note = await wire.next()
     assert note["method"] == "notifications/resources/updated"
     assert note["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == "L2"
+    assert "dev.mcpkit/changes" not in note["params"]["_meta"]  # one change: nothing to say
+    server.notify_resource_updated("test://static", changes=3)  # three, coalesced into one
+    note = await wire.next()
+    assert note["params"]["_meta"]["dev.mcpkit/changes"] == 3
     assert wire.inbox.empty()

@@ -9,7 +9,7 @@ from typing import Any
 
 from wire import meta
 
-from mcpkit import Server
+from mcpkit import Context, Server
 
 GATE = 30.0  # a bound on each wait, never reached when the behaviour holds
 
@@ -47,3 +47,116 @@ async def test_a_sync_tool_blocked_in_its_thread_does_not_hold_up_the_next_one(
         reply = await wire.next(timeout=GATE)
         replies[reply["id"]] = reply["result"]["content"][0]["text"]
     assert replies == {"r": "done", "h": "released"}
+
+
+# -- a plain handler's Context reports from its worker thread ----------------------------------
+
+LOG_LEVEL = "io.modelcontextprotocol/logLevel"
+
+
+async def test_a_plain_tool_reports_progress_and_logs_from_its_thread_in_order(
+    wire_factory: Any,
+) -> None:
+    server = Server("threads-test")
+
+    @server.tool()
+    def work(ctx: Context) -> str:
+        """Blocks in its thread while it reports."""
+        ctx.info("starting")
+        for step in range(1, 4):
+            ctx.report_progress(step, 3, f"step {step}")
+        ctx.warning({"left": 0}, logger="work")
+        ctx.debug("below the asked level: not sent")
+        return threading.current_thread().name
+
+    wire = wire_factory(server)
+    reply = await wire.request("tools/call", {"name": "work"}, progressToken="p",
+                               **{LOG_LEVEL: "info"})
+    assert reply["result"]["content"][0]["text"].startswith("mcpkit-worker-")
+    sent = [(n["method"], n["params"].get("data", n["params"].get("progress")))
+            for n in wire.notifications]  # all before the result, in the order reported
+    assert sent == [("notifications/message", "starting"), ("notifications/progress", 1),
+                    ("notifications/progress", 2), ("notifications/progress", 3),
+                    ("notifications/message", {"left": 0})]
+    assert wire.notifications[-1]["params"]["logger"] == "work"
+
+
+async def test_a_plain_resource_and_prompt_log_from_their_threads(wire_factory: Any) -> None:
+    server = Server("threads-test")
+
+    @server.resource("note://today")
+    def today(ctx: Context) -> str:
+        ctx.info("reading")
+        return "today"
+
+    @server.prompt()
+    def plan(ctx: Context) -> str:
+        ctx.info("planning")
+        return "plan"
+
+    wire = wire_factory(server)
+    await wire.request("resources/read", {"uri": "note://today"}, **{LOG_LEVEL: "info"})
+    assert [n["params"]["data"] for n in wire.notifications] == ["reading"]
+    await wire.request("prompts/get", {"name": "plan"}, **{LOG_LEVEL: "info"})
+    assert [n["params"]["data"] for n in wire.notifications] == ["planning"]
+
+
+async def test_a_plain_tools_bad_progress_raises_in_its_own_thread(wire_factory: Any) -> None:
+    server = Server("threads-test")
+
+    @server.tool()
+    def backwards(ctx: Context) -> str:
+        ctx.report_progress(2)
+        try:
+            ctx.report_progress(1)
+        except ValueError as exc:
+            return str(exc)
+        return "accepted"
+
+    wire = wire_factory(server)
+    reply = await wire.request("tools/call", {"name": "backwards"}, progressToken="p")
+    assert reply["result"]["content"][0]["text"] == (
+        "tools/call: progress must increase with each report (1 after 2)")
+
+
+async def test_reporting_from_a_thread_the_handler_started_is_refused_in_one_line(
+    wire_factory: Any,
+) -> None:
+    server = Server("threads-test")
+
+    @server.tool()
+    def spawns(ctx: Context) -> str:
+        said: list[str] = []
+
+        def side() -> None:
+            try:
+                ctx.info("from a thread of its own")
+            except RuntimeError as exc:
+                said.append(str(exc))
+
+        helper = threading.Thread(target=side)
+        helper.start()
+        helper.join(GATE)
+        return said[0] if said else "sent"
+
+    wire = wire_factory(server)
+    reply = await wire.request("tools/call", {"name": "spawns"}, **{LOG_LEVEL: "info"})
+    text = reply["result"]["content"][0]["text"]
+    assert text.startswith("tools/call: the context reports from the thread running the handler")
+    assert wire.notifications == []
+
+
+async def test_an_async_tool_still_awaits_its_reports(wire_factory: Any) -> None:
+    server = Server("threads-test")
+
+    @server.tool()
+    async def chatty(ctx: Context) -> str:
+        await ctx.info("one")
+        await ctx.report_progress(1)
+        await ctx.debug("not asked for")  # nothing to send is still awaitable
+        return "done"
+
+    wire = wire_factory(server)
+    await wire.request("tools/call", {"name": "chatty"}, progressToken=7, **{LOG_LEVEL: "info"})
+    assert [n["method"] for n in wire.notifications] == ["notifications/message",
+                                                          "notifications/progress"]

@@ -126,13 +126,41 @@ async def test_an_uncaught_exception_is_is_error_naming_the_tool_with_an_id_and_
     assert text.startswith(f"tool {tool!r} failed (error id {error_id})")
     assert "hunter2" not in str(reply) and exc_type not in text
     [record] = [r for r in caplog.records if error_id in r.getMessage()]
-    assert record.getMessage() == f"tool {tool!r} failed (error id {error_id})"
+    assert re.fullmatch(rf"tool {tool!r} failed \(error id {error_id}\) \(\d+ frames of mcpkit "
+                        r"calling it left out\)", record.getMessage()), record.getMessage()
     assert record.levelno == logging.ERROR and record.exc_info is not None
     assert record.exc_info[0].__name__ == exc_type
     assert "hunter2" in caplog.text  # the traceback and the message are in the log
     assert (await wire.request("tools/call", {"name": "fine"}))["result"]["content"] == [
         {"type": "text", "text": "still here"}
     ]
+
+
+@pytest.mark.parametrize(("method", "params", "function"), [
+    ("tools/call", {"name": "explode"}, "explode"),
+    ("tools/call", {"name": "explode_async"}, "explode_async"),
+    ("resources/read", {"uri": "failing://report"}, "report"),
+    ("prompts/get", {"name": "brief"}, "brief"),
+])
+async def test_the_logged_traceback_starts_at_the_handler_not_in_mcpkit(
+    wire_factory: Any, caplog: pytest.LogCaptureFixture, method: str, params: dict[str, Any],
+    function: str,
+) -> None:
+    import traceback
+
+    import mcpkit
+
+    wire = wire_factory(failing_server())
+    with caplog.at_level(logging.ERROR, logger="mcpkit.server"):
+        await wire.request(method, params)
+    [record] = [r for r in caplog.records if "failed (error id" in r.getMessage()]
+    assert record.exc_info is not None
+    frames = traceback.extract_tb(record.exc_info[2])
+    package = str(Path(mcpkit.__file__).parent)
+    assert frames[0].filename == __file__ and frames[0].name == function
+    assert not [f for f in frames if f.filename.startswith(package)], frames
+    left_out = int(re.search(r"\((\d+) frames of mcpkit", record.getMessage())[1])  # type: ignore[index]
+    assert left_out >= 2  # the dispatch's frames were there, and are counted
 
 
 async def test_each_failure_has_an_id_of_its_own(wire_factory: Any) -> None:

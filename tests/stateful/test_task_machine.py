@@ -32,7 +32,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     Bundle,
@@ -42,6 +41,7 @@ from hypothesis.stateful import (
     rule,
     run_state_machine_as_test,
 )
+from stateful_runs import Tally, machine_settings
 from store_urls import KINDS, Clock, make_url
 from task_fleet import Tapped
 from wire import MODERN, check_server_message
@@ -60,6 +60,7 @@ KEYS = ("k1", "k2")
 CAPS = {"io.modelcontextprotocol/clientCapabilities": {
     "elicitation": {"form": {}}, "extensions": {"io.modelcontextprotocol/tasks": {}}}}
 WAIT_S = 10.0
+TALLY = {kind: Tally(f"tasks ({kind} store)") for kind in KINDS}
 
 
 @dataclass
@@ -87,8 +88,10 @@ class TaskMachine(RuleBasedStateMachine):
 
     tasks = Bundle("tasks")
 
-    def __init__(self, make_setting: Callable[[Clock], Any], epoch: float) -> None:
+    def __init__(self, make_setting: Callable[[Clock], Any], epoch: float, tally: Tally) -> None:
         super().__init__()
+        self.tally = tally
+        tally.example()
         self.loop = asyncio.new_event_loop()
         self.clock = Clock(epoch)
         self.writes: list[tuple[str, frozenset[str]]] = []
@@ -253,6 +256,8 @@ class TaskMachine(RuleBasedStateMachine):
     def _ask(self, model: Model, key: str) -> None:
         reads = self.reads.count(model.task_id)
         self.inboxes[model.tag].put_nowait(f"ask {key}")
+        if key in model.answered and key not in model.delivered:
+            self.tally.saw("a run again asked a key answered before it")
         if key in model.answered:  # known: the ask returns at once, nothing is issued
             self.run(self.ack(model.tag, f"ask {key}"))
             model.delivered.add(key)
@@ -329,6 +334,7 @@ class TaskMachine(RuleBasedStateMachine):
             self._cancelled(model)
         else:
             model.cancel_pending = True  # stored: the runner acts at its heartbeat
+            self.tally.saw("cancel through the other replica")
 
     @rule(task_id=tasks, ending=st.sampled_from(["finish", "fail"]))
     def end(self, task_id: str, ending: str) -> None:
@@ -377,6 +383,7 @@ class TaskMachine(RuleBasedStateMachine):
         self.run(upkeep_once(self.runtime(other)))
         self._heartbeat_seen(other)  # its own tasks first; those it recovers after
         for model in lost:
+            self.tally.saw(f"lease lost: {'resumed' if model.resumable else 'failed'}")
             model.runner = other
             model.outstanding.clear()
             if model.cancel_pending:
@@ -397,6 +404,7 @@ class TaskMachine(RuleBasedStateMachine):
     @precondition(lambda self: len(self.models) >= 3)
     @rule()
     def expire(self) -> None:
+        self.tally.saw("expiry")
         self.clock.advance(TTL_S + 1)
         for model in self.models.values():
             model.expired = True
@@ -410,6 +418,7 @@ class TaskMachine(RuleBasedStateMachine):
 
     @invariant()
     def agrees_with_the_model(self) -> None:
+        self.tally.step()
         self.run(self._agrees())
 
     async def _agrees(self) -> None:
@@ -459,5 +468,8 @@ def test_the_task_state_machine_keeps_to_its_model(
             return MemoryTaskStore(clock=clock)
         return str(tmp_path / "tasks.sqlite3") if kind == "sqlite" else shared
 
-    run_state_machine_as_test(lambda: TaskMachine(setting, next(epochs)),
-                              settings=settings(stateful_step_count=20, deadline=None))
+    try:
+        run_state_machine_as_test(lambda: TaskMachine(setting, next(epochs), TALLY[kind]),
+                                  settings=machine_settings(20))
+    finally:
+        TALLY[kind].report()

@@ -209,7 +209,9 @@ async def test_two_replicas_never_both_take_the_last_place_of_a_share(
 async def test_keys_and_answers_of_any_characters_are_stored(url: str, opened: Any) -> None:
     clock = Clock()
     store = opened(url, clock)
-    owner = "https://issuer.example\x00subject\x00with-nul"
+    from mcpkit.protocol.principals import principal_text
+
+    owner = principal_text("https://issuer.example", "subject\x00with-nul")
     record = task("nul", clock, owner=owner, lease_owner="p1", lease_until=clock.now + 30)
     await store.create(record)
     await store.put_answers("nul", {"k\x00": {"action": "accept", "content": {"t": "a\x00b"}}})

@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -189,6 +189,22 @@ async def request_body(receive: Any) -> bytes:
         body += message.get("body", b"")
         if not message.get("more_body"):
             return body
+
+
+def replaying(body: bytes, receive: Any) -> Callable[[], Awaitable[dict[str, Any]]]:
+    """An ASGI `receive` for an app behind middleware that read the request first: `body` as
+    one message, then what the real `receive` brings next (the disconnect, when it comes)."""
+    sent = False
+
+    async def replay() -> dict[str, Any]:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        later: dict[str, Any] = await receive()
+        return later
+
+    return replay
 
 
 @contextlib.asynccontextmanager

@@ -15,7 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Final
 
-__all__ = ["BearerChallenge", "Challenge", "bearer_challenge", "parse_www_authenticate"]
+__all__ = ["BearerChallenge", "Challenge", "bearer_challenge", "parse_www_authenticate",
+           "sent_scheme"]
 
 _TCHAR: Final = frozenset("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyz"
                           "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
@@ -115,27 +116,48 @@ def _value(value: str, i: int) -> tuple[str, int] | None:
     return value[start:i], i
 
 
-def bearer_challenge(values: list[str] | str | None) -> BearerChallenge | None:
-    """The Bearer challenge of a response's `WWW-Authenticate` values (a DPoP one when no
-    Bearer is offered), or None when there is neither."""
+def bearer_challenge(values: list[str] | str | None,
+                     sent: str | None = None) -> BearerChallenge | None:
+    """The challenge a client acts on among a response's `WWW-Authenticate` values, or None
+    when there is no Bearer or DPoP one.
+
+    `sent` is the scheme the request's `Authorization` used (`"bearer"`, `"dpop"`): a server
+    puts the error of a request in the challenge of the scheme it was sent with (RFC 9449
+    §7.1: `DPoP error="insufficient_scope"` beside a plain `Bearer` one), so that one is read
+    first; then one that carries an error; then Bearer, then DPoP. A `resource_metadata` only
+    the other challenge names is taken from it."""
     if values is None:
         return None
     joined = values if isinstance(values, str) else ", ".join(values)
-    chosen: Challenge | None = None
-    for challenge in parse_www_authenticate(joined):
-        if challenge.scheme == "bearer":
-            chosen = challenge
-            break
-        if challenge.scheme == "dpop" and chosen is None:
-            chosen = challenge
-    if chosen is None:
+    offered = [c for c in parse_www_authenticate(joined) if c.scheme in ("bearer", "dpop")]
+    if not offered:
         return None
+    wanted = (sent or "").lower()
+
+    def rank(challenge: Challenge) -> int:
+        if challenge.scheme == wanted:
+            return 0
+        if challenge.params.get("error"):
+            return 1
+        return 2 if challenge.scheme == "bearer" else 3
+
+    chosen = min(offered, key=rank)
     p = chosen.params
     scope = p.get("scope")
+    metadata = p.get("resource_metadata") or next(
+        (c.params["resource_metadata"] for c in offered if c.params.get("resource_metadata")),
+        None)
     return BearerChallenge(
         scheme=chosen.scheme,
-        resource_metadata=p.get("resource_metadata") or None,
+        resource_metadata=metadata,
         scope=tuple(scope.split()) if scope is not None else None,
         error=p.get("error") or None,
         error_description=p.get("error_description") or None,
     )
+
+
+def sent_scheme(authorization: str | None) -> str | None:
+    """The scheme of a request's `Authorization` value, lowercased (None: it sent none)."""
+    if not authorization:
+        return None
+    return authorization.split(" ", 1)[0].lower() or None

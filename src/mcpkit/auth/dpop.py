@@ -33,7 +33,9 @@ import hashlib
 import json
 import secrets
 import time
-from collections.abc import Collection, Mapping
+import warnings
+from collections.abc import Collection, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, Final
@@ -49,6 +51,7 @@ __all__ = [
     "VerifiedProof",
     "access_token_hash",
     "normalize_htu",
+    "replay_key",
     "verify_proof",
 ]
 
@@ -65,10 +68,13 @@ ALGORITHMS: Final[Mapping[str, tuple[str, str | int]]] = {
     "RS384": ("RSA", 2048),
     "RS512": ("RSA", 2048),
     "Ed25519": ("OKP", "Ed25519"),
+    "EdDSA": ("OKP", "Ed25519"),
 }
 """The asymmetric JWS algorithms a proof may use -> the key type and the curve (or RSA size)
 `DPoPKey.generate` makes for it. `none` and the HMAC family are absent on purpose: a proof
-must be checkable with the public key it carries."""
+must be checkable with the public key it carries. `EdDSA` is the name RFC 8037 gave Ed25519
+and the one most servers advertise (RFC 9864 deprecates it for the fully specified
+`Ed25519`); both are signed and checked with the same key."""
 
 _PRIVATE_MEMBERS: Final = frozenset({"d", "p", "q", "dp", "dq", "qi", "oth", "k"})
 """JWK members that belong to a private or symmetric key: a proof's `jwk` must hold none."""
@@ -98,6 +104,15 @@ def _registry(jws: ModuleType, algorithms: Collection[str]) -> Any:
     return registry
 
 
+@contextmanager
+def _eddsa_allowed() -> Iterator[None]:
+    """joserfc warns on every `EdDSA` use since RFC 9864; here it is a choice the peer made
+    (its advertised list), not a mistake to flag on every request."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="EdDSA is deprecated")
+        yield
+
+
 def _b64url(raw: bytes) -> str:
     return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
 
@@ -105,6 +120,14 @@ def _b64url(raw: bytes) -> str:
 def access_token_hash(access_token: str) -> str:
     """The `ath` claim: base64url (no padding) of the SHA-256 of the token's ASCII bytes."""
     return _b64url(hashlib.sha256(access_token.encode("ascii", "strict")).digest())
+
+
+def replay_key(jkt: str, jti: str) -> str:
+    """The single-use record a proof's `jti` is kept under: a digest of the key's thumbprint
+    and the `jti`, because the `jti` is the client's text (any length, NUL and lone
+    surrogates included) and every store engine must hold the key as it is."""
+    material = jkt.encode("ascii", "replace") + b"\0" + jti.encode("utf-8", "surrogatepass")
+    return "mcpkit.dpop.jti:" + hashlib.sha256(material).hexdigest()
 
 
 def _normalize_percent(path: str) -> str:
@@ -223,8 +246,9 @@ class DPoPKey:
             claims["ath"] = access_token_hash(access_token)
         header = {"typ": PROOF_TYPE, "alg": self.alg, "jwk": self.public_jwk}
         payload = json.dumps(claims, separators=(",", ":"))
-        return str(jws.serialize_compact(header, payload, self._key,
-                                       registry=_registry(jws, [self.alg])))
+        with _eddsa_allowed():
+            return str(jws.serialize_compact(header, payload, self._key,
+                                           registry=_registry(jws, [self.alg])))
 
     def __repr__(self) -> str:
         return f"DPoPKey(alg={self.alg!r}, jkt={self.thumbprint()!r})"
@@ -273,8 +297,12 @@ def verify_proof(proof: str, *, htm: str, htu: str, now: float,
                         "jwk")
     try:
         key = jwk.import_key(public)
-        verified = jws.deserialize_compact(proof, key, registry=_registry(jws, [alg]))
-    except (JoseError, ValueError, TypeError) as exc:
+    except Exception:  # any key a client wrote (an unknown curve raises KeyError in joserfc)
+        raise DPoPError("the DPoP proof's jwk is not usable", "jwk") from None
+    try:
+        with _eddsa_allowed():
+            verified = jws.deserialize_compact(proof, key, registry=_registry(jws, [alg]))
+    except (JoseError, ValueError, TypeError, KeyError) as exc:
         reason = "signature" if type(exc).__name__ == "BadSignatureError" else "jwk"
         what = "signature does not verify" if reason == "signature" else "jwk is not usable"
         raise DPoPError(f"the DPoP proof's {what} with its own key", reason) from None
@@ -293,7 +321,7 @@ def verify_proof(proof: str, *, htm: str, htu: str, now: float,
     iat = claims.get("iat")
     if isinstance(iat, bool) or not isinstance(iat, int | float):
         raise DPoPError("the DPoP proof has no numeric iat", "iat")
-    if iat > now + leeway_s or iat < now - max_age_s - leeway_s:
+    if not now - max_age_s - leeway_s <= iat <= now + leeway_s:  # NaN fails too
         raise DPoPError("the DPoP proof's iat is outside the accepted window", "iat")
     if access_token is not None:
         ath = claims.get("ath")

@@ -1,4 +1,5 @@
-"""Answering a server's questions at the terminal: elicitation forms and URL pages.
+"""Answering a server's questions at the terminal, or from lines piped on stdin: elicitation
+forms and URL pages.
 
 Each form field is asked on its own line, typed from the field (`mcpkit.client.forms`): yes/no
 for booleans, comma-separated choices for multi-selects, numbers checked against their bounds,
@@ -26,6 +27,7 @@ import json
 import math
 import sys
 import weakref
+from collections.abc import Callable
 from typing import Any, Final
 from urllib.parse import urlsplit
 
@@ -34,7 +36,7 @@ from mcpkit.cli.terminal import shown_block as _block
 from mcpkit.client import ElicitationAnswerError, FormField, InputRequest, check_answer, read_form
 from mcpkit.client.url_elicitation import check_url, real_host
 
-__all__ = ["MAX_ATTEMPTS", "ask_form", "elicit_form", "elicit_url", "parse_answer"]
+__all__ = ["MAX_ATTEMPTS", "answer_lines", "ask_form", "elicit_form", "elicit_url", "parse_answer"]
 
 MAX_ATTEMPTS: Final = 5
 """Answers one field may be given before the form is cancelled."""
@@ -203,8 +205,53 @@ async def _form_dialogue(request: InputRequest, given: dict[str, Any]) -> dict[s
     return {"action": "cancel"}
 
 
-async def elicit_url(request: InputRequest) -> dict[str, Any]:
-    """Show the page's full URL and real host, and open it only if the user says yes."""
+async def answer_lines(request: InputRequest, given: dict[str, Any]
+                       ) -> dict[str, Any] | str | None:
+    """A form answered from piped lines (`--answers-from-stdin`): one line per field not in
+    `given`, in the form's order, then sent, with no menu and no confirmation to read; an
+    empty line takes the field's default or leaves an optional field out. The accepted
+    answer; None when the lines end first; the reason when a line does not fit its field
+    (nothing is asked again: the next line is the next field's)."""
+    async with _turn():
+        form = read_form(request.schema, "the form")
+        _say(f"\n{_who(request)} asks: {_block(request.message)}")
+        content: dict[str, Any] = {}
+        for field in form.fields:
+            if field.name in given:
+                content[field.name] = given[field.name]
+                continue
+            line = await _ask("")
+            if line is None:
+                return None
+            _say(f"{_prompt(field)}{shown(line)}")
+            if not line:
+                if field.has_default:
+                    content[field.name] = field.default
+                elif field.required:
+                    return f"the line for {shown(field.label)} is empty, and it is required"
+                continue
+            try:
+                value = parse_answer(line, field)
+            except ValueError as exc:
+                return f"the line for {shown(field.label)} ({shown(line)}) does not fit: {exc}"
+            problem = field.problem(value)
+            if problem is not None:
+                return f"the line for {shown(field.label)} ({shown(line)}) does not fit: " \
+                       f"{shown(problem)}"
+            content[field.name] = value
+        answer = {"action": "accept", "content": content}
+        try:
+            check_answer(form, answer, "the form")
+        except ElicitationAnswerError as exc:
+            return f"the answers do not fit the form: {shown(exc)}"
+        _say(f"  answers: {shown(json.dumps(content, ensure_ascii=False))}")
+        return answer
+
+
+async def elicit_url(request: InputRequest, *,
+                     on_end: Callable[[], dict[str, Any]] | None = None) -> dict[str, Any]:
+    """Show the page's full URL and real host, and open it only if the user says yes; the end
+    of input is a no, or what `on_end` makes of it (piped answers that ran out)."""
     url = request.url or ""
     problem = check_url(url)  # the client checked it; a page is never opened unchecked
     if problem is not None:
@@ -221,7 +268,10 @@ async def elicit_url(request: InputRequest) -> dict[str, Any]:
         elif "xn--" in host:
             _say("  warning: the host is in punycode (xn--), which can stand for letters that "
                  "imitate others; check it is the site you expect")
-        answer = (await _ask("  open it in your browser? [y/N] ") or "").strip().lower()
+        line = await _ask("  open it in your browser? [y/N] ")
+    if line is None and on_end is not None:
+        return on_end()
+    answer = (line or "").strip().lower()
     if answer not in ("y", "yes"):
         return {"action": "decline"}
     import webbrowser

@@ -6,7 +6,10 @@ prompt's argument list.
 since a misspelt argument otherwise vanishes silently and the tool runs with its default.
 Only a schema that allows extra properties (`additionalProperties` true or a schema, or a
 matching `patternProperties`) lets an unknown name through. The same holds for a prompt's
-arguments, which are strings with no schema.
+arguments, which are strings with no schema. A name given twice (`b=2 b=3`) is refused, not
+one value kept: a list is one JSON value (`b='[2, 3]'`). An integer no JSON number can carry
+(past 64 bits) is refused before anything is sent, naming the argument, or sent as the text
+written when the tool also takes a string.
 
 Imports the standard library only.
 """
@@ -51,8 +54,9 @@ def kinds_of(schema: Any, defs: dict[str, Any] | None = None) -> list[str]:
 
 def kind_name(schema: Any, defs: dict[str, Any] | None = None) -> str:
     """How a parameter's type reads in a signature: a model by its title (or the name its
-    `$ref` gives it), `Point[]` for a list of them, `a | b` for alternatives, `any` only when
-    the schema says nothing."""
+    `$ref` gives it), `Point[]` for a list of them, `a | b` for alternatives, a string of a
+    format by the format (`date`, `date-time`, `uuid`), `any` only when the schema says
+    nothing."""
     defs = defs or {}
     schema, ref_name = _resolve(schema, defs)
     if not isinstance(schema, dict):
@@ -67,14 +71,57 @@ def kind_name(schema: Any, defs: dict[str, Any] | None = None) -> str:
     if kind == "array":
         items = schema.get("items")
         return f"{kind_name(items, defs)}[]" if isinstance(items, dict) else "array"
+    fmt = schema.get("format")
+    fmt = fmt if isinstance(fmt, str) and fmt else None  # a date reads as date, not string
     if isinstance(kind, list):
-        return " | ".join(k for k in kind if isinstance(k, str)) or "any"
+        return " | ".join(fmt if k == "string" and fmt else k
+                          for k in kind if isinstance(k, str)) or "any"
     if isinstance(kind, str):
-        return kind
+        return fmt if kind == "string" and fmt else kind
     if "enum" in schema or "const" in schema:
         values = schema.get("enum") or [schema.get("const")]
         return " | ".join(json.dumps(v) for v in values)
     return "any"
+
+
+_JSON_INTEGERS = range(-(2**63), 2**64)
+"""The integers a JSON number carries on the wire (orjson encodes every message)."""
+
+
+def _too_big(value: Any) -> int | None:
+    """The first integer in `value` that no JSON number on the wire can carry, if any."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if type(item) is int and item not in _JSON_INTEGERS:
+            return item
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return None
+
+
+def _refuse_big(name: str, text: str, big: int) -> UsageError:
+    quoted = json.dumps(str(big))
+    return UsageError(
+        f"{name}={text}: the integer {big} is beyond the 64-bit range a JSON integer can carry "
+        f"(-2**63 to 2**64-1), so it would not arrive as written; send it as a string instead "
+        f"({quoted}), if the tool takes one")
+
+
+def _loads(text: str) -> Any:
+    """JSON text as a value; an object that repeats a key is refused (JSON keeps the last)."""
+
+    def unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in out:
+                raise UsageError(f"the JSON repeats the key {key!r}; give each key once")
+            out[key] = value
+        return out
+
+    return json.loads(text, object_pairs_hook=unique)
 
 
 def _coerce(text: str, schema: Any, name: str, defs: dict[str, Any]) -> Any:
@@ -82,11 +129,16 @@ def _coerce(text: str, schema: Any, name: str, defs: dict[str, Any]) -> Any:
     if kinds == ["string"]:
         return text
     try:
-        value = json.loads(text)
+        value = _loads(text)
     except ValueError:
         if not kinds or "string" in kinds:
             return text
         raise UsageError(f"{name}={text!r}: expected {' or '.join(kinds)}") from None
+    big = _too_big(value)
+    if big is not None:
+        if "string" in kinds and type(value) is int:
+            return text  # the tool takes a string too: exact as written
+        raise _refuse_big(name, text, big)
     if "integer" in kinds and isinstance(value, float) and value.is_integer():
         value = int(value)
     if kinds and not any(_is(value, k) for k in kinds):
@@ -121,25 +173,38 @@ def _allows_extra(schema: dict[str, Any], name: str) -> bool:
     return False
 
 
-def _pairs(raw: list[str]) -> list[tuple[str, str]]:
-    pairs = []
+def _pairs(raw: list[str], *, lists: bool = True) -> list[tuple[str, str]]:
+    """`key=value` words as pairs; a key given twice is refused rather than one of its values
+    silently kept (`lists`: the hint shows a list as JSON, for a tool's arguments)."""
+    pairs: dict[str, str] = {}
     for item in raw:
         key, sep, text = item.partition("=")
         if not sep or not key:
             raise UsageError(f"argument {item!r} must be key=value (or pass one JSON object)")
-        pairs.append((key, text))
-    return pairs
+        if key in pairs:
+            hint = (f"; to send several values, give a JSON list once: "
+                    f"{key}='[{pairs[key]}, {text}]'") if lists else ""
+            raise UsageError(f"{key} is given twice ({key}={pairs[key]} {key}={text}): give it "
+                             f"once{hint}")
+        pairs[key] = text
+    return list(pairs.items())
 
 
 def _json_object(raw: list[str]) -> dict[str, Any] | None:
     if len(raw) != 1 or not raw[0].lstrip().startswith("{"):
         return None
     try:
-        value = json.loads(raw[0])
+        value = _loads(raw[0])
+    except UsageError:
+        raise
     except ValueError as exc:
         raise UsageError(f"the arguments are not valid JSON: {exc}") from None
     if not isinstance(value, dict):
         raise UsageError("the JSON arguments must be an object")
+    for key, item in value.items():
+        big = _too_big(item)
+        if big is not None:
+            raise _refuse_big(key, json.dumps(item), big)
     return value
 
 
@@ -180,7 +245,7 @@ def prompt_arguments(raw: list[str], declared: list[dict[str, Any]] | None,
     if not raw:
         return None
     given = _json_object(raw)
-    pairs = list(given.items()) if given is not None else list(_pairs(raw))
+    pairs = list(given.items()) if given is not None else _pairs(raw, lists=False)
     out = {k: v if isinstance(v, str) else json.dumps(v) for k, v in pairs}
     if declared is not None:
         names = [str(a.get("name")) for a in declared if isinstance(a, dict)]

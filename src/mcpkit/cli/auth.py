@@ -6,9 +6,13 @@ the server's 401, PKCE, `state` and RFC 9207 `iss` checked, the client registere
 authorization server allows) with a loopback redirect listener on 127.0.0.1
 (`mcpkit.transports.oauth_redirect`). It opens the browser, or with `--no-browser` (or no
 display) prints the URL to open anywhere; it waits `--timeout` seconds for the browser to come
-back. With `--client-credentials` there is no browser: the client id and secret obtain the
-token directly (a machine client). The tokens go to the token file in the user's data folder,
-where every other command finds them (`mcpkit.cli.signins.auth_for`).
+back. With `--client-credentials` there is no browser: the client id and secret (or its
+`--private-key`) obtain the token directly (a machine client). `--scope` asks for more than the
+server's challenge names; `--dpop` binds the tokens to a key kept with the sign-in. A new
+sign-in is tried apart (`StagedTokenStorage`): the previous one is replaced only once the new
+one has succeeded. The tokens go to the token file in the user's data folder, where every other
+command finds them (`mcpkit.cli.signins.auth_for`); `logout` revokes them at the authorization
+server where it offers revocation (`mcpkit.cli.signout`).
 
 Nothing here prints a token, a code, or a secret: `auth status` shows who issued what, for
 which server, with which scopes and until when. Exit status: 0 done, 1 the sign-in failed (the
@@ -22,16 +26,18 @@ import asyncio
 import os
 import sys
 import time
+from pathlib import Path
 from typing import Any, Final
 
 from mcpkit.cli.usage import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, UsageError
 
-__all__ = ["register", "run_auth"]
+__all__ = ["entries_for", "forget", "register", "run_auth", "sign_in"]
 
 SECRET_ENV: Final = "MCPKIT_CLIENT_SECRET"
 """Where `--client-secret` is read from when not given: a command line is visible to every user
 of the machine (`ps`), the environment is not."""
-_AUTH_METHODS: Final = ("client_secret_basic", "client_secret_post", "none")
+_AUTH_METHODS: Final = ("client_secret_basic", "client_secret_post", "private_key_jwt", "none")
+_APPLICATION_TYPES: Final = ("native", "web")
 
 
 def register(sub: Any) -> None:
@@ -42,8 +48,8 @@ def register(sub: Any) -> None:
         "server, and the tokens are kept in the user's data folder for every other mcpkit "
         "command. With --client-credentials, sign in as a machine client instead.",
         epilog="examples: mcpkit login https://mcp.example.com/mcp | mcpkit login URL "
-        "--no-browser | MCPKIT_CLIENT_SECRET=... mcpkit login URL --client-id ID "
-        "--client-credentials")
+        "--scope 'mcp:read mcp:admin' | mcpkit login URL --no-browser --dpop | "
+        "MCPKIT_CLIENT_SECRET=... mcpkit login URL --client-id ID --client-credentials")
     login.set_defaults(auth_command="login")
     login.add_argument("url", metavar="URL", help="the MCP server's http(s) URL")
     login.add_argument("--no-browser", action="store_true",
@@ -54,9 +60,8 @@ def register(sub: Any) -> None:
                        help="the loopback redirect listener's port (default: a free one; fix "
                        "it for an authorization server that needs the exact redirect URI)")
     login.add_argument("--scope", metavar="SCOPES",
-                       help="with --client-credentials: the scopes to ask for, space-separated "
-                       "(default: what the server asks for; a browser sign-in always asks for "
-                       "what the server names)")
+                       help="the scopes to ask for, space-separated, besides those the server "
+                       "names (a tool that needs more than basic use; the union is asked)")
     login.add_argument("--client-id", metavar="ID",
                        help="a client registered beforehand at the authorization server")
     login.add_argument("--client-secret", metavar="SECRET",
@@ -66,16 +71,28 @@ def register(sub: Any) -> None:
                        f"({', '.join(_AUTH_METHODS)}; default: the best the server offers)")
     login.add_argument("--client-metadata-url", metavar="URL",
                        help="this client's Client ID Metadata Document URL (an https URL)")
+    login.add_argument("--private-key", metavar="FILE",
+                       help="the client's private key (PEM or JWK file) for private_key_jwt; "
+                       "its path is kept, so later refreshes sign with it too")
+    login.add_argument("--application-type", choices=_APPLICATION_TYPES,
+                       help="what dynamic client registration says this client is (default: "
+                       "native, for the loopback redirect)")
+    login.add_argument("--dpop", action="store_true",
+                       help="ask for DPoP-bound tokens (RFC 9449): a key is made and kept "
+                       "with the sign-in (private, 0600), and every request proves it")
     login.add_argument("--client-credentials", action="store_true",
                        help="sign in as a machine client with the client credentials grant "
-                       "(needs --client-id and a secret; no browser)")
+                       "(needs --client-id and a secret or --private-key; no browser)")
     login.add_argument("--json", action="store_true", help="print the outcome as JSON")
 
-    logout = sub.add_parser("logout", help="forget the tokens kept for a server",
-                            description="Remove the tokens (and a machine client's credentials) "
-                            "kept for the MCP server at URL.")
+    logout = sub.add_parser("logout", help="revoke and forget the tokens kept for a server",
+                            description="Revoke the tokens kept for the MCP server at URL at "
+                            "its authorization server (RFC 7009, where it offers revocation), "
+                            "then remove them (and a machine client's credentials).")
     logout.set_defaults(auth_command="logout")
     logout.add_argument("url", metavar="URL")
+    logout.add_argument("--keep-grant", action="store_true",
+                        help="only forget the tokens here; do not revoke them")
 
     auth = sub.add_parser("auth", help="the sign-ins kept for protected servers")
     actions = auth.add_subparsers(dest="auth_action", metavar="ACTION", required=True)
@@ -97,7 +114,7 @@ def run_auth(args: argparse.Namespace) -> int:
     try:
         return asyncio.run(_COMMANDS[command](args))
     except UsageError as exc:
-        print(f"mcpkit {name}: {exc}", file=sys.stderr)
+        print(f"mcpkit {name}: {_why(exc)}", file=sys.stderr)
         return EXIT_USAGE
     except (MCPError, SignInFileError, TokenFileError, OSError) as exc:
         print(f"mcpkit {name}: {_why(exc)}", file=sys.stderr)
@@ -107,62 +124,94 @@ def run_auth(args: argparse.Namespace) -> int:
 
 
 async def _login(args: argparse.Namespace) -> int:
-    from mcpkit.auth.client_discovery import canonical_resource
-    from mcpkit.cli.signins import BROWSER, CLIENT_CREDENTIALS, SignIn, SignIns
-    from mcpkit.errors import AuthError
-    from mcpkit.store.tokens import ClientInfo, FileTokenStorage
+    from mcpkit.cli.signins import CLIENT_CREDENTIALS
 
     url = _url(args.url)
-    resource = canonical_resource(url)
     secret = args.client_secret or os.environ.get(SECRET_ENV) or None
-    if args.client_credentials and not (args.client_id and secret):
+    if args.client_credentials and not (args.client_id and (secret or args.private_key)):
         raise UsageError(f"--client-credentials needs --client-id and a secret ({SECRET_ENV} "
-                         "or --client-secret)")
-    if args.scope and not args.client_credentials:
-        raise UsageError("--scope goes with --client-credentials: a browser sign-in asks for "
-                         "the scopes the server names, and for more when it needs them")
+                         "or --client-secret) or --private-key")
     if secret and not args.client_id:
         raise UsageError("a client secret needs its --client-id")
+    if args.client_credentials and (args.client_metadata_url or args.application_type):
+        raise UsageError("--client-metadata-url and --application-type are for a browser "
+                         "sign-in; a machine client is registered beforehand (--client-id)")
+    mode = CLIENT_CREDENTIALS if args.client_credentials else BROWSER_MODE
+    return await sign_in(url, args, secret, mode)
+
+
+BROWSER_MODE: Final = "browser"
+
+
+async def sign_in(url: str, args: argparse.Namespace, secret: str | None, mode: str) -> int:
+    """Sign in to `url` as `args` say; the previous sign-in is kept until this one succeeds.
+    Also what a client command's step-up runs (`mcpkit.cli.step_up`)."""
+    from mcpkit.cli.signins import CLIENT_CREDENTIALS, SignIn, SignIns, read_key_file
+    from mcpkit.errors import AuthError
+    from mcpkit.store.tokens import ClientInfo, FileTokenStorage, StagedTokenStorage
+
+    resource = _resource(url)
+    private_key = (read_key_file(args.private_key, f"mcpkit login {url}")
+                   if args.private_key else None)
+    dpop_key = _dpop_key() if args.dpop else None
     storage = FileTokenStorage()
-    signins = SignIns()
-    await _forget(signins, storage, url, resource)  # `login` signs in afresh
-    mode = CLIENT_CREDENTIALS if args.client_credentials else BROWSER
+    staged = StagedTokenStorage(storage)
     try:
         if mode == CLIENT_CREDENTIALS:
-            await _machine_sign_in(url, args, secret, storage)
+            await _machine_sign_in(url, args, secret, private_key, dpop_key, staged)
         else:
-            await _browser_sign_in(url, args, secret, storage)
+            await _browser_sign_in(url, args, secret, private_key, dpop_key, staged)
     except AuthError as exc:
         if args.client_id and "invalid_client" in str(exc):
             raise AuthError(f"{exc}; check --client-id, its secret, and --auth-method (the way "
                             "the client was registered to authenticate)") from None
         raise
-    found = await _entries_for(storage, url)
+    found = await entries_for(staged, url)
     if not found:
         _say(args, f"{url} did not ask for authorization: it answers without a token, so "
                    "there is nothing to sign in to", {"url": url, "signedIn": False})
         return EXIT_OK
     issuer, stored_resource, tokens = found[0]
-    if mode == BROWSER and args.client_id:  # kept, so later refreshes authenticate the same
-        await storage.save_client(issuer, ClientInfo(
+    if mode == BROWSER_MODE and args.client_id:  # kept, so later refreshes authenticate the same
+        await staged.save_client(issuer, ClientInfo(
             args.client_id, secret, args.auth_method, "pre-registered"))
-    signins.put(SignIn(resource, issuer, mode,
-                       args.client_id if mode == CLIENT_CREDENTIALS else None,
-                       secret if mode == CLIENT_CREDENTIALS else None,
-                       args.auth_method if mode == CLIENT_CREDENTIALS else None, args.scope))
+    signins = SignIns()
+    await forget(signins, storage, url, resource)  # the new sign-in replaces the old one
+    await staged.commit()
+    machine = mode == CLIENT_CREDENTIALS
+    signins.put(SignIn(resource, issuer, mode, args.client_id if machine else None,
+                       secret if machine else None, args.auth_method if machine else None,
+                       args.scope, str(Path(args.private_key).expanduser().resolve())
+                       if args.private_key else None,
+                       dpop_key.private_jwk() if dpop_key is not None else None))
     summary = _summary(issuer, stored_resource, tokens)
     _say(args, f"Signed in to {url} at {issuer} ({'; '.join(_details(summary))})",
          {"url": url, "signedIn": True, **summary})
     return EXIT_OK
 
 
+def _dpop_key() -> Any:
+    from mcpkit.auth.dpop import DPoPKey
+
+    return DPoPKey.generate()
+
+
+def _resource(url: str) -> str:
+    from mcpkit.auth.client_discovery import canonical_resource
+
+    return canonical_resource(url)
+
+
 async def _browser_sign_in(url: str, args: argparse.Namespace, secret: str | None,
-                           storage: Any) -> None:
+                           private_key: str | None, dpop_key: Any, storage: Any) -> None:
     from mcpkit.transports.oauth import OAuth
+    from mcpkit.transports.oauth_dpop import DPoPSigner
     from mcpkit.transports.oauth_redirect import RedirectListener, open_in_browser
 
     def show(url: str) -> None:
-        open_in_browser(url, lambda line: print(line, file=sys.stderr, flush=True),
+        from mcpkit.cli.terminal import shown_text
+
+        open_in_browser(url, lambda line: print(shown_text(line), file=sys.stderr, flush=True),
                         browser=not args.no_browser)
 
     async with RedirectListener(timeout=args.timeout, port=args.port) as listener:
@@ -170,18 +219,22 @@ async def _browser_sign_in(url: str, args: argparse.Namespace, secret: str | Non
                       callback_handler=listener.callback_handler, client_id=args.client_id,
                       client_secret=secret, token_endpoint_auth_method=args.auth_method,
                       client_metadata_url=args.client_metadata_url, client_name="mcpkit CLI",
-                      storage=storage)
+                      application_type=args.application_type, private_key=private_key,
+                      scope=args.scope, storage=storage,
+                      dpop=DPoPSigner(dpop_key) if dpop_key is not None else None)
         await _reach(url, oauth)
 
 
 async def _machine_sign_in(url: str, args: argparse.Namespace, secret: str | None,
-                           storage: Any) -> None:
+                           private_key: str | None, dpop_key: Any, storage: Any) -> None:
+    from mcpkit.transports.oauth_dpop import DPoPSigner
     from mcpkit.transports.oauth_grants import ClientCredentials, ClientCredentialsGrant
     from mcpkit.transports.oauth_machine import MachineAuth
 
-    grant = ClientCredentialsGrant(ClientCredentials(args.client_id, secret,
+    grant = ClientCredentialsGrant(ClientCredentials(args.client_id, secret, private_key,
                                                      auth_method=args.auth_method))
-    auth = MachineAuth(grant, scope=args.scope, storage=storage)
+    auth = MachineAuth(grant, scope=args.scope, storage=storage,
+                       dpop=DPoPSigner(dpop_key) if dpop_key is not None else False)
     try:
         await _reach(url, auth)
     finally:
@@ -202,25 +255,16 @@ async def _reach(url: str, auth: Any) -> None:
 
 
 async def _logout(args: argparse.Namespace) -> int:
-    from mcpkit.auth.client_discovery import canonical_resource
-    from mcpkit.cli.signins import SignIns
-    from mcpkit.store.tokens import FileTokenStorage
+    from mcpkit.cli.signout import sign_out
 
-    url = _url(args.url)
-    issuers = await _forget(SignIns(), FileTokenStorage(), url, canonical_resource(url))
-    if not issuers:
-        print(f"mcpkit logout: nothing was kept for {url}", file=sys.stderr)
-        return EXIT_OK
-    print(f"Signed out of {url}: the tokens from {', '.join(sorted(issuers))} are removed "
-          "(the authorization server may still hold the grant; revoke it there to end it)")
-    return EXIT_OK
+    return await sign_out(_url(args.url), keep_grant=args.keep_grant)
 
 
-async def _forget(signins: Any, storage: Any, url: str, resource: str) -> set[str]:
+async def forget(signins: Any, storage: Any, url: str, resource: str) -> set[str]:
     """Remove what is kept for the server at `url`; the issuers whose tokens went."""
     signins.remove(resource)
     gone = set()
-    for issuer, stored, _ in await _entries_for(storage, url):
+    for issuer, stored, _ in await entries_for(storage, url):
         await storage.delete(issuer, stored)
         gone.add(issuer)
     return gone
@@ -282,7 +326,7 @@ def _duration(seconds: float) -> str:
     return f"{seconds / 3600:.1f} h"
 
 
-async def _entries_for(storage: Any, url: str) -> list[tuple[str, str, Any]]:
+async def entries_for(storage: Any, url: str) -> list[tuple[str, str, Any]]:
     """The stored (issuer, resource, tokens) that are for the server at `url`."""
     from mcpkit.auth.client_discovery import canonical_resource, resource_matches
 
@@ -294,7 +338,9 @@ async def _entries_for(storage: Any, url: str) -> list[tuple[str, str, Any]]:
 def _say(args: argparse.Namespace, line: str, data: dict[str, Any]) -> None:
     from mcpkit.cli.terminal import json_text, shown
 
-    print(json_text(data) if args.json else shown(line))
+    # A sign-in a client command started says so on stderr: its stdout is the command's.
+    print(json_text(data) if args.json else shown(line),
+          file=sys.stderr if getattr(args, "summary_to_stderr", False) else sys.stdout)
 
 
 def _url(text: str) -> str:

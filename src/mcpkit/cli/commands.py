@@ -46,11 +46,12 @@ from mcpkit.cli.showing import (
     show_result,
     signature,
 )
-from mcpkit.cli.terminal import json_text, shown, shown_block
+from mcpkit.cli.terminal import json_text, shown, shown_block, shown_text
 from mcpkit.cli.usage import UsageError
+from mcpkit.types.constants import CHANGES_KEY
 
 __all__ = [
-    "COMMANDS", "connection_options", "connector_for", "register", "run_command",
+    "ASKING", "COMMANDS", "connection_options", "connector_for", "register", "run_command",
     "typed_arguments",
 ]
 
@@ -73,7 +74,8 @@ def register(sub: Any) -> None:
         p = sub.add_parser(name, help=help_text, description=help_text)
         p.set_defaults(client_command=name)
         p.add_argument("server", metavar="SERVER",
-                       help="http(s) URL, path/to/server.py[:name], or a quoted command line")
+                       help="http(s) URL, path/to/server.py[:name], a quoted command line, or "
+                       "with --config the name of an entry of that file")
         if name in ("call", "prompt"):
             p.add_argument("name", metavar="TOOL" if name == "call" else "NAME")
             p.add_argument("arguments", nargs="*", metavar="ARG",
@@ -86,12 +88,14 @@ def register(sub: Any) -> None:
                                help=f"{flag} list changes (default: all three lists)")
             p.add_argument("--uri", action="append", default=[], metavar="URI",
                            help="also watch this resource (repeatable)")
-            p.add_argument("--count", type=int, metavar="N", help="stop after N notifications")
+            p.add_argument("--count", type=int, metavar="N",
+                           help="stop after N changes (a notification that stands for several "
+                           "coalesced changes counts as that many)")
         if name == "call":
             p.add_argument("--detach", action="store_true",
                            help="when the server runs the call as a task, print its id and exit "
                            "(follow it later with mcpkit task wait SERVER TASK_ID)")
-        _common(p)
+        _common(p, asks=name in ASKING)
     from mcpkit.cli.tasks import register_task
 
     register_task(sub, _common)
@@ -101,6 +105,9 @@ def connection_options(p: Any) -> None:
     """The options of reaching a server and printing what it says, which every command
     that talks to one takes (`mcpkit skills` too)."""
     p.add_argument("--json", action="store_true", help="print JSON for scripts")
+    p.add_argument("--config", metavar="FILE",
+                   help="SERVER is the name of an entry of this mcpServers file (the JSON an MCP "
+                   "host reads: command, args, env, or url and headers)")
     p.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS",
                    help="wait this long for each response (default 60)")
     p.add_argument("-H", "--header", action="append", default=[], metavar="NAME:VALUE",
@@ -109,20 +116,29 @@ def connection_options(p: Any) -> None:
                    help="show a stdio server's stderr as it runs (default: only on failure)")
 
 
-def _common(p: Any) -> None:
-    """The options of the client commands: `connection_options`, the era, logs, answers."""
+ASKING: Final = frozenset({"call", "read", "prompt"})
+"""The commands whose request a server may answer with a question (`input_required`, or a
+legacy server's request): they take the answering options."""
+
+
+def _common(p: Any, *, asks: bool = True) -> None:
+    """The options of the client commands: `connection_options`, the era, logs, and, for a
+    command a server may ask a question in (`asks`), where answers come from."""
     connection_options(p)
     p.add_argument("--era", choices=("auto", "modern", "legacy"), default="auto",
                    help="probe (default) or pin the protocol era")
     p.add_argument("--log-level", choices=_LEVELS, metavar="LEVEL",
                    help="show the server's log messages at LEVEL and above on stderr "
                    f"({', '.join(_LEVELS)})")
+    if not asks:
+        p.set_defaults(no_input=False, answers_from_stdin=False, answer=[])
+        return
     p.add_argument("--no-input", action="store_true",
                    help="never ask at the terminal (nor when stdin is no terminal): a "
                    "question --answer does not answer ends the command")
     p.add_argument("--answers-from-stdin", action="store_true",
                    help="when stdin is a pipe or a file, read the answers to the server's "
-                   "questions from it, a line each, as they would be typed")
+                   "questions from it: one line per field, then sent (no menu, no send step)")
     p.add_argument("--answer", action="append", default=[], metavar="FIELD=VALUE",
                    help="answer a field of the server's question without asking "
                    "(repeatable), e.g. --answer startsAt=2031-03-04T09:30:00Z")
@@ -146,19 +162,19 @@ def run_command(args: argparse.Namespace) -> int:
 
 async def _run(args: argparse.Namespace) -> int:
     from mcpkit._version import __version__
-    from mcpkit.cli.answers import elicit_url
     from mcpkit.cli.given_answers import Answering, input_source, parse_given
     from mcpkit.client import Client, ClientOptions
-    from mcpkit.errors import MCPError, RPCError
+    from mcpkit.errors import MCPError, RPCError, StepUpNeeded
 
     stderr = args.stderr_mode = "inherit" if args.server_stderr else "capture"
-    connector = connector_for(args.server, headers=parse_headers(args.header), stderr=stderr)
+    connector = connector_for(args.server, headers=parse_headers(args.header), stderr=stderr,
+                              config=args.config)
     source = input_source(args.no_input, args.answers_from_stdin)
     answering = Answering(parse_given(args.answer), source, args.no_input)
     options = ClientOptions(era=args.era, timeout=args.timeout, era_cache=era_cache_path(),
                             probe_timeout=min(10.0, args.timeout), log_level=args.log_level)
     client = Client(connector, client_info={"name": "mcpkit-cli", "version": __version__},
-                    elicit=answering, elicit_url=elicit_url if source != "none" else None,
+                    elicit=answering, elicit_url=answering.open_page if source != "none" else None,
                     on_log=print_log if args.log_level else None, options=options)
     command = args.client_command
     answering.watch()
@@ -171,15 +187,19 @@ async def _run(args: argparse.Namespace) -> int:
                 _say_rpc_error(command, exc)
                 if exc.code == _INTERNAL_ERROR:
                     why = await explain_internal_error(client, args.server, stderr,
-                                                       error_id_in(exc.message))
+                                                       error_id_in(exc.message), exc.message)
                     print(f"  {why}", file=sys.stderr)
     except asyncio.CancelledError:
         if answering.problem is None:
             raise
-        print(f"mcpkit {command}: {answering.problem}", file=sys.stderr)
+        print(f"mcpkit {command}: {shown_text(answering.problem)}", file=sys.stderr)
         return 2
     except RPCError as exc:
         _say_rpc_error(command, exc)
+    except StepUpNeeded as exc:  # the server needs scopes the kept sign-in lacks
+        from mcpkit.cli.step_up import offer_step_up
+
+        return await offer_step_up(args, exc, lambda: _run(args))
     except MCPError as exc:
         print(f"mcpkit {command}: {explain_failure(args.server, str(exc))}", file=sys.stderr)
     return 1
@@ -208,7 +228,7 @@ async def _discover(client: Any, args: argparse.Namespace) -> int:
 
 
 async def _tools(client: Any, args: argparse.Namespace) -> int:
-    tools = await client.list_tools()
+    tools = [tool.raw for tool in await client.list_tools()]
     rejected = client.rejected_tools
     if args.json:
         out({"tools": tools, "rejected": [{"name": r.name, "reason": r.reason}
@@ -217,9 +237,9 @@ async def _tools(client: Any, args: argparse.Namespace) -> int:
         return 0
     print(f"{identity(client)} · {len(tools)} tool{'s' * (len(tools) != 1)}")
     for tool in tools:
-        description = (tool.get("description") or "").strip().splitlines()
+        description = (tool.get("description") or "").strip().split("\n")  # \r is shown
         print(f"  {signature(tool)}"
-              + (f"\n      {shown(description[0])}" if description else ""))
+              + (f"\n      {shown(description[0])}" if description[0] else ""))
     for r in rejected:
         print(f"  ignored {shown(r.name)}: {shown(r.reason)}")
     return 0
@@ -228,7 +248,7 @@ async def _tools(client: Any, args: argparse.Namespace) -> int:
 async def _call(client: Any, args: argparse.Namespace) -> int:
     arguments = None
     if args.arguments:
-        tools = {t["name"]: t for t in await client.list_tools()}
+        tools = {t.name: t.raw for t in await client.list_tools()}
         if args.name not in tools:
             known = ", ".join(sorted(tools)) or "none"
             raise UsageError(f"the server has no tool {args.name!r} (its tools: {known})")
@@ -241,7 +261,7 @@ async def _call(client: Any, args: argparse.Namespace) -> int:
     finally:
         progress.done()
     if handle.task_id is None:
-        result = await handle.wait()
+        result = (await handle.wait()).raw
     else:
         from mcpkit.cli.tasks import follow
 
@@ -255,13 +275,14 @@ async def _call(client: Any, args: argparse.Namespace) -> int:
     texts = [b.get("text") for b in result.get("content") or [] if isinstance(b, dict)]
     error_id = next((found for t in texts if (found := error_id_in(t))), None)
     if error_id is not None:  # it raised unexpectedly: the why is in the server's log
-        why = await explain_internal_error(client, args.server, args.stderr_mode, error_id)
+        why = await explain_internal_error(client, args.server, args.stderr_mode, error_id,
+                                           " ".join(t for t in texts if isinstance(t, str)))
         print(f"mcpkit call: {why}", file=sys.stderr)
     return 1
 
 
 async def _read(client: Any, args: argparse.Namespace) -> int:
-    result = await client.read_resource(args.uri)
+    result = (await client.read_resource(args.uri)).raw
     note(client, args.json)
     if args.json:
         out(result)
@@ -273,13 +294,13 @@ async def _read(client: Any, args: argparse.Namespace) -> int:
 async def _prompt(client: Any, args: argparse.Namespace) -> int:
     declared = None
     if args.arguments:
-        prompts = {p.get("name"): p for p in await client.list_prompts()}
+        prompts = {p.name: p.raw for p in await client.list_prompts()}
         if args.name not in prompts:
             known = ", ".join(sorted(str(n) for n in prompts)) or "none"
             raise UsageError(f"the server has no prompt {args.name!r} (its prompts: {known})")
         declared = prompts[args.name].get("arguments") or []
     arguments = prompt_arguments(args.arguments, declared, f"the prompt {args.name!r}")
-    result = await client.get_prompt(args.name, arguments)
+    result = (await client.get_prompt(args.name, arguments)).raw
     note(client, args.json)
     if args.json:
         out(result)
@@ -304,13 +325,18 @@ async def _listen(client: Any, args: argparse.Namespace) -> int:
         if args.count == 0:
             return 0
         async for message in sub:
+            params = message.get("params") or {}
+            meta = params.get("_meta")
+            count = meta.get(CHANGES_KEY) if isinstance(meta, dict) else None
+            count = count if type(count) is int and count > 1 else 1  # coalesced by the server
             if args.json:
                 print(json_text(message), flush=True)
             else:
-                uri = (message.get("params") or {}).get("uri")
+                uri = params.get("uri")
                 print(shown(message["method"].removeprefix("notifications/")
-                            + (f" {uri}" if uri else "")), flush=True)
-            seen += 1
+                            + (f" {uri}" if uri else "")
+                            + (f" ({count} changes)" if count > 1 else "")), flush=True)
+            seen += count
             if args.count is not None and seen >= args.count:
                 break
     return 0

@@ -4,7 +4,8 @@ that has no input does when a question comes anyway.
 A script cannot type into a form, and a question it cannot answer must not be taken as a
 "decline" (the server would then act on an answer nobody gave). So the command decides up
 front where answers come from (`input_source`): a terminal, a pipe or file that holds them
-line by line (only with `--answers-from-stdin`), or nothing (`--no-input`, or any stdin that
+one line per field (only with `--answers-from-stdin`; `mcpkit.cli.answers.answer_lines`), or
+nothing (`--no-input`, or any stdin that
 is no terminal). Values given with `--answer` fill the fields they name in every mode, typed and checked like typed answers. A
 question they do not cover, with nothing to ask on, ends the command (status 2) with the
 question, its fields and the `--answer` that would answer it; nothing is sent for it.
@@ -21,7 +22,7 @@ import stat
 import sys
 from typing import Any, Literal
 
-from mcpkit.cli.answers import ask_form, parse_answer
+from mcpkit.cli.answers import answer_lines, ask_form, elicit_url, parse_answer
 from mcpkit.cli.terminal import shown, shown_block
 from mcpkit.cli.usage import UsageError
 from mcpkit.client import ElicitationAnswerError, FormField, InputRequest, check_answer, read_form
@@ -63,6 +64,9 @@ def parse_given(raw: list[str], *, what: str = "--answer",
         name, sep, value = item.partition("=")
         if not sep or not name:
             raise UsageError(f"{what} {item!r} must be FIELD=VALUE, {hint}")
+        if name in out:
+            raise UsageError(f"{what} {name} is given twice ({name}={out[name]} and "
+                             f"{name}={value}): give it once")
         out[name] = value
     return out
 
@@ -122,7 +126,13 @@ class Answering:
                  "input ended before an answer" if self.source == "terminal" else
                  "--no-input is set" if self.no_input else
                  "there is no terminal to ask at (stdin is not one)")
-        if self.source != "none":
+        if self.source == "lines":
+            got = await answer_lines(request, filled)
+            if isinstance(got, dict):
+                return got
+            if got is not None:
+                where = got  # a line that does not fit: nothing is asked again, nor sent
+        elif self.source == "terminal":
             asked = await ask_form(request, given=filled)
             if asked is not None:
                 return asked
@@ -135,6 +145,16 @@ class Answering:
             f" ({', '.join(shown(f.name + ': ' + f.hint()) for f in fields)}),"
             " or run the command at a terminal"
         )
+
+    async def open_page(self, request: InputRequest) -> dict[str, Any]:
+        """A page the server asks the user to open: asked as at the terminal; from piped
+        lines, a pipe that ends first stops the command as a form's question does."""
+        if self.source != "lines":
+            return await elicit_url(request)
+        asker = (request.server or {}).get("title") or (request.server or {}).get("name")
+        return await elicit_url(request, on_end=lambda: self._stop(
+            f"{shown(asker or 'the server')} asked to open a page: "
+            f"{shown_block(request.message)}\n  and stdin ended before an answer (y or n)"))
 
     def _stop(self, problem: str) -> dict[str, Any]:
         """End the command: record why, cancel its task, and tell the server nothing was

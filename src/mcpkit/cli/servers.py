@@ -42,25 +42,23 @@ STDERR_LINES: Final = 30
 """Lines of a stdio server's stderr shown after an unexpected failure (a traceback's worth)."""
 _STDERR_WAITS: Final = 50
 """Looks, 20 ms apart, for the failure's log line to arrive on stderr before showing it."""
+_HIDDEN: Final = "an unexpected error in the server"
+"""How a server that keeps an exception to its log words the failure (mcpkit's, without
+`--dev`): only then is `--dev` worth suggesting."""
 _ERROR_ID: Final = re.compile(r"failed \(error id ([0-9a-f]{8,32})\)")
 
 
 def connector_for(spec: str, *, headers: dict[str, str] | None = None,
-                  stderr: str = "capture") -> Any:
-    """The connector SERVER names: a URL, a Python file with a Server, or a command line."""
+                  stderr: str = "capture", config: str | None = None) -> Any:
+    """The connector SERVER names: a URL, a Python file with a Server, or a command line;
+    with `config`, the name of an entry of that `mcpServers` file."""
     spec = spec.strip()
+    if config is not None:
+        return _configured(config, spec, headers or {}, stderr)
     if not spec:
         raise UsageError("SERVER is empty; give a URL, a .py file or a command line")
     if spec.startswith(("http://", "https://")):
-        from mcpkit.transports.http_client import HTTPConnector
-
-        if any(name.lower() == "authorization" for name in headers or {}):
-            return HTTPConnector(spec, headers=headers or {})  # the user's own credentials
-        from mcpkit.cli.signins import auth_for
-
-        # The tokens `mcpkit login` kept, refreshed as they expire (nothing for a server that
-        # asks for nothing).
-        return HTTPConnector(spec, headers=headers or {}, auth=auth_for(spec))
+        return _http(spec, headers or {})
     from mcpkit.transports.stdio_client import StdioServer, python_server
 
     path = spec.rsplit(":", 1)[0] if spec.count(":") == 1 and not os.path.exists(spec) else spec
@@ -87,6 +85,35 @@ def parse_headers(raw: list[str]) -> dict[str, str]:
             raise UsageError(f"--header {item!r} must look like 'Name: value'")
         out[name.strip()] = value.strip()
     return out
+
+
+def _http(url: str, headers: dict[str, str]) -> Any:
+    from mcpkit.transports.http_client import HTTPConnector
+
+    if any(name.lower() == "authorization" for name in headers):
+        return HTTPConnector(url, headers=headers)  # the user's own credentials
+    from mcpkit.cli.signins import auth_for
+
+    # The tokens `mcpkit login` kept, refreshed as they expire (nothing for a server that asks
+    # for nothing).
+    return HTTPConnector(url, headers=headers, auth=auth_for(url))
+
+
+def _configured(path: str, name: str, headers: dict[str, str], stderr: str) -> Any:
+    """The connector of entry `name` of the `mcpServers` file at `path` (`--config`): its
+    command, args, env and cwd, or its URL with its headers (then `-H`'s)."""
+    from mcpkit.client.server_entries import read_entry
+    from mcpkit.errors import ServerConfigError
+    from mcpkit.transports.entries import connector_for as entry_connector
+
+    try:
+        entry = read_entry(os.path.expanduser(path), name)
+    except ServerConfigError as exc:
+        raise UsageError(f"--config {exc}") from None
+    if entry.transport == "http":
+        assert entry.url is not None
+        return _http(entry.url, {**entry.headers, **headers})
+    return entry_connector(entry, stderr=stderr)
 
 
 def era_cache_path() -> str:
@@ -120,10 +147,12 @@ def error_id_in(text: Any) -> str | None:
 
 
 async def explain_internal_error(client: Any, spec: str, stderr: str,
-                                 error_id: str | None = None) -> str:
+                                 error_id: str | None = None, text: str = "") -> str:
     """What to add to an unexpected failure (an `isError` with an error id, a -32603): the
     traceback is in the server's log, not in the answer, so show a stdio server's stderr from
-    the line naming the error id (or its tail), or say where to look."""
+    the line naming the error id (or its tail), or say where to look. `text`, the failure as
+    the server worded it: when it already carries the exception (a server run with `--dev`),
+    serving with `--dev` is not suggested again."""
     transport: Any = getattr(client, "transport", None)
     if isinstance(getattr(transport, "stderr_text", None), str):
         # The server logged before it answered; its stderr may still be on the way in.
@@ -138,9 +167,9 @@ async def explain_internal_error(client: Any, spec: str, stderr: str,
             return "the server's stderr ended with:\n  | " + "\n  | ".join(shown(t) for t in tail)
     if stderr == "inherit":
         return "the server's stderr is above"
+    hint = "" if text and _HIDDEN not in text else (
+        "; serve it with `mcpkit run --dev` to get the error's type and message in the answer")
     if spec.strip().startswith(("http://", "https://")):
         where = f" under error id {error_id}" if error_id else ""
-        return (f"the details are in the server's log (its stderr){where}; serve it with "
-                "`mcpkit run --dev` to get the error's type and message in the answer")
-    return ("the server wrote nothing on stderr; serve it with `mcpkit run --dev` to get the "
-            "error's type and message in the answer")
+        return f"the details are in the server's log (its stderr){where}{hint}"
+    return f"the server wrote nothing on stderr{hint}"

@@ -5,7 +5,10 @@ The tokens themselves are in the token file of `mcpkit.store.tokens` (keyed by i
 resource, refreshed by the OAuth flow). This file, `signins.json` beside it in the user's data
 folder, says per server how it was signed in to: through the browser (the OAuth flow then
 refreshes on its own), or with the client credentials grant, whose client id and secret are
-kept here so that a later command can obtain a new token when the old one expires. It is
+kept here so that a later command can obtain a new token when the old one expires. A sign-in
+with `--dpop` keeps its DPoP key here too (its private JWK): tokens are bound to that key, so a
+refresh in a later command must prove it again; one with `--private-key` keeps the key file's
+path (the key stays where its owner keeps it). It is
 written as the token file is: private (0600), whole, renamed over the old one; one that others
 may read or that does not parse is refused with the fix, never overwritten.
 
@@ -42,9 +45,32 @@ class SignIn:
     client_secret: str | None = field(default=None, repr=False)
     auth_method: str | None = None
     scope: str | None = None
+    private_key: str | None = None
+    """The path of the client's private key file (private_key_jwt)."""
+    dpop_key: dict[str, Any] | None = field(default=None, repr=False)
+    """The private JWK of the DPoP key the tokens are bound to."""
 
     def to_json(self) -> dict[str, Any]:
         return {k: v for k, v in asdict(self).items() if v is not None}
+
+    def dpop_signer(self) -> Any:
+        """The `DPoPSigner` of the kept DPoP key, or None for bearer tokens."""
+        if self.dpop_key is None:
+            return None
+        from mcpkit.auth.dpop import DPoPKey
+        from mcpkit.transports.oauth_dpop import DPoPSigner
+
+        try:
+            return DPoPSigner(DPoPKey.from_jwk(self.dpop_key))
+        except (ValueError, TypeError) as exc:
+            raise SignInFileError(f"the DPoP key kept for {self.resource} cannot be used ({exc}); "
+                                  f"sign in again: mcpkit login {self.resource} --dpop") from None
+
+    def private_key_text(self) -> str | None:
+        """The private key file's text, or None when the sign-in names none."""
+        if self.private_key is None:
+            return None
+        return read_key_file(self.private_key, f"mcpkit login {self.resource}")
 
 
 class SignInFileError(ValueError):
@@ -100,6 +126,17 @@ class SignIns:
         write_private_json(self.path, {"version": 1, "signins": entries})
 
 
+def read_key_file(path: str, again: str) -> str:
+    """A private key file's text (PEM or JWK); `SignInFileError` naming it and `again` (the
+    command that fixes it) when it cannot be read."""
+    try:
+        return Path(path).expanduser().read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else type(exc).__name__
+        raise SignInFileError(f"the private key file {path} cannot be read ({why}); restore it, "
+                              f"or sign in again: {again} --private-key FILE") from None
+
+
 def auth_for(url: str) -> Any:
     """The authorization the client commands send to the server at `url`: its client
     credentials grant if it was signed in to that way, else the OAuth flow over the stored
@@ -114,8 +151,13 @@ def auth_for(url: str) -> Any:
         from mcpkit.transports.oauth_machine import MachineAuth
 
         grant = ClientCredentialsGrant(ClientCredentials(
-            signin.client_id, signin.client_secret, auth_method=signin.auth_method))
-        return MachineAuth(grant, scope=signin.scope, storage=storage)
+            signin.client_id, signin.client_secret, signin.private_key_text(),
+            auth_method=signin.auth_method))
+        return MachineAuth(grant, scope=signin.scope, storage=storage,
+                           dpop=signin.dpop_signer() or False)
     from mcpkit.transports.oauth import OAuth
 
-    return OAuth(storage=storage)
+    if signin is None:
+        return OAuth(storage=storage)
+    return OAuth(storage=storage, private_key=signin.private_key_text(),
+                 dpop=signin.dpop_signer())

@@ -31,7 +31,7 @@ from mcpkit.cli.showing import note, out, show_result
 from mcpkit.cli.terminal import shown, shown_block
 from mcpkit.cli.usage import UsageError
 
-__all__ = ["TASK_COMMANDS", "TaskLine", "follow", "register_task", "run_task"]
+__all__ = ["ASKING_VERBS", "TASK_COMMANDS", "TaskLine", "follow", "register_task", "run_task"]
 
 TASK_COMMANDS: Final = {
     "get": "show a task's state once",
@@ -39,6 +39,8 @@ TASK_COMMANDS: Final = {
     "cancel": "ask the server to cancel a task",
     "answer": "answer the questions a task waits on: JSON | FIELD=VALUE ...",
 }
+ASKING_VERBS: Final = frozenset({"wait", "answer"})
+"""The verbs that may meet the task's questions (and so take the answering options)."""
 _COUNT: Final = re.compile(r"\((\d+(?:\.\d+)?)/(\d+(?:\.\d+)?)\)\s*$")
 
 
@@ -75,21 +77,48 @@ class TaskLine:
 
 
 def _resume(args: argparse.Namespace, task_id: str) -> str:
-    return f"mcpkit task wait {shown(shlex.quote(args.server))} {shown(shlex.quote(task_id))}"
+    return (f"mcpkit task wait {shown(shlex.quote(args.server))} "
+            f"{'-- ' * task_id.startswith('-')}{shown(shlex.quote(task_id))}")
+
+
+class _IdParser(argparse.ArgumentParser):
+    """The parser of one `mcpkit task VERB`: a word starting with `-` that names none of its
+    options is an argument, so a task id such as `-SZ6...` (a server chooses its ids) needs no
+    `--` before it. An option's value goes after a space or `=` here (`-H 'Name: value'`,
+    `--timeout=5`), never glued to a short option (`-Hvalue` would be read as an id)."""
+
+    def _parse_optional(self, arg_string: str) -> Any:
+        if arg_string.startswith("-") and arg_string != "--" and not self._names_option(
+                arg_string):
+            return None  # positional
+        return super()._parse_optional(arg_string)
+
+    def _names_option(self, word: str) -> bool:
+        options = self._option_string_actions
+        if word in options:
+            return True
+        if not word.startswith("--"):
+            return False
+        name = word.split("=", 1)[0]
+        return name in options or (self.allow_abbrev and any(
+            o.startswith(name) for o in options if o.startswith("--")))
 
 
 async def follow(client: Any, handle: Any, args: argparse.Namespace, answering: Any) -> Any:
-    """The result of the task `handle` names, followed on stderr; None when interrupted
-    (after asking what to do with the task), or when only its id was asked for."""
+    """The result of the task `handle` names (the wire dict), followed on stderr; None when
+    interrupted (after asking what to do with the task), or when only its id was asked for."""
     task_id = handle.task_id
     if getattr(args, "detach", False):
-        print(task_id, flush=True)
+        if args.json:
+            out({"taskId": task_id})  # exactly, for a script
+        else:
+            print(shown(task_id), flush=True)
         print(f"# task {shown(task_id)} runs on; resume with: {_resume(args, task_id)}",
               file=sys.stderr)
         return None
     line = TaskLine()
     try:
-        return await handle.wait(on_status=line)
+        return (await handle.wait(on_status=line)).raw
     except asyncio.CancelledError:
         if answering is not None and answering.problem is not None:
             raise  # a question nobody could answer: the command says so
@@ -122,20 +151,23 @@ async def _interrupted(handle: Any, args: argparse.Namespace, answering: Any) ->
 
 def register_task(sub: Any, common: Any) -> None:
     """Add `mcpkit task get|wait|cancel|answer` to `mcpkit`'s subparsers; `common` adds the
-    client commands' own options (--json, --timeout, -H, ...) to each."""
+    client commands' own options (--json, --timeout, -H, ...) to each, the answering ones
+    (`asks=`) to the verbs that may meet a question."""
     task = sub.add_parser("task", help="follow, answer or cancel a task by its id",
                           description="Work with a task a server runs (the Tasks extension).")
-    verbs = task.add_subparsers(dest="task_command", metavar="VERB", required=True)
+    verbs = task.add_subparsers(dest="task_command", metavar="VERB", required=True,
+                                parser_class=_IdParser)
     for name, help_text in TASK_COMMANDS.items():
         p = verbs.add_parser(name, help=help_text, description=help_text)
         p.set_defaults(client_command="task")
         p.add_argument("server", metavar="SERVER",
                        help="http(s) URL, path/to/server.py[:name], or a quoted command line")
-        p.add_argument("task_id", metavar="TASK_ID")
+        p.add_argument("task_id", metavar="TASK_ID",
+                       help="the task's id (one starting with '-' may follow '--')")
         if name == "answer":
             p.add_argument("responses", nargs="*", metavar="ANSWER",
                            help="one JSON object of inputResponses by key, or FIELD=VALUE pairs")
-        common(p)
+        common(p, asks=name in ASKING_VERBS)
 
 
 async def run_task(client: Any, args: argparse.Namespace, answering: Any) -> int:

@@ -4,7 +4,7 @@ worker manager, sharing one store.
 uvicorn starts, watches and restarts its workers itself, and it needs the application as an
 import string so each worker can build its own. That string is `mcpkit.cli.workers:app`, a
 factory: the parent puts what `mcpkit run` was told (the target, the path, the hosts and
-origins, `--dev`, `--store`, `--session-idle`, `--grace`) in `MCPKIT_RUN_SPEC`, which every worker
+origins, `--dev`, `--store`, `--session-idle`, `--auth-*`) in `MCPKIT_RUN_SPEC`, which every worker
 inherits, and each worker's `app()` loads FILE and builds the same ASGI application `mcpkit
 run --http` serves. The target is made absolute first, so a worker finds it from any folder.
 
@@ -17,6 +17,7 @@ legacy sessions and streams, and a client would lose its session on its next req
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 from pathlib import Path
@@ -65,14 +66,17 @@ def spec_of(target: str, address: str, options: dict[str, Any]) -> str:
 def app() -> Any:
     """The ASGI application of one worker, built from `MCPKIT_RUN_SPEC` (uvicorn's factory)."""
     from mcpkit.cli.run_options import apply_run_options
+    from mcpkit.cli.settings_sources import resolve, server_option_changes
     from mcpkit.cli.target import load_server
     from mcpkit.protocol.http import LOOPBACK_HOSTS
     from mcpkit.transports.http_server import HTTPApp, HTTPOptions, parse_address
 
     spec = json.loads(os.environ[SPEC_ENV])
     server = load_server(spec["target"])
+    # The ServerOptions settings reach a worker as environment variables (the parent exported
+    # what its flags and env file said), so each worker reads them as the parent did.
     apply_run_options(server, dev=spec.get("dev", False), store=spec.get("store"),
-                      grace=spec.get("grace"))
+                      options=server_option_changes(resolve(None, os.environ, {})))
     server.sealer.check_keys()
     host, _, path = parse_address(spec["address"])
     hosts = tuple(spec.get("allow_host", ()))
@@ -84,6 +88,10 @@ def app() -> Any:
                                 "allowed_origins": tuple(spec.get("allow_origin", ()))}
     if spec.get("session_idle") is not None:
         settings["session_idle_s"] = spec["session_idle"]
+    if spec.get("auth") is not None:
+        from mcpkit.cli.run_auth import AuthSettings, protected_resource
+
+        settings["auth"] = protected_resource(AuthSettings.from_json(spec["auth"]))
     return HTTPApp(server, HTTPOptions(**settings))
 
 
@@ -108,11 +116,21 @@ def run_workers(target: str, address: str, workers: int, options: dict[str, Any]
     # these limits cannot be pickled to a spawned process; the named ones hold the defaults.
     named = "LimitedH11" if LimitedHttpTools is None else "LimitedHttpTools"
     settings["http"] = f"mcpkit.transports.http_listener:{named}"
-    grace = options.get("grace")
     uvicorn.run(f"{__name__}:app", factory=True, host=host, port=port, workers=workers,
                 lifespan="on", log_level="warning", access_log=False, server_header=False,
-                timeout_graceful_shutdown=5 if grace is None else grace, **settings)
+                timeout_graceful_shutdown=math.ceil(_grace()), **settings)
     return 0
+
+
+def _grace() -> float:
+    """How long uvicorn lets a stopping worker's requests finish: `--grace`, which the parent
+    exported for the workers (MCPKIT_GRACE_S), else the default of `ServerOptions.grace_s`."""
+    from mcpkit.cli.settings import by_name
+    from mcpkit.server.server import ServerOptions
+
+    setting = by_name()["grace_s"]
+    text = os.environ.get(setting.env)
+    return float(setting.kind.read(text)) if text else ServerOptions().grace_s
 
 
 def run_from_args(args: Any) -> int:
@@ -129,4 +147,4 @@ def run_from_args(args: Any) -> int:
     return run_workers(args.target, args.http, args.workers, {
         "allow_host": list(args.allow_host), "allow_origin": list(args.allow_origin),
         "dev": bool(args.dev), "store": args.store, "session_idle": args.session_idle,
-        "grace": args.grace})
+        "auth": args.auth.to_json() if args.auth is not None else None})

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
@@ -33,6 +34,7 @@ from mcpkit.client.era import (
     PROCESS_ERAS,
     Era,
     NoCommonVersionError,
+    ProbeOutcome,
     read_probe,
 )
 from mcpkit.client.legacy.adapter import LegacyAdapter
@@ -50,6 +52,15 @@ __all__ = ["ADAPTERS", "Opened", "Opener", "exchange", "result_of"]
 log = logging.getLogger("mcpkit.client")
 _AUTHORIZATION_STATUSES: Final = frozenset({401, 403})
 """Statuses the probe never reads as "a legacy server": they are about the credentials."""
+_NOT_IMPLEMENTED: Final = 501
+_BUSY: Final = frozenset({502, 503, 504})
+"""Statuses of a server (or a proxy before it) that is busy now: the HTTP probe tries again."""
+_BREAKS: Final = 3
+"""Broken answers to the HTTP probe in all before the last one's error is raised: a reset is
+tried again, a port that never answers HTTP is said so quickly."""
+_FIRST_PAUSE: Final = 0.05
+"""Seconds before the HTTP probe is sent again after a broken connection (doubling, up to
+`probe_timeout`)."""
 
 ADAPTERS: Final[Mapping[Era, Callable[[ClientCore], EraAdapter]]] = {
     MODERN: ModernAdapter,
@@ -222,70 +233,161 @@ class Opener:
         sent = self.options.protocol_version or _preferred()
         if remembered is not None and remembered.version in MODERN_CLIENT_VERSIONS:
             sent = self.options.protocol_version or remembered.version
-        response, died = await self._send_probe(transport, sent)
-        if died:
+        probe = await self._send_probe(transport, sent)
+        if probe.died:
             transport = await self._restart(transport, "the server closed on server/discover")
-            opened = await self._initialize(transport)
-            self._remember(LEGACY, None)
-            return opened
-        outcome = read_probe(response, sent)
+            return await self._after_probe(transport, await self._handshake(transport), None)
+        outcome = read_probe(probe.response, sent)
         if outcome.era == MODERN:
-            assert outcome.version is not None
-            discover = outcome.discover
-            if outcome.retry:
-                response, died = await self._send_probe(transport, outcome.version)
-                if died or response is None:
-                    raise TransportError(
-                        f"server/discover with version {outcome.version} got no answer"
-                    )
-                discover = result_of(response, Method.DISCOVER)
-            self._remember(MODERN, outcome.version)
-            return self._modern(transport, outcome.version, discover)
+            return await self._modern_probed(transport, outcome)
         try:
-            opened = await self._initialize(transport)
+            result = await self._handshake(transport)
         except (RPCError, TransportError) as exc:
+            if probe.status is not None and http_status(exc) is not None:
+                raise self._not_mcp(probe.status, http_status(exc)) from None
+            # The probe's answer came after all, and says modern: a slow modern server (one
+            # that pinned this connection to the modern era on the probe refuses initialize).
+            late = await _late_answer(probe, sent, self.options.probe_timeout)
+            if late is not None:
+                log.info("initialize failed (%s); server/discover was answered late, as by a "
+                         "modern server", exc)
+                return await self._modern_probed(transport, late)
             # A dual-era server that pinned this connection to the modern era on the probe,
             # or one that closed: a fresh connection takes the handshake.
             transport = await self._restart(transport, f"initialize after the probe failed ({exc})")
-            opened = await self._initialize(transport)
-        self._remember(LEGACY, None)
+            return await self._after_probe(transport, await self._handshake(transport), None)
+        return await self._after_probe(transport, result, probe)
+
+    def _not_mcp(self, probe_status: int, status: int | None) -> TransportError:
+        """Both eras' first requests met an HTTP error without a JSON-RPC message: whatever
+        answers at this URL is no MCP server (a web page, another API, the wrong path)."""
+        where = self.connector.key if self.connector is not None else "the URL"
+        return TransportError(
+            f"{where} is not an MCP endpoint: it answered server/discover with HTTP "
+            f"{probe_status} and initialize with HTTP {status}, neither with a JSON-RPC "
+            "message (is the path right? `mcpkit run --http` serves /mcp)")
+
+    async def _after_probe(self, transport: ClientTransport, result: dict[str, Any],
+                           probe: _Probe | None) -> Opened:
+        """The handshake answered: legacy, unless its version is a modern one (a modern server
+        that answers initialize too, reached after a probe that was slow or lost): then the
+        modern era goes on, from the probe's late answer or a probe at that version."""
+        version = result.get("protocolVersion")
+        if type(version) is not str or version not in MODERN_CLIENT_VERSIONS:
+            opened = await self._legacy(transport, result)
+            self._remember(LEGACY, None)
+            return opened
+        log.info("initialize answered protocol version %s: the server is modern", version)
+        late = await _late_answer(probe, version, self.options.probe_timeout)
+        if late is None:
+            again = await self._send_probe(transport, version)
+            late = read_probe(again.response, version) if again.response is not None else None
+        if late is not None and late.era == MODERN:
+            return await self._modern_probed(transport, late)
+        self._remember(MODERN, version)
+        opened = self._modern(transport, version)
+        caps, info = result.get("capabilities"), result.get("serverInfo")
+        opened.capabilities = caps if type(caps) is dict else {}
+        opened.server_info = info if type(info) is dict else None
         return opened
 
-    async def _send_probe(
-        self, transport: ClientTransport, version: str
-    ) -> tuple[dict[str, Any] | None, bool]:
-        """(the response, or None when silent; whether the server died on it)."""
-        message = {
-            "jsonrpc": "2.0", "id": self.next_id(), "method": Method.DISCOVER,
-            "params": {"_meta": self.meta_for(version)},
-        }
-        task = asyncio.ensure_future(transport.request(message))
+    async def _modern_probed(self, transport: ClientTransport, outcome: ProbeOutcome) -> Opened:
+        """The modern era, as a probe's `outcome` found it (asked again at the version it
+        named, if it named another)."""
+        assert outcome.version is not None
+        discover = outcome.discover
+        if outcome.retry:
+            again = await self._send_probe(transport, outcome.version)
+            if again.died or again.response is None:
+                raise TransportError(
+                    f"server/discover with version {outcome.version} got no answer"
+                )
+            discover = result_of(again.response, Method.DISCOVER)
+        self._remember(MODERN, outcome.version)
+        return self._modern(transport, outcome.version, discover)
+
+    def _probe_message(self, version: str) -> dict[str, Any]:
+        return {"jsonrpc": "2.0", "id": self.next_id(), "method": Method.DISCOVER,
+                "params": {"_meta": self.meta_for(version)}}
+
+    async def _send_probe(self, transport: ClientTransport, version: str) -> _Probe:
+        """One probe's answer: the response, or None when silent; whether the server died."""
+        if self.connector is not None and self.connector.kind == "http":
+            return await self._probe_http(transport, version)
+        task = asyncio.ensure_future(transport.request(self._probe_message(version)))
         done, _ = await asyncio.wait({task}, timeout=self.options.probe_timeout)
         while not done and _authorizing(transport):
-            # A 401 started a sign-in (it may take the user minutes): the server answered,
-            # so it is not a silent legacy one; wait for the authorized answer.
             done, _ = await asyncio.wait({task}, timeout=self.options.probe_timeout)
         if not done:
-            # Slow or silent: do not probe again, and do not cancel on the wire (a legacy
-            # server may dislike notifications before initialize); a late answer is ignored.
+            # Silent (VER-9 c): initialize next, without a cancellation (a legacy server may
+            # dislike notifications before initialize). The probe stays in flight: a late
+            # answer still proves a slow modern server (`_late_answer`).
             task.add_done_callback(_consume)
-            return None, False
+            return _Probe(None, late=task)
         try:
-            return task.result(), False
+            return _Probe(task.result())
         except TransportError as exc:
-            status = http_status(exc)
-            if status in _AUTHORIZATION_STATUSES:
-                # An authorization event, not a sign of a legacy server: falling back to
-                # initialize would only meet the same refusal (or worse, send it unauthorized).
-                raise AuthError(
-                    f"server/discover: the server answered HTTP {status}: it requires "
-                    "authorization; give the connector auth= (mcpkit.transports.oauth.OAuth) "
-                    "or sign in with `mcpkit login URL`") from None
-            if status is not None and 400 <= status < 500:
-                return None, False  # HTTP 4xx without a modern error body (VER-12)
+            refused = _refusal(exc)
+            if refused is not None:
+                return refused
             if self.connector is not None and self.connector.kind == "stdio":
-                return None, True
+                return _Probe(None, died=True)
             raise
+
+    async def _probe_http(self, transport: ClientTransport, version: str) -> _Probe:
+        """The probe over HTTP, where a legacy server answers `server/discover` (with an error
+        or a 4xx, VER-12) rather than keep silent: silence, a broken connection or a busy
+        server says nothing of its era. So the probe is sent again, each `probe_timeout` of
+        silence and after a break (a short pause first, `_BREAKS` breaks at most), until an
+        answer or the connect budget (`ClientOptions.timeout`) runs out; the first answer
+        decides. A connection refused (nothing listens) is said so at once."""
+        loop = asyncio.get_running_loop()
+        budget = self.options.timeout
+        wait = self.options.probe_timeout
+        deadline = math.inf if budget is None else loop.time() + max(budget, wait)
+        flying: set[asyncio.Future[dict[str, Any]]] = set()
+        pause, broke, sent, breaks = _FIRST_PAUSE, False, 0, 0
+        try:
+            while True:
+                left = deadline - loop.time()
+                if left <= 0:
+                    raise RequestTimeoutError(
+                        f"server/discover: no answer within {budget} s ({sent} probes); the "
+                        "server is busy or slow (raise the client's timeout), or no MCP server "
+                        "answers at this URL")
+                if broke and not flying:
+                    await asyncio.sleep(min(pause, left))
+                    pause = min(2 * pause, wait)
+                if not flying or not broke:
+                    flying.add(asyncio.ensure_future(
+                        transport.request(self._probe_message(version))))
+                    sent += 1
+                broke = False
+                done, flying = await asyncio.wait(flying, timeout=min(wait, left),
+                                                  return_when=asyncio.FIRST_COMPLETED)
+                while not done and _authorizing(transport):
+                    # A 401 started a sign-in (it may take the user minutes): the server
+                    # answered, so wait for the authorized answer.
+                    done, flying = await asyncio.wait(flying, timeout=wait,
+                                                      return_when=asyncio.FIRST_COMPLETED)
+                for task in done:
+                    try:
+                        return _Probe(task.result())
+                    except TransportError as exc:
+                        refused = _refusal(exc)
+                        if refused is not None:
+                            return refused
+                        status = http_status(exc)
+                        breaks += 1
+                        if exc.unreached or breaks >= _BREAKS or (
+                                status is not None and status not in _BUSY):
+                            raise
+                        log.info("server/discover: %s; probing again", exc)
+                        broke = True
+        finally:
+            for task in flying:
+                task.cancel()
+                task.add_done_callback(_consume)
 
     def _modern(
         self, transport: ClientTransport, version: str, discover: dict[str, Any] | None = None
@@ -298,6 +400,10 @@ class Opener:
 
     async def _initialize(self, transport: ClientTransport) -> Opened:
         """The 2025-11-25 handshake (LEG-1)."""
+        return await self._legacy(transport, await self._handshake(transport))
+
+    async def _handshake(self, transport: ClientTransport) -> dict[str, Any]:
+        """Send `initialize`; its result, or the error it met raised."""
         adapter = self._adapter_for(LEGACY)
         transport.set_request_handler(adapter.answer)
         set_notification_handler(transport, self.on_notification)
@@ -309,7 +415,10 @@ class Opener:
         message = {"jsonrpc": "2.0", "id": self.next_id(), "method": Method.INITIALIZE,
                    "params": params}
         response = await exchange(transport, message, None, self.options.timeout)
-        result = result_of(response, Method.INITIALIZE)
+        return result_of(response, Method.INITIALIZE)
+
+    async def _legacy(self, transport: ClientTransport, result: dict[str, Any]) -> Opened:
+        """The legacy era an `initialize` result opens: `notifications/initialized` sent."""
         version = result.get("protocolVersion")
         if type(version) is not str or version not in LEGACY_VERSIONS:
             raise NoCommonVersionError(
@@ -321,11 +430,65 @@ class Opener:
         info = result.get("serverInfo")
         instructions = result.get("instructions")
         return Opened(
-            transport, LEGACY, version, adapter,
+            transport, LEGACY, version, self._adapter_for(LEGACY),
             server_info=info if type(info) is dict else None,
             capabilities=caps if type(caps) is dict else {},
             instructions=instructions if type(instructions) is str else None,
         )
+
+
+@dataclass(frozen=True, slots=True)
+class _Probe:
+    """What one `server/discover` probe brought."""
+
+    response: dict[str, Any] | None
+    died: bool = False
+    status: int | None = None
+    """The HTTP status that came instead of a JSON-RPC answer (a 4xx: VER-12)."""
+    late: asyncio.Future[dict[str, Any]] | None = None
+    """The probe left in flight when it was silent (stdio): its answer may still come."""
+
+
+async def _late_answer(probe: _Probe | None, sent: str, wait: float) -> ProbeOutcome | None:
+    """A silent probe's answer, if it comes within `wait` more seconds, read as a modern
+    server's; else None."""
+    task = probe.late if probe is not None else None
+    if task is None:
+        return None
+    if not task.done():
+        await asyncio.wait({task}, timeout=wait)
+    if not task.done() or task.cancelled() or task.exception() is not None:
+        return None
+    try:
+        outcome = read_probe(task.result(), sent)
+    except NoCommonVersionError:
+        return None
+    return outcome if outcome.era == MODERN else None
+
+
+def _authorization_needed(status: int | None) -> AuthError:
+    return AuthError(
+        f"server/discover: the server answered HTTP {status}: it requires authorization; "
+        "give the connector auth= (mcpkit.transports.oauth.OAuth) or sign in with "
+        "`mcpkit login URL`")
+
+
+def _refusal(exc: TransportError) -> _Probe | None:
+    """What an HTTP error in place of the probe's answer says: authorization is needed (raised:
+    not a sign of a legacy server, and initialize would meet the same refusal), or the probe
+    was not answered as a request (a 4xx without a modern error body, VER-12); None: neither."""
+    status = http_status(exc)
+    if status in _AUTHORIZATION_STATUSES:
+        raise _authorization_needed(status) from None
+    if status is not None and _not_answered(status):
+        return _Probe(None, status=status)
+    return None
+
+
+def _not_answered(status: int) -> bool:
+    """An HTTP status without a JSON-RPC message that says "not this request": a 4xx
+    (VER-12), or 501, a web server that takes no POST at all."""
+    return 400 <= status < 500 or status == _NOT_IMPLEMENTED
 
 
 def _authorizing(transport: ClientTransport) -> bool:

@@ -12,7 +12,7 @@ from typing import Any
 from mcpkit.errors import ResourceNotFoundError, RPCError
 from mcpkit.protocol.codec import notification_message
 from mcpkit.server.subscriptions import Change
-from mcpkit.types.constants import SERVER_INFO_KEY, Method
+from mcpkit.types.constants import CHANGES_KEY, SERVER_INFO_KEY, Method
 
 __all__ = ["change_notification", "legacy_capabilities", "legacy_error", "legacy_result"]
 
@@ -64,7 +64,10 @@ def change_notification(
             return None
         if not any(uri == u or uri.startswith(u.rstrip("/") + "/") for u in subscriptions):
             return None
-        return notification_message(Method.RESOURCE_UPDATED, {"uri": uri})
+        params: dict[str, Any] = {"uri": uri}
+        if change.count > 1:
+            params["_meta"] = {CHANGES_KEY: change.count}
+        return notification_message(Method.RESOURCE_UPDATED, params)
     method = _LIST_CHANGED.get(change.kind)
     if method is None or not capabilities.get(change.kind, {}).get("listChanged"):
         return None

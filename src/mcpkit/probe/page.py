@@ -154,6 +154,8 @@ def _budget(doc: Mapping[str, Any]) -> str:
 
 
 def _lint(doc: Mapping[str, Any]) -> str:
+    if not doc["lint"]:  # a line, as on the terminal, not a table of nothing
+        return '<h2>Lint</h2><p id="lint" class="clean">No findings.</p>'
     rows = "".join(f'<tr class="finding" data-rule="{_e(f["rule"])}"><td>{_e(f["rule"])}</td>'
                    f'<td>{_e(f["subject"])}</td><td>{_e(f["detail"])}</td><td>{_e(f["why"])}'
                    "</td></tr>" for f in doc["lint"])

@@ -12,6 +12,7 @@ wants to log a refusal gets it back as a value or an exception.
   functions.py    a function -> input/output schema and an argument checker (public face)
     |-- hints.py        what an annotation says: Annotated metadata and `Param`, Optional,
     |                   a class's fields
+    |-- limits.py       pydantic `Field` and annotated_types limits: their keywords, their check
     |-- compiler.py     one annotation -> schema fragment + checker (`Compiler`)
     |-- defs.py         the `$defs` table the nested classes of one schema share
     |-- docstrings.py   descriptions from a function's docstring

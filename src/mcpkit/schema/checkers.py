@@ -272,17 +272,21 @@ class FieldPlan:
     required: bool
     fast_types: frozenset[type] = frozenset()
     """Exact types accepted unchanged without calling `checker` (the primitive fast path)."""
+    fill: Callable[[], Any] | None = None
+    """Makes the value of an absent property whose default the function cannot supply itself
+    (one given by pydantic's `Field(default=...)`); None leaves it out."""
 
 
-Row = tuple[str, str, Checker, bool, frozenset[type]]
+Row = tuple[str, str, Checker, bool, frozenset[type], Callable[[], Any] | None]
 """A `FieldPlan` laid out for the loop in `check_fields`: name, path suffix, checker, required,
-fast types."""
+fast types, fill."""
 
 
 def rows_of(fields: Iterable[FieldPlan]) -> tuple[Row, ...]:
     """The rows of `fields`, with each path suffix spelled once rather than on every call."""
     return tuple(
-        (f.name, property_path("", f.name), f.checker, f.required, f.fast_types) for f in fields
+        (f.name, property_path("", f.name), f.checker, f.required, f.fast_types, f.fill)
+        for f in fields
     )
 
 
@@ -291,11 +295,13 @@ def check_fields(
 ) -> dict[str, Any]:
     """The checked properties of an object (nested, or the arguments themselves)."""
     out: dict[str, Any] = {}
-    for name, suffix, checker, required, fast in rows:
+    for name, suffix, checker, required, fast, fill in rows:
         v = value.get(name, _MISSING)
         if v is _MISSING:
             if required:
                 problems.append(f"{path}{suffix}: missing required property")
+            elif fill is not None:
+                out[name] = fill()
         elif type(v) in fast:
             out[name] = v
         else:

@@ -7,7 +7,7 @@ Everything that cannot be described is a `TypeError` naming the function, the pa
 type, raised at registration. What the annotation says besides its type (`Annotated` metadata,
 `Optional`, a class's fields) is read by `mcpkit.schema.hints`.
 
-Imports: the standard library and `mcpkit.schema` (checkers, defs, hints, values) only.
+Imports: the standard library and `mcpkit.schema` (checkers, defs, hints, limits, values) only.
 Pydantic is never imported: a model is recognised only when pydantic is already loaded.
 """
 
@@ -32,12 +32,15 @@ from mcpkit.schema.hints import (
     MAPPINGS,
     Meta,
     dataclass_doc,
+    default_of,
+    field_default,
     fields_of,
     is_pydantic_model,
     is_union,
     split_annotated,
     strip_optional,
 )
+from mcpkit.schema.limits import NO_DEFAULT, apply_limits
 from mcpkit.schema.values import is_finite_json, output_to_json
 
 __all__ = ["Compiler", "Node"]
@@ -138,15 +141,30 @@ class Compiler:
         base, meta = split_annotated(annotation)
         if meta.header is not None:
             raise TypeError(f"{where}: Param(header=...) is only allowed on top-level parameters")
-        node = self._node(base, where)
-        if meta.description is None and meta.title is None:
+        if meta.default is not NO_DEFAULT or meta.factory is not None:
+            raise TypeError(f"{where}: a Field default means something only for a parameter or "
+                            "a field; move it there")
+        node = self._limited(self._node(base, where), meta, where)
+        if meta.description is None and meta.title is None and not meta.keywords:
             return node
         schema = dict(node.schema)
         if meta.title is not None:
             schema["title"] = meta.title
         if meta.description is not None:
             schema["description"] = meta.description
+        schema.update(meta.keywords)
         return Node(schema, node.checker, node.fast)
+
+    @staticmethod
+    def _limited(node: Node, meta: Meta, where: str) -> Node:
+        """`node` held to the limits its metadata sets, in its schema and its checker (which
+        then runs for every value: no fast path skips it)."""
+        if meta.problem is not None:
+            raise TypeError(f"{where}: {meta.problem}")
+        if not meta.limits:
+            return node
+        schema, checker = apply_limits(node.schema, node.checker, list(meta.limits), where)
+        return Node(schema, checker)
 
     def _node(self, ann: Any, where: str) -> Node:
         if ann is Any or ann is object:
@@ -322,17 +340,20 @@ class Compiler:
         fallback: str | None,
         allow_header: bool,
     ) -> tuple[dict[str, Any], FieldPlan]:
-        """One property's schema (with description, default, header) and its checker."""
+        """One property's schema (with description, default, header) and its checker; a
+        default its metadata gives makes it optional, filled in when absent."""
+        annotation, default = field_default(annotation, default)
         base, meta = split_annotated(annotation)
         inner, optional = strip_optional(base)
         if optional and get_origin(inner) is typing.Annotated:  # Optional[Annotated[X, ...]]
             inner, inner_meta = split_annotated(inner)
             base = typing.Optional[inner]  # noqa: UP045
-            meta = Meta(
-                meta.description or inner_meta.description,
-                meta.title or inner_meta.title,
-                meta.header or inner_meta.header,
-            )
+            meta = meta.merged(inner_meta)
+        fill: Callable[[], Any] | None = None
+        if default is _EMPTY and (meta.factory is not None or meta.default is not NO_DEFAULT):
+            default = default_of(default, meta)
+            fill = meta.factory or _copies(default)
+            required = False
         if default is None and not strip_optional(base)[1] and base is not Any:
             base = typing.Optional[base]  # noqa: UP045 -- `= None` means "may be null"
         if meta.header is not None:
@@ -351,12 +372,14 @@ class Compiler:
                 node = Node(node.schema, v.make_optional(node.checker), node.fast | {_NONE})
         else:
             node = self.node(base, where)
+        node = self._limited(node, meta, where)
         schema = dict(node.schema)
         if meta.title is not None:
             schema["title"] = meta.title
         description = meta.description or fallback
         if description:
             schema["description"] = description
+        schema.update(meta.keywords)
         if default is not _EMPTY:
             try:
                 wire = output_to_json(default)
@@ -366,4 +389,11 @@ class Compiler:
                 schema["default"] = copy.deepcopy(wire)
         if meta.header is not None:
             schema["x-mcp-header"] = meta.header
-        return schema, FieldPlan(name, node.checker, required, node.fast)
+        return schema, FieldPlan(name, node.checker, required, node.fast, fill)
+
+
+def _copies(value: Any) -> Callable[[], Any]:
+    """Each call's own copy of a default (a list default is never shared between calls)."""
+    if value is None or isinstance(value, str | int | float | bool | tuple | frozenset):
+        return lambda: value
+    return lambda: copy.deepcopy(value)

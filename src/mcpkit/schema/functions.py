@@ -24,7 +24,6 @@ whether or not the output is structured; without the `schema` extra, that regist
 
 from __future__ import annotations
 
-import copy
 import functools
 import inspect
 from collections.abc import Callable, Mapping
@@ -34,9 +33,22 @@ from typing import Any, Final, get_args, get_origin
 from mcpkit.schema.checkers import FieldPlan
 from mcpkit.schema.compiler import Compiler
 from mcpkit.schema.docstrings import docstring_of, parameter_descriptions
-from mcpkit.schema.hints import Meta, Param, is_object_annotation, split_annotated, strip_optional
+from mcpkit.schema.hints import (
+    Param,
+    default_of,
+    field_default,
+    is_object_annotation,
+    split_annotated,
+    strip_optional,
+)
 from mcpkit.schema.problems import ArgumentsError
-from mcpkit.schema.raw import Clock, compile_raw, prepare_raw_schema, require_jsonschema
+from mcpkit.schema.raw import (
+    Clock,
+    compile_raw,
+    copied_schema,
+    prepare_raw_schema,
+    require_jsonschema,
+)
 from mcpkit.schema.validators import ArgumentsValidator, compile_arguments
 from mcpkit.schema.values import output_to_json
 
@@ -140,12 +152,15 @@ def _split_parameters(
 
 
 def _parameter_info(p: inspect.Parameter, documented: Mapping[str, str]) -> ParameterInfo:
-    meta = split_annotated(p.annotation)[1] if p.annotation is not _EMPTY else Meta()
+    annotation, default = field_default(
+        Any if p.annotation is _EMPTY else p.annotation, p.default)
+    meta = split_annotated(annotation)[1]
+    default = default_of(default, meta)
     return ParameterInfo(
         name=p.name,
         description=meta.description or documented.get(p.name),
-        required=p.default is _EMPTY,
-        default=None if p.default is _EMPTY else p.default,
+        required=default is _EMPTY and meta.factory is None,
+        default=None if default is _EMPTY else default,
         title=meta.title,
     )
 
@@ -183,8 +198,9 @@ def _derive_output(
     if structured is False:
         return None, False
     if output_schema is not None:
-        prepare_raw_schema(output_schema, f"{name}: output schema")
-        return copy.deepcopy(dict(output_schema)), False
+        copied = copied_schema(output_schema, f"{name}: output schema")
+        prepare_raw_schema(copied, f"{name}: output schema")
+        return copied, False
     forced = structured is True
     ret = sig.return_annotation
     base = split_annotated(ret)[0]
@@ -249,7 +265,7 @@ def derive_signature(
     injected, params, pass_extra = _split_parameters(sig, injectables, name)
     parameters = tuple(_parameter_info(p, documented) for p in params)
     if input_schema is not None:
-        schema = copy.deepcopy(dict(input_schema))
+        schema = copied_schema(input_schema, f"{name}: input schema")
         validator = compile_raw(
             schema,
             f"{name}: input schema",

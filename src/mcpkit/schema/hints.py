@@ -5,8 +5,8 @@ TypedDict.
 `Param` lives here because this is where `Annotated` metadata is read; the public spelling is
 `mcpkit.Param`. The schema and checker of an annotation are made in `mcpkit.schema.compiler`.
 
-Imports: the standard library only. Pydantic is never imported: a model is recognised only when
-pydantic is already loaded.
+Imports: the standard library and `mcpkit.schema.limits`. Pydantic is never imported: a model
+is recognised only when pydantic is already loaded.
 """
 
 from __future__ import annotations
@@ -17,15 +17,19 @@ import inspect
 import sys
 import types
 import typing
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any, Final, NotRequired, Required, Union, get_args, get_origin
+
+from mcpkit.schema.limits import NO_DEFAULT, Reading, read_metadata
 
 __all__ = [
     "MAPPINGS",
     "Meta",
     "Param",
     "dataclass_doc",
+    "default_of",
+    "field_default",
     "fields_of",
     "is_object_annotation",
     "is_pydantic_model",
@@ -57,28 +61,70 @@ class Meta:
     description: str | None = None
     title: str | None = None
     header: str | None = None
+    limits: tuple[tuple[str, Any], ...] = ()
+    """Limits besides the type (`mcpkit.schema.limits`): ("ge", 1), ("pattern", "^a"), ..."""
+    keywords: Mapping[str, Any] = field(default_factory=dict)
+    """Schema annotations published as they are (examples, deprecated, json_schema_extra)."""
+    default: Any = NO_DEFAULT
+    """A default the metadata gives (pydantic's `Field(default=...)`)."""
+    factory: Callable[[], Any] | None = None
+    problem: str | None = None
+    """Why the metadata cannot be published as it is: raised at registration."""
+
+    def merged(self, inner: Meta) -> Meta:
+        """This metadata around `inner`'s (`Optional[Annotated[X, ...]]`): the outer wins."""
+        return Meta(
+            self.description or inner.description, self.title or inner.title,
+            self.header or inner.header, inner.limits + self.limits,
+            {**inner.keywords, **self.keywords},
+            self.default if self.default is not NO_DEFAULT else inner.default,
+            self.factory or inner.factory, self.problem or inner.problem,
+        )
 
 
 def split_annotated(annotation: Any) -> tuple[Any, Meta]:
-    """Strip `Annotated`; read a description from a str, a `Param` or a pydantic-like Field."""
+    """Strip `Annotated`; read a description from a str or a `Param`, and what pydantic's
+    `Field`, annotated_types' limits or a `Doc` say (`mcpkit.schema.limits`)."""
     if get_origin(annotation) is not typing.Annotated:
         return annotation, Meta()
-    description = title = header = None
+    header = None
+    reading = Reading()
     for item in annotation.__metadata__:
         if isinstance(item, str):
-            description = description or item
+            reading.description = reading.description or item
         elif isinstance(item, Param):
-            description = item.description or description
-            title = item.title or title
+            reading.description = item.description or reading.description
+            reading.title = item.title or reading.title
             header = item.header or header
-        else:
-            found = getattr(item, "description", None)
+        elif not read_metadata(item, reading):
+            found = getattr(item, "description", None)  # a Field-like object of another kind
             if isinstance(found, str):
-                description = found
+                reading.description = found
             found = getattr(item, "title", None)
             if isinstance(found, str):
-                title = found
-    return annotation.__origin__, Meta(description, title, header)
+                reading.title = found
+    return annotation.__origin__, Meta(
+        reading.description, reading.title, header, tuple(reading.limits), reading.keywords,
+        reading.default, reading.factory, reading.problem,
+    )
+
+
+def field_default(annotation: Any, default: Any) -> tuple[Any, Any]:
+    """`n: int = Field(ge=1)`, pydantic's `Field` given as the default (as FastMCP users
+    write), read as `n: Annotated[int, Field(ge=1)]` with no default of its own: the Field's
+    default, if it names one, is the metadata's (`Meta.default`)."""
+    fields = sys.modules.get("pydantic.fields")
+    if fields is not None and isinstance(default, fields.FieldInfo):
+        return typing.Annotated[annotation, default], _EMPTY
+    return annotation, default
+
+
+def default_of(default: Any, meta: Meta) -> Any:
+    """The default a parameter or field has: its own, else the one its metadata names, else
+    `inspect.Parameter.empty` (a factory's value is made per call: no default to show)."""
+    if default is not _EMPTY:
+        return default
+    return _EMPTY if meta.default is NO_DEFAULT else meta.default
 
 
 def is_union(annotation: Any) -> bool:

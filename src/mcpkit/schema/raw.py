@@ -49,6 +49,8 @@ from collections.abc import Callable, Iterable, Mapping
 from contextvars import ContextVar
 from typing import Any, Final
 
+import orjson
+
 from mcpkit.protocol.extras import require
 from mcpkit.schema.bounds import MAX_DEPTH, MAX_EXPANDED, MAX_FAN_OUT, MAX_NODES, check_structure
 from mcpkit.schema.dialects import (
@@ -70,6 +72,7 @@ __all__ = [
     "SUPPORTED_DIALECTS",
     "Clock",
     "compile_raw",
+    "copied_schema",
     "prepare_raw_schema",
     "require_jsonschema",
 ]
@@ -175,6 +178,29 @@ def _without_dialect(node: Any, dialect: str) -> Any:
 
 
 # -- registration and calls ---------------------------------------------------------------------
+
+
+def copied_schema(schema: Any, where: str) -> dict[str, Any]:
+    """The server's own copy of a user's schema, made of the JSON it will be listed as.
+
+    A definition is sent in every `tools/list`, so what JSON cannot carry (a key that is not a
+    string, an integer past 64 bits, a set, a `const` nested past the encoder's 255 levels) is
+    refused here, naming the schema, rather than failing each listing. Encoding also copies
+    without recursion, so no nesting exhausts the stack before the bounds are checked."""
+    if not isinstance(schema, Mapping):
+        raise TypeError(
+            f"{where}: a JSON Schema object (a dict with \"type\": \"object\") is needed, got "
+            f"{type(schema).__name__}"
+        )
+    try:
+        data = orjson.dumps(schema)
+    except TypeError as exc:  # orjson.JSONEncodeError is one
+        check_structure(schema, where)  # the bounds' own words when subschemas nest too deep
+        raise ValueError(f"{where}: cannot be sent as JSON ({exc}); a schema holds JSON data "
+                         "only, nested at most 255 levels") from None
+    copy: dict[str, Any] = orjson.loads(data)
+    return copy
+
 
 
 def prepare_raw_schema(schema: Mapping[str, Any], where: str) -> Any:

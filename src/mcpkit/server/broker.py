@@ -106,8 +106,9 @@ class SharedBroker:
             return
         body = message.get("m")
         if topic == "changes" and type(body) is dict and type(body.get("kind")) is str:
-            uri = body.get("uri")
-            self._local.publish(Change(body["kind"], uri if type(uri) is str else None))
+            uri, count = body.get("uri"), body.get("count")
+            self._local.publish(Change(body["kind"], uri if type(uri) is str else None,
+                                       count if type(count) is int and count > 1 else 1))
         elif topic == "answers" and type(body) is dict:
             self._answer(message.get("s"), body)
         elif topic == "controls" and type(body) is dict:
@@ -119,7 +120,8 @@ class SharedBroker:
         """Deliver to this replica's streams now, and to the others' through the bus; never
         blocks, safe from any thread (the bus send is scheduled on the broker's loop)."""
         self._local.publish(change)
-        payload = self._payload({"kind": change.kind, "uri": change.uri})
+        payload = self._payload({"kind": change.kind, "uri": change.uri,
+                                 **({"count": change.count} if change.count > 1 else {})})
         try:
             running = asyncio.get_running_loop()
         except RuntimeError:

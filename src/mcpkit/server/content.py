@@ -15,7 +15,7 @@ refusal names the handler and the place of the number.
 from __future__ import annotations
 
 import base64
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -25,6 +25,7 @@ __all__ = [
     "JSON_INTEGERS",
     "Audio",
     "Blob",
+    "Content",
     "ContentBlock",
     "Image",
     "ResourceLink",
@@ -196,11 +197,16 @@ class ResourceLink(ContentBlock):
         return block
 
 
+Content = str | bytes | bytearray | ContentBlock | dict[str, Any]
+"""One piece of a result's content: text, bytes (an image, audio or a blob by what they hold),
+a helper (`Text`, `Image`, ...) or a content block dict."""
+
+
 @dataclass(slots=True)
 class ToolResult:
     """A tool's result spelled out: content, structured content, error flag and `_meta`."""
 
-    content: list[Any] = field(default_factory=list)
+    content: Content | Sequence[Content] = field(default_factory=list)
     structured: Any = None
     is_error: bool = False
     meta: Mapping[str, Any] | None = None

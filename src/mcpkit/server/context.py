@@ -4,7 +4,9 @@ A handler gets one by annotating a parameter with `Context` (any name). The cont
 request's checked `_meta` (never anything remembered from other requests) and sends only
 request-scoped notifications: progress when the request gave a progress token, log messages
 when it asked for a log level and at or above it. Both go to the `notify` callable that the
-transport handed to `Server.handle`, so they travel on this request's own stream.
+transport handed to `Server.handle`, so they travel on this request's own stream. An async
+handler awaits them (`await ctx.info(...)`); a plain one calls them (`ctx.info(...)`) from the
+worker thread it runs in, and each is sent on the request's event loop before the call returns.
 
 In `tools/call`, `prompts/get` and `resources/read` a handler may also ask the client for
 input (`ask`, `elicit`, `elicit_url`, `sample`, `roots`) and keep `state` across the rounds
@@ -13,8 +15,9 @@ of a multi round-trip request; the bookkeeping is in `mcpkit.server.mrtr`.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+import asyncio
+from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final
 
 from mcpkit.protocol.codec import RequestId, notification_message
 from mcpkit.protocol.envelope import RequestMeta
@@ -29,6 +32,7 @@ from mcpkit.server.asking import (
     Sample,
     Sampled,
 )
+from mcpkit.server.threads import serving_loop
 from mcpkit.types.constants import LOG_LEVELS, PROGRESS_TOKEN_KEY, Method
 
 if TYPE_CHECKING:
@@ -38,6 +42,24 @@ __all__ = ["Context", "Notify", "inject"]
 
 Notify = Callable[[dict[str, Any]], Awaitable[None]]
 _RANK = {name: i for i, name in enumerate(LOG_LEVELS)}
+
+
+class _Sent:
+    """What a report returns when there is nothing left to await: nothing to send, or sent
+    already (from a plain handler). Awaiting it does nothing."""
+
+    __slots__ = ()
+
+    def __await__(self) -> Generator[Any, None, None]:
+        return
+        yield
+
+
+_SENT: Final = _Sent()
+
+
+async def _notified(notify: Notify, message: dict[str, Any]) -> None:
+    await notify(message)
 
 
 def inject(injected: Mapping[str, type], kwargs: dict[str, Any], ctx: Context) -> None:
@@ -105,9 +127,11 @@ class Context:
         """W3C trace context (`traceparent`, `tracestate`, `baggage`) the request carried."""
         return self.meta.trace
 
-    async def report_progress(
+    # -- reporting: `await ctx.info(...)` in an async handler, `ctx.info(...)` in a plain one --
+
+    def report_progress(
         self, progress: float, total: float | None = None, message: str | None = None
-    ) -> None:
+    ) -> Awaitable[None]:
         """Send `notifications/progress`, if the client asked for progress on this request.
 
         Progress must grow with each report (PROG-3); a report that does not is a bug in the
@@ -115,7 +139,7 @@ class Context:
         """
         token = self.meta.progress_token
         if token is None or self._notify is None:
-            return
+            return _SENT
         if self._last_progress is not None and progress <= self._last_progress:
             raise ValueError(
                 f"{self.method}: progress must increase with each report "
@@ -127,34 +151,55 @@ class Context:
             params["total"] = total
         if message is not None:
             params["message"] = message
-        await self._notify(notification_message(Method.PROGRESS, params))
+        return self._send(notification_message(Method.PROGRESS, params))
 
     def log_enabled(self, level: str) -> bool:
         wanted = self.meta.log_level
         return wanted is not None and _RANK[level] >= _RANK[wanted]
 
-    async def log(self, level: str, data: Any, logger: str | None = None) -> None:
+    def log(self, level: str, data: Any, logger: str | None = None) -> Awaitable[None]:
         """Send `notifications/message` if the request opted in at this level or lower."""
         if level not in _RANK:
             raise ValueError(f"unknown log level {level!r}; use one of {', '.join(LOG_LEVELS)}")
         if self._notify is None or not self.log_enabled(level):
-            return
+            return _SENT
         params: dict[str, Any] = {"level": level, "data": data}
         if logger is not None:
             params["logger"] = logger
-        await self._notify(notification_message(Method.MESSAGE, params))
+        return self._send(notification_message(Method.MESSAGE, params))
 
-    async def debug(self, data: Any, logger: str | None = None) -> None:
-        await self.log("debug", data, logger)
+    def debug(self, data: Any, logger: str | None = None) -> Awaitable[None]:
+        return self.log("debug", data, logger)
 
-    async def info(self, data: Any, logger: str | None = None) -> None:
-        await self.log("info", data, logger)
+    def info(self, data: Any, logger: str | None = None) -> Awaitable[None]:
+        return self.log("info", data, logger)
 
-    async def warning(self, data: Any, logger: str | None = None) -> None:
-        await self.log("warning", data, logger)
+    def warning(self, data: Any, logger: str | None = None) -> Awaitable[None]:
+        return self.log("warning", data, logger)
 
-    async def error(self, data: Any, logger: str | None = None) -> None:
-        await self.log("error", data, logger)
+    def error(self, data: Any, logger: str | None = None) -> Awaitable[None]:
+        return self.log("error", data, logger)
+
+    def _send(self, message: dict[str, Any]) -> Awaitable[None]:
+        """The notification for an async handler to await; from a plain handler (in its worker
+        thread, where nothing awaits), sent on the request's event loop before this returns,
+        so its reports arrive in order and before its result."""
+        notify = self._notify
+        assert notify is not None
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            pass
+        else:
+            return notify(message)
+        loop = serving_loop()
+        if loop is None:
+            raise RuntimeError(
+                f"{self.method}: the context reports from the thread running the handler (or "
+                "awaited in an async handler), not from a thread the handler started"
+            )
+        asyncio.run_coroutine_threadsafe(_notified(notify, message), loop).result()
+        return _SENT
 
     # -- asking the client for input (multi round-trip requests) ------------------------------
 

@@ -12,15 +12,21 @@ What a handler raises on purpose is not a failure and never comes here: `ToolErr
 text as `isError`), an `RPCError` (its JSON-RPC error as it is), and the `BaseException`s that
 are not errors at all (an input round's `InputRequired`, cancellation, `KeyboardInterrupt`).
 
+The logged traceback starts at the handler's own frame: the frames of mcpkit that called it
+(the dispatch, the worker thread) are left out, and counted in the log line.
+
 Imports the standard library only.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import secrets
+from types import TracebackType
+from typing import Final
 
-__all__ = ["ERROR_ID_BYTES", "failure_text", "new_error_id"]
+__all__ = ["ERROR_ID_BYTES", "failure_text", "new_error_id", "users_frames"]
 
 log = logging.getLogger("mcpkit.server")
 
@@ -34,6 +40,19 @@ def new_error_id() -> str:
     return secrets.token_hex(ERROR_ID_BYTES)
 
 
+_PACKAGE: Final = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def users_frames(trace: TracebackType | None) -> tuple[TracebackType | None, int]:
+    """The traceback from the first frame outside mcpkit on (the user's handler), and how many
+    of mcpkit's own calling frames were left before it; the whole of it, when every frame is
+    mcpkit's (a failure inside mcpkit itself)."""
+    start, skipped = trace, 0
+    while start is not None and start.tb_frame.f_code.co_filename.startswith(_PACKAGE):
+        start, skipped = start.tb_next, skipped + 1
+    return (start, skipped) if start is not None else (trace, 0)
+
+
 def failure_text(kind: str, name: str, exc: BaseException, *, expose: bool) -> tuple[str, str]:
     """Log the failure of the `kind` called `name` (`tool`, `resource`, `prompt`) with its
     traceback, and return (the text the client sees, its error id).
@@ -43,7 +62,9 @@ def failure_text(kind: str, name: str, exc: BaseException, *, expose: bool) -> t
     """
     error_id = new_error_id()
     head = f"{kind} {name!r} failed (error id {error_id})"
-    log.error("%s", head, exc_info=exc)
+    trace, left_out = users_frames(exc.__traceback__)
+    said = f" ({left_out} frames of mcpkit calling it left out)" if left_out else ""
+    log.error("%s%s", head, said, exc_info=(type(exc), exc, trace))
     if expose:
         message = str(exc)
         detail = f"{type(exc).__name__}: {message}" if message else type(exc).__name__

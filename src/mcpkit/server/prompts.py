@@ -13,7 +13,7 @@ import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from mcpkit.errors import InternalError, InvalidParamsError, RPCError
 from mcpkit.schema import Signature, derive_signature
@@ -26,7 +26,7 @@ from mcpkit.server.scopes import viewer, visible
 from mcpkit.server.threads import invoke
 from mcpkit.types.constants import Method
 
-__all__ = ["Message", "Prompt", "build_prompt", "get_prompt", "list_prompts", "prompt_messages"]
+__all__ = ["Message", "Prompt", "PromptOptions", "build_prompt", "get_prompt", "list_prompts", "prompt_messages"]
 
 log = logging.getLogger("mcpkit.server")
 
@@ -68,16 +68,22 @@ class Prompt:
     """The OAuth scopes a `prompts/get` needs (`mcpkit.server.scopes`)."""
 
 
+class PromptOptions(TypedDict, total=False):
+    """What may be said about a prompt besides its function (all optional)."""
+
+    title: str | None
+    description: str | None
+    """Defaults to the function's docstring."""
+    icons: list[dict[str, Any]] | None
+    meta: Mapping[str, Any] | None
+
+
 def build_prompt(
-    fn: Callable[..., Any],
-    *,
-    name: str | None = None,
-    title: str | None = None,
-    description: str | None = None,
-    icons: list[dict[str, Any]] | None = None,
-    meta: Mapping[str, Any] | None = None,
+    fn: Callable[..., Any], *, name: str | None = None, **options: Unpack[PromptOptions]
 ) -> Prompt:
     prompt_name = name or fn.__name__
+    title, description = options.get("title"), options.get("description")
+    icons, meta = options.get("icons"), options.get("meta")
     sig = derive_signature(fn, injectables=(Context,), structured_output=False)
     arguments = []
     for p in sig.parameters:

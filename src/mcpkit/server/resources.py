@@ -14,10 +14,10 @@ from __future__ import annotations
 import inspect
 import logging
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 from urllib.parse import unquote
 
 from mcpkit.errors import (
@@ -43,7 +43,9 @@ if TYPE_CHECKING:
 __all__ = [
     "CacheHint",
     "Resource",
+    "ResourceOptions",
     "ResourceTemplate",
+    "TemplateOptions",
     "UriTemplate",
     "has_variables",
     "list_resources",
@@ -70,6 +72,31 @@ class CacheHint:
         result["ttlMs"] = self.ttl_ms
         result["cacheScope"] = self.scope
         return result
+
+
+class TemplateOptions(TypedDict, total=False):
+    """What may be said about a resource template besides its URI and function."""
+
+    name: str | None
+    """Defaults to the function's name."""
+    title: str | None
+    description: str | None
+    """Defaults to the function's docstring."""
+    mime_type: str | None
+    annotations: Mapping[str, Any] | None
+    icons: list[dict[str, Any]] | None
+    meta: Mapping[str, Any] | None
+    cache: CacheHint | None
+    """Overrides `ServerOptions.read_cache` for reads of it."""
+    scopes: Iterable[str] | None
+    """OAuth scopes a read needs (`mcpkit.server.scopes`)."""
+
+
+class ResourceOptions(TemplateOptions, total=False):
+    """What may be said about a resource besides its URI and function."""
+
+    size: int | None
+    """Its size in bytes, when known before it is read (a template serves many: none)."""
 
 
 _VAR = re.compile(r"\{([+#]?)([A-Za-z0-9_.,]+)\}")

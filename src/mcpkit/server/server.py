@@ -23,11 +23,13 @@ from mcpkit.server.dispatch import routes
 from mcpkit.server.dispatch import serve as _serve
 from mcpkit.server.extensions import Extensions, MethodHandler
 from mcpkit.server.mrtr import Sealer
-from mcpkit.server.prompts import Prompt, build_prompt
+from mcpkit.server.prompts import Prompt, PromptOptions, build_prompt
 from mcpkit.server.resources import (
     CacheHint,
     Resource,
+    ResourceOptions,
     ResourceTemplate,
+    TemplateOptions,
     UriTemplate,
     describe,
     has_variables,
@@ -177,9 +179,11 @@ class Server:
     def notify_resources_changed(self) -> None:
         self._changed("resources")
 
-    def notify_resource_updated(self, uri: str) -> None:
-        """Tell clients subscribed to `uri` (or a parent of it) that its contents changed."""
-        self.broker.publish(Change("resource", uri))
+    def notify_resource_updated(self, uri: str, *, changes: int = 1) -> None:
+        """Tell clients subscribed to `uri` (or a parent of it) that its contents changed;
+        `changes`: how many changes this one notification stands for, when several were
+        coalesced (it travels in the notification's `_meta`, `CHANGES_KEY`)."""
+        self.broker.publish(Change("resource", uri, max(1, changes)))
 
     def add_tool(
         self, fn: Callable[..., Any], name: str | None = None, **options: Unpack[ToolOptions]
@@ -270,7 +274,7 @@ class Server:
         self._changed("resources")
         return resource
 
-    def resource(self, uri: str, **options: Any) -> Callable[[F], F]:
+    def resource(self, uri: str, **options: Unpack[ResourceOptions]) -> Callable[[F], F]:
         """Register a function that returns a resource's contents (str, bytes or data).
 
         A URI with `{variables}` (`"user://{name}/profile"`) registers a resource template:
@@ -325,7 +329,9 @@ class Server:
         self._changed("resources")
         return entry
 
-    def resource_template(self, uri_template: str, **options: Any) -> Callable[[F], F]:
+    def resource_template(
+        self, uri_template: str, **options: Unpack[TemplateOptions]
+    ) -> Callable[[F], F]:
         """Register a function serving every URI that matches an RFC 6570 template."""
 
         def register(fn: F) -> F:
@@ -334,9 +340,12 @@ class Server:
 
         return register
 
-    def add_prompt(self, fn: Callable[..., Any], *, scopes: Iterable[str] | None = None,
-                   **options: Any) -> Prompt:
-        prompt = build_prompt(fn, **options)
+    def add_prompt(
+        self, fn: Callable[..., Any], *, name: str | None = None,
+        scopes: Iterable[str] | None = None, **options: Unpack[PromptOptions],
+    ) -> Prompt:
+        """Register `fn` as a prompt; see `prompt()`."""
+        prompt = build_prompt(fn, name=name, **options)
         prompt.scopes = scopes_of(scopes, f"prompt {prompt.name!r}")
         if prompt.name in self.prompts:
             raise ValueError(f"a prompt named {prompt.name!r} is already registered")
@@ -345,21 +354,14 @@ class Server:
         return prompt
 
     def prompt(
-        self,
-        name: str | None = None,
-        *,
-        title: str | None = None,
-        description: str | None = None,
-        icons: list[dict[str, Any]] | None = None,
-        meta: Mapping[str, Any] | None = None,
-        scopes: Iterable[str] | None = None,
+        self, name: str | None = None, *, scopes: Iterable[str] | None = None,
+        **options: Unpack[PromptOptions],
     ) -> Callable[[F], F]:
         """Register a function that returns a prompt's messages; its parameters are arguments.
         `scopes`: the OAuth scopes a `prompts/get` of it needs."""
 
         def register(fn: F) -> F:
-            self.add_prompt(fn, name=name, title=title, description=description, icons=icons,
-                            meta=meta, scopes=scopes)
+            self.add_prompt(fn, name=name, scopes=scopes, **options)
             return fn
 
         return register

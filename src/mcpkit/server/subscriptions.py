@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from mcpkit.errors import InternalError, InvalidParamsError
 from mcpkit.protocol.codec import RequestId, notification_message
-from mcpkit.types.constants import SUBSCRIPTION_ID_KEY, Method
+from mcpkit.types.constants import CHANGES_KEY, SUBSCRIPTION_ID_KEY, Method
 
 if TYPE_CHECKING:
     from mcpkit.server.context import Context
@@ -31,6 +31,10 @@ class Change:
 
     kind: str
     uri: str | None = None
+    count: int = 1
+    """How many changes this one stands for: a publisher that coalesced several (one look at
+    a shared database finding two new events) says so, and a resource's update carries it
+    (`CHANGES_KEY`), so a listener counting changes counts them all."""
 
 
 class Broker(Protocol):
@@ -167,6 +171,8 @@ class ListenFilter:
         if change.kind == "resource":
             uri = change.uri or ""
             if any(uri == u or uri.startswith(u.rstrip("/") + "/") for u in self.uris):
+                if change.count > 1:
+                    meta[CHANGES_KEY] = change.count
                 return notification_message(Method.RESOURCE_UPDATED, {"_meta": meta, "uri": uri})
             return None
         if change.kind in self.kinds:

@@ -4,7 +4,9 @@ A handler written as a plain function may block (a database call, a file read), 
 runs on the event loop's thread. The pool is a `SimpleQueue` feeding daemon threads that start
 on demand; the result comes back with one `call_soon_threadsafe`. That costs about half of
 `loop.run_in_executor`, which matters because every call of a plain tool takes this hop. The
-caller's context variables travel with the call, as with `asyncio.to_thread`.
+caller's context variables travel with the call, as with `asyncio.to_thread`, and the worker
+knows the caller's event loop (`serving_loop`), so a plain handler can still send the
+request's notifications.
 """
 
 from __future__ import annotations
@@ -17,9 +19,16 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["WorkerPool", "invoke", "run_in_worker"]
+__all__ = ["WorkerPool", "invoke", "run_in_worker", "serving_loop"]
 
 _Item = tuple[asyncio.AbstractEventLoop, "asyncio.Future[Any]", Callable[[], Any]]
+_serving = threading.local()
+
+
+def serving_loop() -> asyncio.AbstractEventLoop | None:
+    """The event loop of the request whose handler this worker thread is running; None in any
+    other thread. A plain handler's `Context` sends its reports there."""
+    return getattr(_serving, "loop", None)
 
 
 def _resolve(future: asyncio.Future[Any], value: Any) -> None:
@@ -71,6 +80,7 @@ class WorkerPool:
             loop, future, fn = item
             if future.cancelled():
                 continue
+            _serving.loop = loop
             try:
                 value = fn()
             except BaseException as exc:

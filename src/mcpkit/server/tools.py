@@ -120,17 +120,24 @@ def build_tool(
         raise ValueError(
             f"tool name {tool_name!r} is invalid: use 1-128 characters from A-Z a-z 0-9 _ - ."
         )
-    sig = derive_signature(
-        fn,
-        injectables=(Context,),
-        input_schema=options.get("input_schema"),
-        output_schema=output_schema,
-        structured_output=options.get("structured_output"),
-        # A `-> ToolResult` tool spells its result out itself: the dataclass's own fields are
-        # not its output, so they must not become an advertised outputSchema.
-        passthrough_types=(ContentBlock, ToolResult),
-        clock=time.monotonic,  # the wall-clock budget of a call checked against input_schema
-    )
+    try:
+        sig = derive_signature(
+            fn,
+            injectables=(Context,),
+            input_schema=options.get("input_schema"),
+            output_schema=output_schema,
+            structured_output=options.get("structured_output"),
+            # A `-> ToolResult` tool spells its result out itself: the dataclass's own fields
+            # are not its output, so they must not become an advertised outputSchema.
+            passthrough_types=(ContentBlock, ToolResult),
+            clock=time.monotonic,  # the wall-clock budget of a call checked against input_schema
+        )
+    except (ValueError, TypeError) as exc:
+        # The function's name is in the message; a tool registered under another name is
+        # known to its author by that one.
+        if name is None:
+            raise
+        raise type(exc)(f"tool {tool_name!r}: {exc}") from None
     schema = sig.input_schema
     if schema.get("type") != "object":
         raise ValueError(f"tool {tool_name!r}: inputSchema must have \"type\": \"object\" at its root")
@@ -339,22 +346,35 @@ def _faithful(raw: Any, value: int) -> bool:
     return value in JSON_INTEGERS
 
 
-def _rounded(raw: Any, value: Any, place: str = "") -> str | None:
+def _rounded(raw: Any, value: Any) -> str | None:
     """The place of the first integer in `value` (arguments after the check) that is not the
-    number the client sent in `raw` (as decoded), walking both alike."""
-    if type(value) is int:
-        return None if _faithful(raw, value) else place
-    if type(value) is dict and type(raw) is dict:
-        for key, item in value.items():
-            found = _rounded(raw.get(key), item, f"{place}.{key}")
-            if found is not None:
-                return found
-    elif isinstance(value, list | tuple) and isinstance(raw, list):
-        for i, (sent, item) in enumerate(zip(raw, value, strict=False)):
-            found = _rounded(sent, item, f"{place}[{i}]")
-            if found is not None:
-                return found
+    number the client sent in `raw` (as decoded), walking both alike.
+
+    Walked with a stack rather than by recursion: an argument may be nested as deep as the
+    decoder allows (1024 levels), past Python's recursion limit. A place is kept as a chain
+    of (parent, step) and spelled out only for the integer found."""
+    stack: list[tuple[Any, Any, Any]] = [(raw, value, None)]
+    while stack:
+        sent, item, path = stack.pop()
+        kind = type(item)
+        if kind is int:
+            if not _faithful(sent, item):
+                return _spelled(path)
+        elif kind is dict and type(sent) is dict:
+            stack.extend(reversed([(sent.get(key), inner, (path, f".{key}"))
+                                   for key, inner in item.items()]))
+        elif isinstance(item, list | tuple) and isinstance(sent, list):
+            stack.extend(reversed([(got, inner, (path, f"[{i}]"))
+                                   for i, (got, inner) in enumerate(zip(sent, item, strict=False))]))
     return None
+
+
+def _spelled(path: Any) -> str:
+    steps: list[str] = []
+    while path is not None:
+        path, step = path
+        steps.append(step)
+    return "".join(reversed(steps))
 
 
 def _out_of_range(key: str, place: str) -> str:

@@ -118,11 +118,12 @@ def bus_for(url: str, namespace: str = "mcpkit") -> Bus | None:
     scheme = url.partition(":")[0].lower()
     if scheme in ("redis", "rediss"):
         from mcpkit.store.bus_redis import RedisBus
-        from mcpkit.store.urls import split_prefix
+        from mcpkit.store.urls import split_deadline, split_prefix
 
-        # The URL's own `prefix=` is no parameter of redis-py's; it names the deployment,
-        # so its channels are kept apart as its keys are.
+        # The URL's own `prefix=` and `timeout=` are no parameters of redis-py's; the prefix
+        # names the deployment, so its channels are kept apart as its keys are.
         url, prefix = split_prefix(url)
+        url, _ = split_deadline(url)
         if prefix != "mcpkit:":
             namespace = prefix.rstrip(":") or namespace
         return RedisBus(url, namespace)

@@ -39,8 +39,11 @@ from typing import Any, Final
 
 import orjson
 
+from mcpkit.protocol.principals import current_text
+
 __all__ = ["OUTSIDE_FIELDS", "TERMINAL_STATUSES", "TaskQuota", "TaskRecord", "TaskStore",
-           "TaskUsage", "owner_tag", "record_from_json", "record_size", "record_to_json", "stored_json"]
+           "TaskUsage", "owner_tag", "record_from_json", "record_size", "record_to_json",
+           "stored_json"]
 
 TERMINAL_STATUSES: Final = ("completed", "failed", "cancelled")
 """The statuses a task never leaves (TASK-5), as every engine's conditions name them."""
@@ -154,6 +157,8 @@ def record_from_json(data: bytes | str) -> TaskRecord:
     """A record back from `record_to_json` (fields a newer version added are ignored; the
     outside fields an older version wrote into the JSON are replaced by the engine's)."""
     raw = orjson.loads(data)
+    if isinstance(raw.get("owner"), str):  # kept before principals were spelled for every engine
+        raw["owner"] = current_text(raw["owner"])
     record = TaskRecord(**{k: v for k, v in raw.items() if k in _FIELDS})
     record.lease_owner = record.lease_until = None
     record.cancel_requested = False

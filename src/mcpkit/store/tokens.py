@@ -15,6 +15,9 @@ issued for.
   never sees half a file, and a crash leaves the previous version. A file that others may read,
   or that does not parse, is refused with `TokenFileError` naming the fix; it is never
   overwritten, since it may hold the only refresh token of a grant;
+- `StagedTokenStorage`: a sign-in on trial over another storage: it reads the registrations
+  kept there, and keeps what the sign-in obtains to itself until `commit`, so a sign-in that
+  fails leaves the previous one whole;
 - anything else that has the five methods of `TokenStorage` (a keychain, a database).
 
 Imports: the standard library and `mcpkit.store.state_keys`.
@@ -36,6 +39,7 @@ __all__ = [
     "ClientInfo",
     "FileTokenStorage",
     "MemoryTokenStorage",
+    "StagedTokenStorage",
     "TokenFileError",
     "TokenSet",
     "TokenStorage",
@@ -145,6 +149,27 @@ class MemoryTokenStorage:
     async def entries(self) -> list[tuple[str, str, TokenSet]]:
         """Every (issuer, resource, tokens) held, for `mcpkit auth status`."""
         return [(i, r, t) for (i, r), t in sorted(self._tokens.items())]
+
+
+class StagedTokenStorage(MemoryTokenStorage):
+    """A new sign-in kept apart from `under` until it succeeds: no kept token is read (the
+    sign-in is afresh), a kept registration is (the client stays the same), and everything
+    obtained is written to `under` only by `commit`."""
+
+    def __init__(self, under: TokenStorage) -> None:
+        super().__init__()
+        self.under = under
+
+    async def load_client(self, issuer: str) -> ClientInfo | None:
+        staged = await super().load_client(issuer)
+        return staged if staged is not None else await self.under.load_client(issuer)
+
+    async def commit(self) -> None:
+        """Write the registrations and tokens obtained to the storage underneath."""
+        for issuer, client in sorted(self._clients.items()):
+            await self.under.save_client(issuer, client)
+        for issuer, resource, tokens in await self.entries():
+            await self.under.save(issuer, resource, tokens)
 
 
 class TokenFileError(ValueError):

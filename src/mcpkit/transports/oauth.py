@@ -50,7 +50,7 @@ from mcpkit.auth.client_authorization import (
     read_callback,
     require_pkce,
 )
-from mcpkit.auth.client_challenge import BearerChallenge, bearer_challenge
+from mcpkit.auth.client_challenge import BearerChallenge, bearer_challenge, sent_scheme
 from mcpkit.auth.client_discovery import (
     ASMetadata,
     ResourceMetadata,
@@ -58,12 +58,11 @@ from mcpkit.auth.client_discovery import (
     canonical_resource,
     origin_of,
     prm_urls,
-    read_as_metadata,
     read_prm,
 )
 from mcpkit.auth.client_scopes import StepUps, initial_scope, step_up_scope
 from mcpkit.auth.client_targets import check_authorization_url, is_loopback_host
-from mcpkit.errors import AuthError
+from mcpkit.errors import AuthError, StepUpNeeded
 from mcpkit.store.tokens import ClientInfo, FileTokenStorage, TokenSet, TokenStorage
 from mcpkit.transports.oauth_http import OAuthHTTP, client_auth
 from mcpkit.transports.oauth_registration import ClientInfoHandler, Registration, auth_method_for
@@ -110,12 +109,13 @@ class OAuth(httpx.Auth):
         client_issuer: str | None = None,
         token_endpoint_auth_method: str | None = None,
         private_key: Any = None,
-        private_key_alg: str = "ES256",
+        private_key_alg: str | None = None,
         client_metadata_url: str | None = None,
         client_name: str = "mcpkit",
         application_type: str | None = None,
         client_info_handler: ClientInfoHandler | None = None,
         storage: TokenStorage | None = None,
+        scope: str | None = None,
         want_refresh: bool = True,
         step_up_limit: int = 2,
         allow_loopback: bool | None = None,
@@ -130,7 +130,9 @@ class OAuth(httpx.Auth):
         the first AS they are used with); `client_metadata_url` is this client's CIMD URL;
         `storage` defaults to the token file in the user's data folder. `allow_loopback`
         (default: when the MCP server is on loopback) lets metadata fetches reach loopback
-        addresses; private and link-local ones only with `allow_private`. `dpop` (a
+        addresses; private and link-local ones only with `allow_private`. `scope` is asked
+        for on a first authorization besides what the server's challenge names (a user who
+        knows the tools need more than basic use). `dpop` (a
         `mcpkit.transports.oauth_dpop.DPoPSigner`) asks for DPoP-bound tokens: a proof on
         every token and MCP request, nonce challenges of either server retried once."""
         if redirect_uri is not None:
@@ -145,6 +147,7 @@ class OAuth(httpx.Auth):
         self.private_key = private_key
         self.private_key_alg = private_key_alg
         self.storage: TokenStorage = storage if storage is not None else FileTokenStorage()
+        self.scope = scope
         self.want_refresh = want_refresh
         self.step_ups = StepUps(step_up_limit)
         self.allow_loopback = allow_loopback
@@ -186,7 +189,8 @@ class OAuth(httpx.Auth):
                 if status in (401, 403) and not counted:
                     counted = True
                     self.authorizing += 1
-                challenge = bearer_challenge(response.headers.get_list("www-authenticate"))
+                challenge = bearer_challenge(response.headers.get_list("www-authenticate"),
+                                             sent_scheme(request.headers.get("authorization")))
                 if self.dpop is not None:
                     self.dpop.learn(response)
                 if (status == 401 and self.dpop is not None and not nonce_retried
@@ -271,6 +275,8 @@ class OAuth(httpx.Auth):
             scope = initial_scope(challenge.scope,
                                   state.prm.scopes_supported if state.prm else None,
                                   state.metadata.scopes_supported, want_refresh=self.want_refresh)
+            if self.scope:
+                scope = step_up_scope(scope, tuple(self.scope.split()))
             await self._authorize(state, http, scope)
 
     async def _step_up(self, state: _Resource, challenge: BearerChallenge) -> None:
@@ -279,7 +285,13 @@ class OAuth(httpx.Auth):
             http = self._checked(client, state.server_url)
             if state.metadata is None:
                 await self._discover(state, http, challenge)
-            await self._authorize(state, http, step_up_scope(state.scope, challenge.scope))
+            wider = step_up_scope(state.scope, challenge.scope)
+            if self.redirect_handler is None or self.callback_handler is None:
+                raise StepUpNeeded(
+                    f"the server at {state.server_url} needs the scopes {wider or 'it names'} "
+                    f"(this sign-in has {state.scope or 'none named'}); sign in again with "
+                    "them", server_url=state.server_url, scope=wider)
+            await self._authorize(state, http, wider)
 
     async def _refresh_or_forget(self, state: _Resource) -> None:
         """Before a request: a token past its expiry is refreshed, or dropped."""
@@ -306,17 +318,11 @@ class OAuth(httpx.Auth):
             issuer, resource = prm.authorization_servers[0], prm.resource
         else:  # no PRM: a 2025-03-26 server, its own authorization server
             issuer, resource = origin_of(state.server_url), state.server_url
-        metadata: ASMetadata | None = None
-        urls = as_metadata_urls(issuer)
-        for url in urls:
-            status, doc = await http.get_json(url)
-            if status == 200:
-                metadata = read_as_metadata(doc, url, issuer)
-                break
+        metadata = await http.as_metadata(issuer)
         if metadata is None:
             if prm is not None:
-                raise AuthError(f"the authorization server {issuer} (named by "
-                                f"{prm.url}) publishes no metadata at {', '.join(urls)}")
+                raise AuthError(f"the authorization server {issuer} (named by {prm.url}) "
+                                f"publishes no metadata at {', '.join(as_metadata_urls(issuer))}")
             metadata = ASMetadata.fallback(issuer)
         if state.issuer is not None and state.issuer != issuer:
             log.info("the server at %s moved from the authorization server %s to %s: "
@@ -389,9 +395,10 @@ class OAuth(httpx.Auth):
         assert metadata is not None and client is not None and issuer is not None
         assert metadata.token_endpoint is not None and state.resource is not None
         method = auth_method_for(client, metadata, has_key=self.private_key is not None)
-        headers, extra = client_auth(client, method, audience=issuer,
-                                     private_key=self.private_key,
-                                     private_key_alg=self.private_key_alg)
+        headers, extra = client_auth(
+            client, method, audience=issuer, private_key=self.private_key,
+            private_key_alg=self.private_key_alg,
+            signing_algs=metadata.raw.get("token_endpoint_auth_signing_alg_values_supported"))
         status, doc, _ = await http.post_form(metadata.token_endpoint, {**form, **extra}, headers,
                                               dpop=self.dpop)
         if status != 200 or not isinstance(doc, dict) or not isinstance(
@@ -415,7 +422,7 @@ class OAuth(httpx.Auth):
             scope=doc.get("scope") if isinstance(doc.get("scope"), str) else scope,
         )
         await self.storage.save(issuer, state.resource, tokens)
-        state.tokens = tokens
+        state.tokens, state.scope = tokens, tokens.scope
         return tokens
 
 

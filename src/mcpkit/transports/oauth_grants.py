@@ -36,6 +36,7 @@ import inspect
 import json
 import secrets
 import time
+import warnings
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
@@ -58,7 +59,9 @@ __all__ = [
     "WorkloadIdentityGrant",
     "client_assertion",
     "exchange_for_id_jag",
+    "import_private_key",
     "request_token",
+    "signing_alg_for",
 ]
 
 CLIENT_CREDENTIALS: Final = "client_credentials"
@@ -69,7 +72,6 @@ ID_JAG_TYPE: Final = "urn:ietf:params:oauth:token-type:id-jag"
 CLIENT_ASSERTION_TYPE: Final = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 
 AUTH_METHODS: Final = ("client_secret_basic", "client_secret_post", "private_key_jwt", "none")
-_KEY_TYPES: Final = {"ES": "EC", "RS": "RSA", "PS": "RSA", "Ed": "OKP"}
 _ASSERTION_LIFETIME_S: Final = 300
 _DESCRIPTION_CHARS: Final = 200
 
@@ -137,28 +139,74 @@ class ClientCredentials:
         return self.client_secret
 
 
-def _signing_key(client: ClientCredentials, metadata: Mapping[str, Any]) -> tuple[Any, str]:
-    """The client's private key as joserfc holds it, and the algorithm to sign with."""
+_ALGS_BY_KEY: Final[Mapping[tuple[str, str | None], tuple[str, ...]]] = {
+    ("EC", "P-256"): ("ES256",), ("EC", "P-384"): ("ES384",), ("EC", "P-521"): ("ES512",),
+    ("RSA", None): ("RS256", "PS256", "RS384", "PS384", "RS512", "PS512"),
+    ("OKP", "Ed25519"): ("EdDSA", "Ed25519"),
+}
+"""The JWS algorithms a private key can sign with, by key type and curve, the usual first."""
+
+
+def _algorithms_of(key: Any) -> tuple[str, ...]:
+    kty = str(getattr(key, "key_type", ""))
+    curve = None if kty == "RSA" else str(getattr(key, "curve_name", ""))
+    return _ALGS_BY_KEY.get((kty, curve), ())
+
+
+def signing_alg_for(key: Any, listed: Any, fixed: str | None = None) -> str:
+    """The algorithm a `private_key_jwt` assertion is signed with: `fixed` when given, else
+    the first of the AS's `token_endpoint_auth_signing_alg_values_supported` (`listed`) that
+    `key` can sign with (an AS may list `HS256` first: a shared-secret algorithm, which no
+    private key fits), else the key's usual one when the AS lists none."""
+    fits = _algorithms_of(key)
+    if fixed is not None:
+        if fixed not in fits:
+            raise ValueError(f"private_key_jwt: a {getattr(key, 'key_type', '?')} key cannot "
+                             f"sign {fixed!r} (it signs {', '.join(fits) or 'nothing known'})")
+        return fixed
+    algs = [a for a in listed if isinstance(a, str)] if isinstance(listed, list | tuple) else []
+    if not algs:
+        if not fits:
+            raise ValueError("private_key_jwt: the key is not an EC, RSA or Ed25519 key")
+        return fits[0]
+    chosen = next((a for a in algs if a in fits), None)
+    if chosen is None:
+        raise ValueError(f"private_key_jwt: the authorization server accepts "
+                         f"{', '.join(algs)} for client assertions, and this "
+                         f"{getattr(key, 'key_type', '?')} key signs "
+                         f"{', '.join(fits) or 'none of them'}; use a key of a type it accepts")
+    return chosen
+
+
+def import_private_key(raw: Any, client_id: str) -> Any:
+    """A client's private key (a PEM string, a private JWK, or a joserfc key) as joserfc
+    holds it; a `ValueError` naming the client when it is not one or has no private part."""
     require("joserfc", "private_key_jwt client authentication")
     from joserfc import jwk
 
-    listed = metadata.get("token_endpoint_auth_signing_alg_values_supported")
-    algs = [a for a in listed if isinstance(a, str)] if isinstance(listed, list) else []
-    alg = client.signing_alg or (algs[0] if algs else "ES256")
-    if alg == "none" or alg.startswith("HS"):
-        raise ValueError(f"private_key_jwt needs an asymmetric algorithm, not {alg!r}")
-    key_type = _KEY_TYPES.get(alg[:2])
-    if key_type is None:
-        raise ValueError(f"private_key_jwt: unknown signing algorithm {alg!r}")
-    raw = client.private_key
-    try:
-        data: Any = dict(raw) if isinstance(raw, Mapping) else str(raw)
-        key: Any = jwk.import_key(data, key_type)  # type: ignore[call-overload]
-    except Exception:
-        raise ValueError(f"the private key of client {client.client_id!r} is not a "
-                         f"{key_type} key joserfc can read (PEM or JWK)") from None
+    key: Any = raw if hasattr(raw, "key_type") else None
+    if key is None:
+        data: Any = dict(raw) if isinstance(raw, Mapping) else raw
+        kinds = ([data.get("kty")] if isinstance(data, dict) else ["EC", "RSA", "OKP"])
+        for kind in kinds:  # named, so joserfc need not guess (and warn)
+            try:
+                key = jwk.import_key(data, kind)  # type: ignore[arg-type]
+                break
+            except Exception:  # not this kind: the next one
+                continue
+        if key is None:
+            raise ValueError(f"the private key of client {client_id!r} is not a key joserfc "
+                             "can read (an EC, RSA or Ed25519 key as PEM or JWK)")
     if not key.is_private:
-        raise ValueError(f"the key of client {client.client_id!r} has no private part")
+        raise ValueError(f"the key of client {client_id!r} has no private part")
+    return key
+
+
+def _signing_key(client: ClientCredentials, metadata: Mapping[str, Any]) -> tuple[Any, str]:
+    """The client's private key as joserfc holds it, and the algorithm to sign with."""
+    key = import_private_key(client.private_key, client.client_id)
+    alg = signing_alg_for(key, metadata.get("token_endpoint_auth_signing_alg_values_supported"),
+                          client.signing_alg)
     return key, alg
 
 
@@ -178,7 +226,10 @@ def client_assertion(client: ClientCredentials, metadata: Mapping[str, Any],
         "iat": int(now),
         "exp": int(now) + _ASSERTION_LIFETIME_S,
     }
-    return str(jwt.encode({"alg": alg, "typ": "JWT"}, claims, key, algorithms=[alg]))
+    header = {"alg": alg, "typ": "JWT", **({"kid": key.kid} if key.kid else {})}
+    with warnings.catch_warnings():  # EdDSA: the AS's own choice (see mcpkit.auth.dpop)
+        warnings.filterwarnings("ignore", message="EdDSA is deprecated")
+        return str(jwt.encode(header, claims, key, algorithms=[alg]))
 
 
 def _endpoint(metadata: Mapping[str, Any], what: str) -> str:

@@ -25,7 +25,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import ipaddress
-import secrets
 import time
 from collections.abc import Mapping
 from typing import Any, Final
@@ -34,16 +33,15 @@ from urllib.parse import quote, urljoin, urlsplit
 import httpx
 import orjson
 
+from mcpkit.auth.client_discovery import ASMetadata, as_metadata_urls, read_as_metadata
 from mcpkit.auth.client_targets import check_address, check_fetch_url
 from mcpkit.errors import AuthError
-from mcpkit.protocol.extras import require
 from mcpkit.store.tokens import ClientInfo
 
 __all__ = ["MAX_DOCUMENT_BYTES", "MAX_HOPS", "OAuthHTTP", "client_auth"]
 
 MAX_HOPS: Final = 3
 MAX_DOCUMENT_BYTES: Final = 1024 * 1024
-_ASSERTION_TYPE: Final = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 
 
 def _shown(url: str) -> str:
@@ -113,6 +111,15 @@ class OAuthHTTP:
                 raise AuthError(f"{_shown(url)} answered 200 with a body that is not JSON") from None
         raise AuthError(f"{_shown(url)}: more than {MAX_HOPS} redirects; not followed further")
 
+    async def as_metadata(self, issuer: str) -> ASMetadata | None:
+        """The metadata of the authorization server `issuer` (RFC 8414, then OIDC Discovery),
+        its `issuer` checked exactly; None when none of its well-known URLs has it."""
+        for url in as_metadata_urls(issuer):
+            status, doc = await self.get_json(url)
+            if status == 200:
+                return read_as_metadata(doc, url, issuer)
+        return None
+
     async def post_form(self, url: str, data: Mapping[str, str], headers: Mapping[str, str],
                         *, json_body: Any = None, dpop: Any = None
                         ) -> tuple[int, Any, httpx.Headers]:
@@ -158,9 +165,12 @@ class OAuthHTTP:
 
 
 def client_auth(client: ClientInfo, method: str, *, audience: str,
-                private_key: Any = None, private_key_alg: str = "ES256",
-                now: float | None = None) -> tuple[dict[str, str], dict[str, str]]:
-    """(headers, form fields) that authenticate `client` at a token endpoint by `method`."""
+                private_key: Any = None, private_key_alg: str | None = None,
+                signing_algs: Any = None, now: float | None = None
+                ) -> tuple[dict[str, str], dict[str, str]]:
+    """(headers, form fields) that authenticate `client` at a token endpoint by `method`;
+    a `private_key_jwt` assertion is signed with `private_key_alg`, else the first of the
+    AS's `signing_algs` the key fits (`oauth_grants.signing_alg_for`)."""
     if method == "client_secret_basic":
         if client.client_secret is None:
             raise AuthError(f"client_secret_basic needs a client secret for {client.client_id!r}")
@@ -175,19 +185,23 @@ def client_auth(client: ClientInfo, method: str, *, audience: str,
     if method == "private_key_jwt":
         if private_key is None:
             raise AuthError("private_key_jwt needs the client's private key (private_key=)")
-        jwt = require("joserfc.jwt", "private_key_jwt client authentication")
-        jwk = require("joserfc.jwk", "private_key_jwt client authentication")
-        key = private_key if not isinstance(private_key, dict | str | bytes) else (
-            jwk.import_key(private_key))
-        issued = int(time.time() if now is None else now)
-        claims = {"iss": client.client_id, "sub": client.client_id, "aud": audience,
-                  "iat": issued, "exp": issued + 60, "jti": secrets.token_urlsafe(16)}
-        header = {"alg": private_key_alg}
-        kid = getattr(key, "kid", None)
-        if kid:
-            header["kid"] = kid
-        assertion = jwt.encode(header, claims, key)
-        return {}, {"client_id": client.client_id, "client_assertion_type": _ASSERTION_TYPE,
+        from mcpkit.transports.oauth_grants import (
+            CLIENT_ASSERTION_TYPE,
+            ClientCredentials,
+            client_assertion,
+            import_private_key,
+        )
+
+        try:
+            key = import_private_key(private_key, client.client_id)
+            assertion = client_assertion(
+                ClientCredentials(client.client_id, private_key=key,
+                                  signing_alg=private_key_alg),
+                {"issuer": audience, "token_endpoint_auth_signing_alg_values_supported":
+                 list(signing_algs or ())}, time.time() if now is None else now)
+        except ValueError as exc:
+            raise AuthError(str(exc)) from None
+        return {}, {"client_id": client.client_id, "client_assertion_type": CLIENT_ASSERTION_TYPE,
                     "client_assertion": assertion}
     raise AuthError(f"the token endpoint auth method {method!r} is not supported (use "
                     "client_secret_basic, client_secret_post, none or private_key_jwt)")

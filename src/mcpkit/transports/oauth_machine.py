@@ -18,9 +18,11 @@ identity). The flow is the one the user-facing flow follows, minus the browser:
    server's `use_dpop_nonce` 401 is answered once with a proof carrying its nonce.
 
 A grant's failure is a `GrantError` out of the request, with the AS's error code; nothing is
-retried with another grant. Metadata is fetched only from http(s) URLs that are not private or
-link-local (loopback only when the MCP server itself is on loopback), without following
-redirects. Tokens are kept in memory, or in a `TokenStorage` keyed by issuer and resource.
+retried with another grant. Metadata is fetched as the interactive client fetches it (`mcpkit.transports.oauth_http.
+OAuthHTTP`): http(s) URLs only, every address a host name resolves to checked (never private
+or link-local; loopback only when the MCP server itself is on loopback), redirects followed a
+few hops, each hop checked the same way. Tokens are kept in memory, or in a `TokenStorage`
+keyed by issuer and resource.
 
 Imports: httpx, `mcpkit.auth` (the client rules and DPoP), `mcpkit.errors`, `mcpkit.store.
 tokens`, the sibling `oauth_grants` and `oauth_dpop` modules, and the standard library.
@@ -28,7 +30,6 @@ tokens`, the sibling `oauth_grants` and `oauth_dpop` modules, and the standard l
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import AsyncGenerator, Callable, Mapping
 from typing import Any, Final
@@ -36,26 +37,25 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from mcpkit.auth.client_challenge import BearerChallenge, bearer_challenge
+from mcpkit.auth.client_challenge import BearerChallenge, bearer_challenge, sent_scheme
 from mcpkit.auth.client_discovery import (
     ASMetadata,
     ResourceMetadata,
     as_metadata_urls,
     canonical_resource,
     prm_urls,
-    read_as_metadata,
     read_prm,
 )
 from mcpkit.auth.client_scopes import initial_scope, step_up_scope
-from mcpkit.auth.client_targets import check_fetch_url, is_loopback_host
+from mcpkit.auth.client_targets import is_loopback_host
 from mcpkit.errors import AuthError
 from mcpkit.store.tokens import TokenSet, TokenStorage
 from mcpkit.transports.oauth_dpop import DPoPSigner
 from mcpkit.transports.oauth_grants import MachineGrant
+from mcpkit.transports.oauth_http import OAuthHTTP
 
 __all__ = ["MachineAuth"]
 
-_MAX_METADATA_BYTES: Final = 1 << 20
 _METADATA_TIMEOUT_S: Final = 10.0
 
 
@@ -65,7 +65,8 @@ class MachineAuth(httpx.Auth):
     `scope` overrides what the server's challenge and metadata suggest; `dpop` turns on DPoP
     (True: a fresh ES256 key); `storage` keeps tokens across processes; `http` is the client
     for metadata and token requests (default: one of its own, closed by `aclose`);
-    `allow_loopback` lets metadata live on loopback when the MCP server is elsewhere (tests).
+    `allow_loopback` lets metadata live on loopback when the MCP server is elsewhere (tests),
+    `allow_private` on private addresses (an AS inside the network).
     """
 
     requires_request_body = True
@@ -73,13 +74,14 @@ class MachineAuth(httpx.Auth):
     def __init__(self, grant: MachineGrant, *, scope: str | None = None,
                  dpop: DPoPSigner | bool = False, storage: TokenStorage | None = None,
                  http: httpx.AsyncClient | None = None, allow_loopback: bool = False,
-                 clock: Callable[[], float] = time.time) -> None:
+                 allow_private: bool = False, clock: Callable[[], float] = time.time) -> None:
         self.grant = grant
         self.scope = scope
         self.dpop: DPoPSigner | None = (DPoPSigner() if dpop is True
                                         else dpop if isinstance(dpop, DPoPSigner) else None)
         self.storage = storage
         self.allow_loopback = allow_loopback
+        self.allow_private = allow_private
         self._clock = clock
         self._http = http
         self._own_http = http is None
@@ -118,7 +120,7 @@ class MachineAuth(httpx.Auth):
                 nonce_tried = True
             elif response.status_code == 401 and not authorized:
                 authorized = True
-                challenge = bearer_challenge(response.headers.get_list("www-authenticate"))
+                challenge = self._challenge(request, response)
                 await self._discover(str(request.url), challenge)
                 assert self._prm is not None and self._metadata is not None
                 token = await self._obtain(self.scope or initial_scope(
@@ -126,7 +128,7 @@ class MachineAuth(httpx.Auth):
                     self._metadata.scopes_supported, want_refresh=False))
             elif response.status_code == 403 and token is not None and not stepped_up:
                 stepped_up = True
-                challenge = bearer_challenge(response.headers.get_list("www-authenticate"))
+                challenge = self._challenge(request, response)
                 if challenge is None or not challenge.insufficient_scope:
                     return
                 wider = step_up_scope(token.scope, challenge.scope)
@@ -167,6 +169,13 @@ class MachineAuth(httpx.Auth):
         else:
             request.headers["authorization"] = f"Bearer {token.access_token}"
 
+    @staticmethod
+    def _challenge(request: httpx.Request, response: httpx.Response) -> BearerChallenge | None:
+        """The challenge of the scheme the request was sent with (a DPoP request's error is in
+        the DPoP challenge), `mcpkit.auth.client_challenge.bearer_challenge`."""
+        return bearer_challenge(response.headers.get_list("www-authenticate"),
+                                sent_scheme(request.headers.get("authorization")))
+
     def _learn(self, response: httpx.Response) -> None:
         if self.dpop is not None:
             self.dpop.learn(response)
@@ -198,12 +207,7 @@ class MachineAuth(httpx.Auth):
                             "resource metadata (RFC 9728) at any of "
                             f"{', '.join(prm_urls(server_url, hint))}")
         issuer = prm.authorization_servers[0]
-        metadata: ASMetadata | None = None
-        for url in as_metadata_urls(issuer):
-            doc = await self._fetch(url, loopback)
-            if doc is not None:
-                metadata = read_as_metadata(doc, url, issuer)
-                break
+        metadata = await self._checked(loopback).as_metadata(issuer)
         if metadata is None:
             raise AuthError(f"the authorization server {issuer} publishes no metadata at "
                             f"{', '.join(as_metadata_urls(issuer))}")
@@ -212,20 +216,18 @@ class MachineAuth(httpx.Auth):
         self._prm, self._metadata = prm, metadata
         self._resource = prm.resource or canonical_resource(server_url)
 
+    def _checked(self, loopback: bool) -> OAuthHTTP:
+        """Metadata requests through the interactive client's checks (resolved addresses,
+        redirects followed per hop)."""
+        return OAuthHTTP(self._client(), allow_loopback=loopback,
+                         allow_private=self.allow_private)
+
     async def _fetch(self, url: str, loopback: bool) -> Any:
-        """The JSON document at `url`, or None when it is not there (404, a redirect, not
-        JSON); refused outright when `url` is not a target metadata may come from."""
-        check_fetch_url(url, allow_loopback=loopback)
-        try:
-            response = await self._client().get(url, headers={"accept": "application/json"})
-        except httpx.HTTPError as exc:
-            raise AuthError(f"{url} could not be fetched ({type(exc).__name__})") from None
-        if response.status_code != 200 or len(response.content) > _MAX_METADATA_BYTES:
-            return None
-        try:
-            return json.loads(response.content)
-        except ValueError:
-            return None
+        """The JSON document at `url`, or None when it is not there (an error status);
+        refused outright when `url`, a hop it redirects to, or an address its host resolves
+        to is not a target metadata may come from."""
+        status, doc = await self._checked(loopback).get_json(url)
+        return doc if status == 200 else None
 
 
 def _without_query(url: str) -> str:

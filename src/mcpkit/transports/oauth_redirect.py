@@ -7,7 +7,9 @@ authorization server redirects it back here; the listener answers with a short p
 can close, and hands `(code, state, iss)` to the OAuth flow, which checks `state` and `iss`
 (`mcpkit.transports.oauth`). An error answer (`error=access_denied`) or no answer in time is a
 `RedirectError` naming what happened, so a login that cannot finish ends with one clear line
-instead of waiting for ever.
+instead of waiting for ever. One listener serves any number of authorizations in turn (a
+step-up, a new sign-in after a refused refresh): each `wait` takes one answer, and the next
+waits for the next one; a reload of a page already answered changes nothing.
 
 The listener speaks just enough HTTP/1.1 for a browser's GET: a request head of at most
 16 KiB read within a few seconds, every other path answered 404 (a browser asks for
@@ -82,6 +84,8 @@ class RedirectListener:
         self._port = port
         self._server: asyncio.Server | None = None
         self._answer: asyncio.Future[AuthorizationResponse] | None = None
+        self._taken: set[str | None] = set()
+        """The `state` of every answer a `wait` already returned (a reload brings it again)."""
 
     async def __aenter__(self) -> RedirectListener:
         self._answer = asyncio.get_running_loop().create_future()
@@ -114,12 +118,18 @@ class RedirectListener:
         if self._answer is None:
             raise RuntimeError("the redirect listener is not listening; use `async with`")
         try:
-            return await asyncio.wait_for(asyncio.shield(self._answer), self.timeout)
+            answer = await asyncio.wait_for(asyncio.shield(self._answer), self.timeout)
+        except RedirectError:
+            self._answer = asyncio.get_running_loop().create_future()
+            raise
         except TimeoutError:
             raise RedirectError(
                 f"no answer reached {self.redirect_uri} within {self.timeout:g} s: the sign-in "
                 "was not finished in the browser; run the command again (and open the URL it "
                 "prints if no browser opened)", error="timeout") from None
+        self._taken.add(answer.state)
+        self._answer = asyncio.get_running_loop().create_future()  # the next authorization's
+        return answer
 
     async def callback_handler(self) -> tuple[str, str | None, str | None]:
         """`(code, state, iss)`, for the OAuth flow's `callback_handler`."""
@@ -155,9 +165,10 @@ class RedirectListener:
             return 405, b"GET only"
         query = {k: v[0] for k, v in parse_qs(parts.query, keep_blank_values=True).items()}
         assert self._answer is not None
-        if self._answer.done():
+        if self._answer.done() or query.get("state") in self._taken:
             return 200, _DONE_PAGE  # a reload of the page: the first answer stands
         if "error" in query:
+            self._taken.add(query.get("state"))
             self._answer.set_exception(_refused(query))
             return 200, _ERROR_PAGE
         if not query.get("code"):

@@ -1,7 +1,10 @@
-"""How the OAuth client obtains its client id at one authorization server (AUTH-17..22), in
-the spec's order: a registration already kept for that issuer, then the pre-registered
-credentials, then a Client ID Metadata Document URL when the AS supports CIMD, then Dynamic
-Client Registration (with `application_type`, AUTH-21), then asking the host.
+"""How the OAuth client obtains its client id at one authorization server (AUTH-17..22): the
+pre-registered credentials given for that issuer (the caller's explicit choice wins over what
+an earlier run kept), then a registration already kept for it, then a Client ID Metadata
+Document URL when the AS supports CIMD, then Dynamic Client Registration (with
+`application_type`, AUTH-21), then asking the host. Whatever is chosen at an AS is kept for
+it, a CIMD URL included, so a later process that was given none (a later CLI command) refreshes
+as the same client.
 
 Credentials are bound to the issuer that issued them: a kept registration is looked up by the
 validated `issuer` only, and pre-registered credentials name their issuer (`client_issuer`)
@@ -66,9 +69,6 @@ class Registration:
 
     async def client_for(self, issuer: str, metadata: ASMetadata, storage: TokenStorage,
                          http: OAuthHTTP, redirect_uri: str | None) -> ClientInfo:
-        kept = await storage.load_client(issuer)
-        if kept is not None:
-            return kept
         if self.client_id is not None:
             if self.client_issuer is None:
                 self.client_issuer = issuer  # bound to the first AS it is used with
@@ -78,9 +78,15 @@ class Registration:
                                   (redirect_uri,) if redirect_uri else ())
             log.warning("the pre-registered client id is for %s, not %s: it is not sent there",
                         self.client_issuer, issuer)
+        kept = await storage.load_client(issuer)
+        if kept is not None and (self.client_metadata_url is None or kept.source != "cimd"
+                                 or kept.client_id == self.client_metadata_url):
+            return kept
         if self.client_metadata_url and metadata.client_id_metadata_document_supported:
             method = "private_key_jwt" if self.has_key else "none"
-            return ClientInfo(self.client_metadata_url, None, method, "cimd")
+            client = ClientInfo(self.client_metadata_url, None, method, "cimd")
+            await storage.save_client(issuer, client)
+            return client
         if metadata.registration_endpoint:
             client = await self._register(issuer, metadata, http, redirect_uri)
             await storage.save_client(issuer, client)

@@ -6,6 +6,7 @@ What is known about each method (its types, eras, whether it may ask) is `mcpkit
 from typing import Final
 
 __all__ = [
+    "CHANGES_KEY",
     "CLIENT_CAPABILITIES_KEY",
     "CLIENT_INFO_KEY",
     "LEGACY_VERSIONS",
@@ -38,6 +39,9 @@ CLIENT_INFO_KEY: Final = "io.modelcontextprotocol/clientInfo"
 LOG_LEVEL_KEY: Final = "io.modelcontextprotocol/logLevel"
 SERVER_INFO_KEY: Final = "io.modelcontextprotocol/serverInfo"
 SUBSCRIPTION_ID_KEY: Final = "io.modelcontextprotocol/subscriptionId"
+CHANGES_KEY: Final = "dev.mcpkit/changes"
+"""In a `notifications/resources/updated`: how many changes it stands for, when the server
+coalesced several into one (left out: one)."""
 PROGRESS_TOKEN_KEY: Final = "progressToken"
 TRACE_KEYS: Final = ("traceparent", "tracestate", "baggage")
 

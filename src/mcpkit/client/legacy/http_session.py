@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from mcpkit.protocol.http import Status
-from mcpkit.types.constants import Header
+from mcpkit.types.constants import LEGACY_VERSIONS, Header
 from mcpkit.types.era import LEGACY, Era
 
 __all__ = ["LegacyHTTPSession"]
@@ -40,9 +40,11 @@ class LegacyHTTPSession:
     @classmethod
     def negotiated(cls, session_id: str | None,
                    result: Mapping[str, Any]) -> LegacyHTTPSession | None:
-        """The session an `initialize` result opened, or None when it names no version."""
+        """The session an `initialize` result opened, or None when it names no legacy version
+        (a modern server that answers `initialize` with its own version opens no session:
+        the client goes on in the modern era)."""
         version = result.get("protocolVersion")
-        return cls(session_id, version) if isinstance(version, str) else None
+        return cls(session_id, version) if version in LEGACY_VERSIONS else None
 
     def headers(self, headers: dict[str, str], message: Mapping[str, Any] | None) -> dict[str, str]:
         """`headers` with the session id and the negotiated version, the same on every request

@@ -12,8 +12,11 @@ may run over several lines), literal and folded block scalars (`|`, `>`, with `-
 indentation digit), comments. Scalars resolve by the YAML 1.2 core schema, the one JavaScript
 parsers use: `true`/`false`, `null`/`~`, integers (decimal, `0x`, `0o`) and floats; `yes`,
 `on` and dates stay strings. Refused, with the line: anchors, aliases, tags, directives,
-complex keys, merge keys, duplicate keys, tabs in indentation, `.inf`/`.nan` (no JSON for
-them), a second document, and a plain value holding `: ` (YAML itself rejects that).
+complex keys, merge keys, duplicate keys, tabs in indentation, `.inf`/`.nan` and numbers
+past what JSON carries (integers outside 64 bits, floats past a double), collections nested
+deeper than `MAX_DEPTH`, a second document, a sequence begun on its key's line (`k: - a`), and
+a plain value holding `: ` (YAML itself rejects that). Every line is read once, so a value
+over many lines costs its length, not its square.
 
 Pure: no I/O.
 """
@@ -25,14 +28,15 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from mcpkit.ext.skills.yaml_scalars import (
+    MAX_DEPTH,
     UNSUPPORTED,
     Flow,
+    FlowEnd,
     FrontMatterError,
-    flow_closed,
+    QuoteEnd,
     fold,
     fold_block,
     plain_part,
-    quote_closed,
     quoted,
     resolve,
 )
@@ -109,6 +113,8 @@ class _Reader:
     def __init__(self, lines: list[_Line]) -> None:
         self.lines = lines
         self.pos = 0
+        self.depth = 0
+        """How many collections enclose the one being read (at most `MAX_DEPTH`)."""
         for line in lines:
             lead = line.raw[: len(line.raw) - len(line.raw.lstrip(" \t"))]
             if "\t" in lead and line.text:
@@ -131,7 +137,20 @@ class _Reader:
             return self.sequence(line.indent)
         return self.mapping(line.indent, at, line.raw[line.indent:])
 
+    def deeper(self, number: int) -> None:
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise FrontMatterError(f"collections nested deeper than {MAX_DEPTH} levels", number)
+
     def sequence(self, indent: int) -> list[Any]:
+        at = self.next_content(self.pos)
+        self.deeper(self.lines[at].number if at is not None else 0)
+        try:
+            return self._sequence(indent)
+        finally:
+            self.depth -= 1
+
+    def _sequence(self, indent: int) -> list[Any]:
         items: list[Any] = []
         while (at := self.next_content(self.pos)) is not None:
             line = self.lines[at]
@@ -148,11 +167,20 @@ class _Reader:
                 items.append(self.nested(indent, line.number, allow_same=False))
             elif _key_split(rest) is not None:
                 items.append(self.mapping(indent + 1 + inner, at, rest))
+            elif rest[0] in "|>":
+                items.append(self.block_scalar(rest, indent, line.number))
             else:
                 items.append(self.inline(rest, indent, line.number))
         return items
 
     def mapping(self, indent: int, at: int, first: str) -> dict[str, Any]:
+        self.deeper(self.lines[at].number)
+        try:
+            return self._mapping(indent, at, first)
+        finally:
+            self.depth -= 1
+
+    def _mapping(self, indent: int, at: int, first: str) -> dict[str, Any]:
         out: dict[str, Any] = {}
         text: str | None = first
         while True:
@@ -203,19 +231,23 @@ class _Reader:
             raise FrontMatterError(f"{UNSUPPORTED[head]} ({head}...) are not read in front "
                                    "matter; write the value plainly or quote it", number)
         if head in "[{":
-            source = self.gather(text, indent, number, flow_closed)
-            value, end = Flow(source, number).value(0)
+            source = self.gather(text, indent, number, FlowEnd())
+            value, end = Flow(source, number, self.depth).value(0)
             tail = source[end:].strip()
             if tail and not tail.startswith("#"):
                 raise FrontMatterError(f"unexpected {tail!r} after the flow collection", number)
             return value
         if head in "'\"":
-            source = self.gather(text, indent, number, quote_closed)
+            source = self.gather(text, indent, number, QuoteEnd())
             value, end = quoted(source, 0, number)
             tail = source[end:].strip()
             if tail and not tail.startswith("#"):
                 raise FrontMatterError(f"unexpected {tail!r} after the quoted value", number)
             return value
+        if text == "-" or text.startswith("- "):
+            raise FrontMatterError("a sequence begun on the line of its key or item ('key: - a', "
+                                   "'- - a') is not read; put each '- ' item on a line of its "
+                                   "own", number)
         parts = [plain_part(text, number)]
         while self.pos < len(self.lines):
             line = self.lines[self.pos]
@@ -227,17 +259,19 @@ class _Reader:
             parts.pop()
         return resolve(fold(parts), number)
 
-    def gather(self, text: str, indent: int, number: int, closed: Any) -> str:
-        """`text` and the following more-indented lines, until `closed(source)` says the
-        construct ends (a quote closed, brackets balanced)."""
+    def gather(self, text: str, indent: int, number: int, end: QuoteEnd | FlowEnd) -> str:
+        """`text` and the following more-indented lines, until `end` says the construct
+        ends (a quote closed, brackets balanced); each line is read once."""
         pieces = [text]
-        while not closed("\n".join(pieces)):
+        closed = end.feed(text)
+        while not closed:
             if self.pos >= len(self.lines):
                 raise FrontMatterError("this value is never closed", number)
             line = self.lines[self.pos]
             if line.text and line.indent <= indent:
                 raise FrontMatterError("this value is never closed", number)
             pieces.append(line.text)
+            closed = end.feed("\n" + line.text)
             self.pos += 1
         return "\n".join(pieces)
 

@@ -10,11 +10,12 @@ Pure: no I/O.
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any, Final
 
-__all__ = ["UNSUPPORTED", "Flow", "FrontMatterError", "flow_closed", "fold", "fold_block",
-           "plain_part", "quote_closed", "quoted", "resolve"]
+__all__ = ["MAX_DEPTH", "UNSUPPORTED", "Flow", "FlowEnd", "FrontMatterError", "QuoteEnd", "fold",
+           "fold_block", "plain_part", "quoted", "resolve"]
 
 _INT: Final = re.compile(r"[-+]?[0-9]+")
 _FLOAT: Final = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?")
@@ -26,6 +27,11 @@ _ESCAPES: Final = {"0": "\0", "a": "\a", "b": "\b", "t": "\t", "\t": "\t", "n": 
 _HEX_ESCAPES: Final = {"x": 2, "u": 4, "U": 8}
 _BREAK: Final = "\uffff"
 """Stands for a line break of the source inside a quoted value (an escaped `\\n` is kept)."""
+MAX_DEPTH: Final = 64
+"""Deepest nesting of collections read: a skill's front matter is a few levels deep, and its
+entry, which carries it, must still be written as JSON (255 levels in all) inside a result."""
+_INT_RANGE: Final = range(-(2**63), 2**64)
+"""The integers a JSON number carries on the wire (the entry holding them is sent as JSON)."""
 UNSUPPORTED: Final = {"&": "anchors", "*": "aliases", "!": "tags", "%": "directives",
                        "@": "reserved indicators", "`": "reserved indicators"}
 
@@ -95,14 +101,31 @@ def resolve(text: str, number: int) -> Any:
         return True
     if text in ("false", "False", "FALSE"):
         return False
+    number_text = text
     if _INT.fullmatch(text):
-        return int(text)
-    if re.fullmatch(r"0o[0-7]+", text):
-        return int(text[2:], 8)
-    if re.fullmatch(r"0x[0-9a-fA-F]+", text):
-        return int(text[2:], 16)
-    if _FLOAT.fullmatch(text):
-        return float(text)
+        # Converted only when short enough to be in range: a decimal of thousands of digits
+        # would not even convert (Python refuses past 4,300).
+        value: int | float | None = (int(text) if len(text.lstrip("+-").lstrip("0")) <= 20
+                                     else None)
+    elif re.fullmatch(r"0o[0-7]+", text):
+        value = int(text[2:], 8)
+    elif re.fullmatch(r"0x[0-9a-fA-F]+", text):
+        value = int(text[2:], 16)
+    elif _FLOAT.fullmatch(text):
+        value = float(text)
+        if math.isinf(value):
+            raise FrontMatterError(f"{text} is too large for a JSON number; quote it to keep "
+                                   "it as text", number)
+        return value
+    else:
+        value = 0
+        number_text = ""
+    if number_text:
+        if value is None or value not in _INT_RANGE:
+            raise FrontMatterError(f"the integer {text[:40]}{'...' if len(text) > 40 else ''} "
+                                   "is outside the 64-bit range a JSON number carries; quote it "
+                                   "to keep it as text", number)
+        return value
     if _SPECIAL_FLOAT.fullmatch(text):
         raise FrontMatterError(f"{text} has no JSON form; quote it to keep it as text", number)
     return text
@@ -147,45 +170,79 @@ def quoted(text: str, start: int, number: int) -> tuple[str, int]:
     raise FrontMatterError("a quoted value is never closed", number)
 
 
-def quote_closed(source: str) -> bool:
-    try:
-        quoted(source, 0, 0)
-    except FrontMatterError as exc:
-        return "never closed" not in str(exc)
-    return True
+class QuoteEnd:
+    """Whether a quoted scalar gathered line by line has closed, reading each line once (as
+    `quoted` reads it: a backslash escapes in double quotes, `''` in single ones)."""
 
+    __slots__ = ("escaped", "open", "quote", "started")
 
-def flow_closed(source: str) -> bool:
-    depth, quote, i = 0, "", 0
-    while i < len(source):
-        char = source[i]
-        if quote:
-            if char == "\\" and quote == '"':
-                i += 1
-            elif char == quote:
-                quote = ""
-        elif char in "'\"":
-            quote = char
-        elif char in "[{":
-            depth += 1
-        elif char in "]}":
-            depth -= 1
-            if depth == 0:
+    def __init__(self) -> None:
+        self.quote = ""
+        self.started = False
+        self.escaped = False
+        self.open = True
+
+    def feed(self, piece: str) -> bool:
+        for char in piece:
+            if not self.started:
+                self.quote, self.started = char, True
+            elif self.escaped:
+                self.escaped = False
+            elif char == "\\" and self.quote == '"':
+                self.escaped = True
+            elif char == self.quote:
+                # A quote closes, or in single quotes begins `''`: the next character says.
+                self.open = not self.open if self.quote == "'" else False
+                if self.quote == '"':
+                    return True
+            elif self.quote == "'" and not self.open:
                 return True
-        i += 1
-    return False
+        return not self.open
+
+
+class FlowEnd:
+    """Whether a flow collection gathered line by line has closed (its brackets balanced
+    outside quotes), reading each line once."""
+
+    __slots__ = ("depth", "escaped", "quote")
+
+    def __init__(self) -> None:
+        self.depth = 0
+        self.quote = ""
+        self.escaped = False
+
+    def feed(self, piece: str) -> bool:
+        for char in piece:
+            if self.quote:
+                if self.escaped:
+                    self.escaped = False
+                elif char == "\\" and self.quote == '"':
+                    self.escaped = True
+                elif char == self.quote:
+                    self.quote = ""
+            elif char in "'\"":
+                self.quote = char
+            elif char in "[{":
+                self.depth += 1
+            elif char in "]}":
+                self.depth -= 1
+                if self.depth == 0:
+                    return True
+        return False
 
 
 class Flow:
     """A flow collection (`[a, "b", {c: 1}]`), read by recursive descent."""
 
-    def __init__(self, source: str, number: int) -> None:
+    def __init__(self, source: str, number: int, depth: int = 0) -> None:
         self.source = source
         self.number = number
+        self.depth = depth
+        """How deep the collection sits in the front matter (its block parents)."""
 
     def fail(self, message: str) -> FrontMatterError:
-        return FrontMatterError(f"{message} in the flow collection {self.source!r}",
-                                self.number)
+        shown = self.source if len(self.source) <= 80 else self.source[:77] + "..."
+        return FrontMatterError(f"{message} in the flow collection {shown!r}", self.number)
 
     def skip(self, i: int) -> int:
         while i < len(self.source) and self.source[i] in " \n":
@@ -214,6 +271,15 @@ class Flow:
         return resolve(" ".join(self.source[i:end].split()), self.number), end
 
     def items(self, i: int, close: str) -> tuple[Any, int]:
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise self.fail(f"collections nested deeper than {MAX_DEPTH} levels")
+        try:
+            return self._items(i, close)
+        finally:
+            self.depth -= 1
+
+    def _items(self, i: int, close: str) -> tuple[Any, int]:
         seq: list[Any] = []
         table: dict[str, Any] = {}
         while True:

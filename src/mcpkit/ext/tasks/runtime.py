@@ -85,8 +85,10 @@ _ENDINGS: dict[Stop, tuple[TaskStatus, str]] = {
 
 
 def new_task_id() -> str:
-    """An unguessable task id: 192 random bits, base64url (TASK-17)."""
-    return secrets.token_urlsafe(24)
+    """An unguessable task id: 192 random bits (TASK-17), in lowercase hex so that it never
+    starts with `-` (a shell's `mcpkit task get URL ID` would read that as an option) and a
+    terminal selects it as one word."""
+    return secrets.token_hex(24)
 
 
 class TaskRuntime:

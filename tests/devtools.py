@@ -1,5 +1,6 @@
 """Headless Chromium driven over the Chrome DevTools protocol, for tests that read back what a
-page rendered, inside its iframes too.
+page rendered, inside its iframes too (the MCP Apps view), or act on it as a user would (a
+sign-in at an authorization server's pages).
 
 The browser is started the way the probe's page test starts it (the same flags, a new empty
 profile, `chromium` from PATH: a skip here, a failure under CI, where scripts/test installs it),
@@ -24,7 +25,7 @@ from typing import Any
 
 from chromium import FLAGS, chromium
 
-__all__ = ["Browser", "Frame", "Page", "chromium", "launched"]
+__all__ = ["LOOPBACK_ONLY", "Browser", "Frame", "Page", "chromium", "launched"]
 
 WAIT = 30.0
 """The longest any one step may take (a loaded CI machine starts Chromium in seconds)."""
@@ -155,13 +156,19 @@ class Page(Frame):
         return Frame(self.browser, attached["sessionId"])
 
 
+LOOPBACK_ONLY = "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"
+"""A flag for pages that name hosts elsewhere (a web font): those names never resolve, so the
+browser reaches 127.0.0.1 only."""
+
+
 @contextlib.asynccontextmanager
-async def launched(profile: Path) -> AsyncIterator[Browser]:
-    """Chromium with a new empty profile in `profile`, closed (and reaped) on the way out."""
+async def launched(profile: Path, *flags: str) -> AsyncIterator[Browser]:
+    """Chromium with a new empty profile in `profile` (and `flags`), closed (and reaped) on
+    the way out."""
     import websockets
 
     process = await asyncio.create_subprocess_exec(
-        chromium(), *FLAGS, f"--user-data-dir={profile}", "--remote-debugging-port=0",
+        chromium(), *FLAGS, *flags, f"--user-data-dir={profile}", "--remote-debugging-port=0",
         "--remote-debugging-address=127.0.0.1", "about:blank",
         stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
         stderr=asyncio.subprocess.PIPE)
