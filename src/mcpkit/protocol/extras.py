@@ -49,6 +49,8 @@ EXTRAS: Final[Mapping[str, str]] = MappingProxyType(
         "toktok": "probe",
         "psycopg": "postgres",
         "redis": "redis",
+        "openapi_spec_validator": "openapi",
+        "yaml": "openapi",
     }
 )
 """Top-level module -> the extra that installs it (`pyproject.toml`'s optional-dependencies)."""
