@@ -20,7 +20,7 @@ KEY = "test-key-7"
 PHOTO = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(64))
 
 
-class Status(str, enum.Enum):
+class Status(enum.StrEnum):
     available = "available"
     pending = "pending"
     sold = "sold"

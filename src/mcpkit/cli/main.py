@@ -214,8 +214,8 @@ def _load(args: argparse.Namespace, store: object | None) -> Any:
 
     try:
         api = getattr(args, "api", None)
-        server = (load_server(args.target) if args.target
-                  else None if api is not None else _skills_server(args.skills))
+        server: Any = (load_server(args.target) if args.target
+                       else None if api is not None else _skills_server(args.skills))
         if api is not None:  # `mcpkit run --openapi SPEC`, alone or beside FILE
             from mcpkit.cli.run_openapi import serve_openapi
 
