@@ -16,8 +16,9 @@ are an older dialect, translated keyword by keyword:
 | keywords beside a `$ref` (which 3.0 ignores) | left out, but `description` and `title` |
 
 In both: `example` becomes `examples: [example]`; `discriminator`, `xml`, `externalDocs`,
-`$schema`, `$id`, `$comment` and `x-` extensions are left out (they would only cost the model
-reading the schema); `$dynamicRef`, `$recursiveRef` and anchors are refused (`Unsupported`).
+`$schema`, `$id`, `$comment`, anchors and `x-` extensions are left out (they would only cost
+the model reading the schema; a `$ref` here is always a pointer into the document);
+`$dynamicRef` and `$recursiveRef` are refused (`Unsupported`).
 
 The direction matters for `readOnly` and `writeOnly` (OpenAPI: a read-only property is sent
 in responses only): in a request's schema a `readOnly` property is left out, with its name
@@ -48,9 +49,9 @@ _SCHEMAS: Final = frozenset({"items", "additionalProperties", "not", "if", "then
                              "unevaluatedProperties", "contentSchema", "additionalItems"})
 _DATA: Final = frozenset({"enum", "const", "default", "examples"})
 _DROPPED: Final = frozenset({"discriminator", "xml", "externalDocs", "$schema", "$id",
-                             "$comment", "nullable", "example"})
-_REFUSED: Final = frozenset({"$dynamicRef", "$recursiveRef", "$anchor", "$dynamicAnchor",
+                             "$comment", "nullable", "example", "$anchor", "$dynamicAnchor",
                              "$recursiveAnchor"})
+_REFUSED: Final = frozenset({"$dynamicRef", "$recursiveRef"})
 _KEPT_BESIDE_REF_30: Final = ("description", "title")
 _NAME: Final = re.compile(r"[^A-Za-z0-9_.-]+")
 
