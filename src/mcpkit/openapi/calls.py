@@ -34,15 +34,18 @@ async def exchange(http: httpx.AsyncClient, base: str | None, outgoing: Outgoing
                    options: OpenAPIOptions, name: str) -> Answer:
     """Send `outgoing` to `base` (the client's own base URL when None) and read the answer."""
     url = (base.rstrip("/") + outgoing.target) if base else outgoing.target
-    path = url.split("?", 1)[0]
-    said = f"{name}: {outgoing.method} {path}"
     headers = httpx.Headers(outgoing.headers)
     for key, value in options.headers.items():
         headers[key] = value
     try:
+        request = http.build_request(outgoing.method, url, headers=headers,
+                                     content=outgoing.content)
+    except (httpx.InvalidURL, ValueError) as exc:
+        raise ToolError(f"{name}: {outgoing.method} {url.split('?', 1)[0]}: {exc}") from None
+    asked = request.url.copy_with(username=None, password=None, query=None)
+    said = f"{name}: {outgoing.method} {asked}"
+    try:
         async with asyncio.timeout(options.timeout_s):
-            request = http.build_request(outgoing.method, url, headers=headers,
-                                         content=outgoing.content)
             response = await http.send(request, stream=True)
             try:
                 body = await _read(response, options, said)
@@ -55,7 +58,6 @@ async def exchange(http: httpx.AsyncClient, base: str | None, outgoing: Outgoing
         detail = str(exc).strip()
         raise ToolError(f"{said} failed: {type(exc).__name__}"
                         + (f" ({detail[:200]})" if detail else "")) from None
-    asked = response.request.url.copy_with(username=None, password=None, query=None)
     return Answer(response.status_code, response.reason_phrase,
                   response.headers.get("content-type", ""), body, str(asked))
 

@@ -24,6 +24,7 @@ __all__ = ["Operation", "operations_of", "route_of"]
 
 _NAME: Final = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
 _OTHER: Final = re.compile(r"[^A-Za-z0-9_.-]+")
+_UNDERSCORES: Final = re.compile(r"__+")
 _MAX_NAME: Final = 120  # room for a "_NN" suffix within 128
 
 
@@ -64,7 +65,7 @@ class Operation:
 
 
 def _sanitized(text: str) -> str:
-    return _OTHER.sub("_", text).strip("_")[:_MAX_NAME].strip("_")
+    return _UNDERSCORES.sub("_", _OTHER.sub("_", text)).strip("_")[:_MAX_NAME].strip("_")
 
 
 def _generated(method: str, path: str) -> str:
