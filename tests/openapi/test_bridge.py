@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import pytest
-from openapi_docs import document, json_response, one_get, operation
+from openapi_docs import document, one_get, operation
 from petstore_app import KEY, PHOTO, create_app
 from petstore_calls import PETSTORE, text_of
 from schema_tap import SchemaTap
@@ -116,7 +116,7 @@ def test_an_operation_named_as_a_tool_the_server_has_is_refused_naming_the_fix()
     server = Server("s")
 
     @server.tool()
-    def getA() -> str:  # noqa: N802 (the name the operation would take)
+    def getA() -> str:
         return "mine"
 
     with pytest.raises(OpenAPIError, match=r"a tool named 'getA' is already registered; name it "
@@ -171,7 +171,7 @@ async def test_get_operations_read_as_resources_and_templates_within_their_check
         with pytest.raises(RPCError) as missing:
             await client.read_resource("api://pets/99")
         assert missing.value.code == -32602 and "api://pets/99" in str(missing.value)
-        with pytest.raises(RPCError, match="petId.*expected integer") as bad:
+        with pytest.raises(RPCError, match=r"petId.*expected integer") as bad:
             await client.read_resource("api://pets/seven")
         assert bad.value.code == -32602
         with pytest.raises(RPCError, match="minimum"):
