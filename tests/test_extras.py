@@ -116,6 +116,16 @@ def test_a_module_target_gets_the_same_line(tmp_path: Path) -> None:
     assert done.stderr == f"mcpkit run: rawmod: function 'count': input schema: {SCHEMA_LINE}\n"
 
 
+def test_an_openapi_document_without_the_openapi_extra_is_one_line_and_exit_2(
+        tmp_path: Path) -> None:
+    spec = ROOT / "tests" / "openapi" / "petstore.yaml"
+    done = run_hiding("openapi_spec_validator", "run", "--openapi", str(spec), "--base-url",
+                      "http://127.0.0.1:1", tmp_path=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr == ("mcpkit run: an OpenAPI document needs the 'openapi' extra: pip "
+                           "install 'mcpkit[openapi]'\n")
+
+
 def test_an_unrelated_missing_module_is_still_reported_as_it_is(tmp_path: Path) -> None:
     path = server_file(tmp_path, "import no_such_module_here\n")
     done = run_hiding("jsonschema", "run", path, tmp_path=tmp_path)

@@ -12,7 +12,8 @@ never be the one to send them: the `Accept`, `Content-Type` and `Authorization` 
 parameters, the headers HTTP itself manages (`Host`, `Content-Length`, `Connection`, ...),
 and every parameter that carries credentials: `Cookie`, `Proxy-Authorization` and the ones
 the document's apiKey security schemes name, unless `OpenAPIOptions.client_credentials`
-names them. Those come from configuration (`OpenAPIOptions.headers`, the client's own).
+names them. Those come from configuration (`OpenAPIOptions.headers`, the client's own), and
+so does any header `OpenAPIOptions.headers` sets: a configured header is never an argument.
 
 A body is sent as the first of these its content offers: JSON (`application/json`, `*+json`),
 a form (`application/x-www-form-urlencoded`, when its schema is an object of scalars and
@@ -150,6 +151,7 @@ def inputs_of(document: Document, operation: Operation, options: OpenAPIOptions)
     """The tool input of `operation`; `Unsupported` when it cannot be one."""
     schemas = SchemaSet(document, "request")
     credentials = _credentials(document, options)
+    configured = {name.lower() for name in options.headers}
     used: set[str] = set()
     properties: dict[str, Any] = {}
     required: list[str] = []
@@ -164,8 +166,8 @@ def inputs_of(document: Document, operation: Operation, options: OpenAPIOptions)
             raise Unsupported(f"its parameter {wire!r} is in {location!r}, which is not sent "
                               "here (path, query, header and cookie are)")
         key = wire.lower() if location == "header" else wire
-        if (location == "header" and key in _IGNORED_HEADERS - _CREDENTIAL_HEADERS) or (
-                (location, key) in credentials):
+        if (location == "header" and (key in _IGNORED_HEADERS - _CREDENTIAL_HEADERS
+                                       or key in configured)) or (location, key) in credentials:
             continue
         style = parameter.get("style", DEFAULT_STYLES[location])
         if style not in STYLES[location]:
