@@ -26,6 +26,10 @@ MCPError                                   anything mcpkit raises on purpose
 │   ├── FormSchemaError                    a server's requestedSchema is not a renderable form
 │   └── SkillVerificationError             a skill's file is not what its entry lists (.skill, .uri)
 ├── NoCommonVersionError                   the server speaks no version this client speaks
+├── ResultTypeError                        a structured result does not fit the type the call
+│                                          named (also a TypeError)
+├── ServerConfigError                      an mcpServers file or entry cannot be used (.path)
+│                                          (also a ValueError)
 ├── InputRoundsExceededError               a call kept asking for input past the client's limit
 ├── TaskCancelledError                     a task ended cancelled, with no result (.task_id)
 ├── ElicitationAnswerError                 a host's answer does not fit the question; not sent
@@ -65,10 +69,10 @@ __all__ = [
     "InvalidTokenError", "MCPError", "MethodNotFoundError", "MissingExtraError",
     "MissingRequiredClientCapabilityError", "NoCommonVersionError", "ParseError",
     "ProtocolViolation", "RPCError", "RedirectError", "RequestTimeoutError",
-    "ResourceNotFoundError", "SessionExpiredError", "SkillVerificationError", "StateRejected",
-    "StepUpNeeded", "StoreUnavailableError", "TaskCancelledError", "ToolError", "TransportError",
-    "URLElicitationRequiredError", "UnsupportedProtocolVersionError", "VerifierUnavailableError",
-    "error_class_for_code",
+    "ResourceNotFoundError", "ResultTypeError", "ServerConfigError", "SessionExpiredError",
+    "SkillVerificationError", "StateRejected", "StepUpNeeded", "StoreUnavailableError",
+    "TaskCancelledError", "ToolError", "TransportError", "URLElicitationRequiredError",
+    "UnsupportedProtocolVersionError", "VerifierUnavailableError", "error_class_for_code",
 ]
 
 
@@ -309,6 +313,18 @@ class NoCommonVersionError(MCPError):
     """The server speaks no protocol version this client speaks (raised locally)."""
 
 
+class ResultTypeError(MCPError, TypeError):
+    """A tool's structured content does not fit the type `call_tool(..., result=T)` named."""
+
+
+class ServerConfigError(MCPError, ValueError):
+    """An `mcpServers` file cannot be read, or its entry cannot be used; names the file."""
+
+    def __init__(self, message: str, path: str | None = None) -> None:
+        super().__init__(message)
+        self.path = path
+
+
 class InputRoundsExceededError(MCPError):
     """A call kept answering `input_required` past `ClientOptions.max_rounds`."""
 
@@ -413,7 +429,13 @@ class InvalidTokenError(AuthError):
 
 class VerifierUnavailableError(AuthError):
     """A resource server cannot check tokens right now: its JWKS or introspection endpoint is
-    out of reach or answers nonsense. Answered 503, not 401: the client's token may be good."""
+    out of reach or answers nonsense. Answered 503, not 401: the client's token may be good.
+    `retry_after_s`, when known, is how long until the verifier tries again (the 503's
+    `Retry-After`)."""
+
+    def __init__(self, message: str, retry_after_s: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
 
 
 class RedirectError(AuthError):

@@ -6,6 +6,7 @@ server's rules one by one, each with a token made to break exactly one of them."
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import contextlib
 import time
@@ -15,8 +16,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
-from joserfc import jwk, jwt
+from joserfc import jwk, jws, jwt
 from listening import listening
+
+import mcpkit
 
 ISSUER = "https://as.example.test"
 
@@ -33,12 +36,19 @@ class Issuer:
         self.keys.append(jwk.ECKey.generate_key("P-256", parameters={"kid": kid}))
         return kid
 
+    def rekey(self) -> str:
+        """Replace the newest key by a new one under the same kid (a careless re-key)."""
+        kid = self.keys[-1].kid
+        self.keys[-1] = jwk.ECKey.generate_key("P-256", parameters={"kid": kid})
+        return str(kid)
+
     def jwks(self) -> dict[str, Any]:
         return {"keys": [k.as_dict(private=False) for k in self.keys]}
 
     def token(self, audience: str | list[str] | None, *, subject: str = "alice",
               scope: str = "", issuer: str = ISSUER, lifetime: float = 300, now: float | None = None,
-              key: Any = None, kid: str | None = None, alg: str = "ES256", **extra: Any) -> str:
+              key: Any = None, kid: str | None = None, alg: str = "ES256",
+              typ: str | None = "at+jwt", **extra: Any) -> str:
         now = time.time() if now is None else now
         claims: dict[str, Any] = {"iss": issuer, "sub": subject, "client_id": "client-1",
                                   "iat": int(now), "exp": int(now + lifetime),
@@ -48,7 +58,17 @@ class Issuer:
         if scope:
             claims["scope"] = scope
         signer = key or self.keys[-1]
-        return jwt.encode({"alg": alg, "typ": "at+jwt", "kid": kid or signer.kid}, claims, signer)
+        header = {"alg": alg, "kid": kid or signer.kid}
+        if typ is not None:
+            header["typ"] = typ
+        return jwt.encode(header, claims, signer)
+
+    def sign(self, payload: bytes) -> str:
+        """A token whose claims are `payload` exactly as written (a number JSON allows but
+        Python would not write, such as 1e400), signed with the newest key."""
+        signer = self.keys[-1]
+        return str(jws.serialize_compact({"alg": "ES256", "typ": "at+jwt", "kid": signer.kid},
+                                         payload, signer))
 
 
 @dataclass
@@ -60,6 +80,16 @@ class KeyServer:
     active: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Introspection: token -> the claims answered for it (others are inactive)."""
     client: tuple[str, str] = ("rs", "rs-secret")
+    hold: asyncio.Event | None = None
+    """Set: each JWKS request waits for it before answering (a slow key server)."""
+    jwks_status: int = 200
+    trickle: bool = False
+    """The JWKS (and introspection) answer is whitespace, a byte at a time, until `hold` is set: a server slow
+    enough never to trip a read timeout and never to finish."""
+    padding: int = 0
+    """Bytes of filler added to the key set."""
+    arrived: asyncio.Event | None = None
+    """Set when a JWKS request arrives."""
     jwks_fetches: int = 0
     introspections: int = 0
     url: str = ""
@@ -76,10 +106,23 @@ class KeyServer:
         headers = dict(scope["headers"])
         if scope["path"] == "/jwks":
             self.jwks_fetches += 1
-            await _json(send, 200, self.issuer.jwks(), [(b"cache-control",
-                                                          self.cache_control.encode())])
+            if self.arrived is not None:
+                self.arrived.set()
+            if self.trickle:
+                await self._trickle(send)
+                return
+            if self.hold is not None:
+                await self.hold.wait()
+            jwks: dict[str, Any] = self.issuer.jwks()
+            if self.padding:
+                jwks["filler"] = "x" * self.padding
+            await _json(send, self.jwks_status, jwks, [(b"cache-control",
+                                                        self.cache_control.encode())])
         elif scope["path"] == "/introspect" and scope["method"] == "POST":
             self.introspections += 1
+            if self.trickle:
+                await self._trickle(send)
+                return
             expected = base64.b64encode(f"{self.client[0]}:{self.client[1]}".encode())
             if headers.get(b"authorization") != b"Basic " + expected:
                 await _json(send, 401, {"error": "invalid_client"})
@@ -90,6 +133,17 @@ class KeyServer:
             await _json(send, 200, {"active": True, **claims} if claims else {"active": False})
         else:
             await _json(send, 404, {"error": "not_found"})
+
+
+    async def _trickle(self, send: Any) -> None:
+        assert self.hold is not None
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", b"application/json")]})
+        while not self.hold.is_set():
+            await send({"type": "http.response.body", "body": b" ", "more_body": True})
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.hold.wait(), 0.05)
+        await send({"type": "http.response.body", "body": b""})
 
 
 async def _json(send: Any, status: int, value: Any,
@@ -113,3 +167,15 @@ async def protected(app: Any) -> AsyncIterator[str]:
     """A protected app under uvicorn; yields its endpoint URL (`http://127.0.0.1:PORT/mcp`)."""
     async with listening(app) as served:
         yield served.url
+
+
+def whoami_server(name: str) -> mcpkit.Server:
+    """A server with one tool, `whoami`, answering the caller's subject."""
+    server = mcpkit.Server(name)
+
+    @server.tool()
+    def whoami(ctx: mcpkit.Context) -> str:
+        """The caller's subject, as the verified token says."""
+        return ctx.principal.subject
+
+    return server

@@ -129,3 +129,35 @@ def test_an_issuer_whose_metadata_names_another_is_refused(oidc: OIDCProvider,
                          env={**__import__("os").environ, **calendar_db})
     assert out.returncode == 2
     assert f"names the issuer {oidc.issuer!r}" in out.stderr
+
+
+def test_a_protected_server_off_loopback_needs_its_public_url(
+        oidc: OIDCProvider, calendar_db: dict[str, str]) -> None:
+    # Refused before anything is bound: off loopback, only configuration names the resource.
+    out = subprocess.run([sys.executable, "-m", "mcpkit", "run", CALENDAR, "--http",
+                          "0.0.0.0:0", "--auth-issuer", oidc.issuer],
+                         capture_output=True, text=True, timeout=60,
+                         env={**__import__("os").environ, **calendar_db})
+    assert out.returncode != 0
+    assert "public_url" in out.stderr and "Traceback" not in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1
+
+
+def test_the_public_url_option_is_the_resource_whatever_the_host_header_says(
+        oidc: OIDCProvider, calendar_db: dict[str, str]) -> None:
+    public = "https://calendar.example/mcp"
+    server = run_calendar("--auth-issuer", oidc.issuer, "--allow-host", "calendar.example",
+                          env={**calendar_db, "MCPKIT_AUTH_PUBLIC_URL": public})
+    try:
+        base = server.url.rsplit("/mcp", 1)[0]
+        for host in ("calendar.example", server.url.split("/")[2]):
+            answer = httpx.get(f"{base}/.well-known/oauth-protected-resource/mcp",
+                               headers={"host": host})
+            assert answer.status_code == 200, answer.text
+            assert answer.json()["resource"] == public
+        refused = httpx.post(server.url, json={}, headers={"accept": "application/json"})
+        assert refused.status_code == 401
+        assert ('resource_metadata="https://calendar.example/.well-known/'
+                'oauth-protected-resource/mcp"') in refused.headers["www-authenticate"]
+    finally:
+        server.stop()

@@ -51,6 +51,7 @@ __all__ = [
     "VerifiedProof",
     "access_token_hash",
     "normalize_htu",
+    "replay_key",
     "verify_proof",
 ]
 
@@ -119,6 +120,14 @@ def _b64url(raw: bytes) -> str:
 def access_token_hash(access_token: str) -> str:
     """The `ath` claim: base64url (no padding) of the SHA-256 of the token's ASCII bytes."""
     return _b64url(hashlib.sha256(access_token.encode("ascii", "strict")).digest())
+
+
+def replay_key(jkt: str, jti: str) -> str:
+    """The single-use record a proof's `jti` is kept under: a digest of the key's thumbprint
+    and the `jti`, because the `jti` is the client's text (any length, NUL and lone
+    surrogates included) and every store engine must hold the key as it is."""
+    material = jkt.encode("ascii", "replace") + b"\0" + jti.encode("utf-8", "surrogatepass")
+    return "mcpkit.dpop.jti:" + hashlib.sha256(material).hexdigest()
 
 
 def _normalize_percent(path: str) -> str:
@@ -288,9 +297,12 @@ def verify_proof(proof: str, *, htm: str, htu: str, now: float,
                         "jwk")
     try:
         key = jwk.import_key(public)
+    except Exception:  # any key a client wrote (an unknown curve raises KeyError in joserfc)
+        raise DPoPError("the DPoP proof's jwk is not usable", "jwk") from None
+    try:
         with _eddsa_allowed():
             verified = jws.deserialize_compact(proof, key, registry=_registry(jws, [alg]))
-    except (JoseError, ValueError, TypeError) as exc:
+    except (JoseError, ValueError, TypeError, KeyError) as exc:
         reason = "signature" if type(exc).__name__ == "BadSignatureError" else "jwk"
         what = "signature does not verify" if reason == "signature" else "jwk is not usable"
         raise DPoPError(f"the DPoP proof's {what} with its own key", reason) from None
@@ -309,7 +321,7 @@ def verify_proof(proof: str, *, htm: str, htu: str, now: float,
     iat = claims.get("iat")
     if isinstance(iat, bool) or not isinstance(iat, int | float):
         raise DPoPError("the DPoP proof has no numeric iat", "iat")
-    if iat > now + leeway_s or iat < now - max_age_s - leeway_s:
+    if not now - max_age_s - leeway_s <= iat <= now + leeway_s:  # NaN fails too
         raise DPoPError("the DPoP proof's iat is outside the accepted window", "iat")
     if access_token is not None:
         ath = claims.get("ath")

@@ -8,19 +8,22 @@ authorization server from the first refusal; it names the scopes the request nee
 are any (AUTH-6, AUTH-10), and, when DPoP is accepted, a second `DPoP` challenge lists the
 proof algorithms (and the nonce, when one is required). Values are quoted as RFC 9110 §5.6.4
 says; a description is reduced to printable ASCII without quotes, so nothing a peer sent can
-break the header. There is no body: on the MCP endpoint a client reads JSON bodies as JSON-RPC
-messages, and everything the refusal says is in its status and headers. No I/O.
+break the header. A challenge has no body: on the MCP endpoint a client reads JSON bodies as
+JSON-RPC messages, and everything the refusal says is in its status and headers. No I/O.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Final
 
 from mcpkit.auth.server_scopes import scope_text
+from mcpkit.errors import InternalError
 from mcpkit.protocol.http_refusals import Refusal
+from mcpkit.protocol.rejections import error_response
 
 __all__ = [
     "ERROR_STATUS",
@@ -32,6 +35,7 @@ __all__ = [
     "ChallengeSettings",
     "challenge_refusal",
     "unavailable_refusal",
+    "unresolved_refusal",
 ]
 
 INVALID_REQUEST: Final = "invalid_request"
@@ -101,11 +105,22 @@ def challenge_refusal(
     return Refusal(status, None, tuple(headers))
 
 
-def unavailable_refusal() -> Refusal:
+def unavailable_refusal(retry_after_s: float | None = None) -> Refusal:
     """503: the token could not be checked at all (the keys or the introspection endpoint are
     out of reach). Not a challenge: the client's credentials may be fine, and asking it to
-    authorize again would not help."""
-    return Refusal(503, None, ((b"retry-after", b"5"),))
+    authorize again would not help. `Retry-After` is `retry_after_s` rounded up (at least 1),
+    5 when the verifier does not say."""
+    seconds = 5 if retry_after_s is None else max(1, math.ceil(min(retry_after_s, 86400)))
+    return Refusal(503, None, ((b"retry-after", b"%d" % seconds),))
+
+
+def unresolved_refusal() -> Refusal:
+    """500: the server cannot tell its own resource URL (no `public_url`, and the connection
+    came to no single loopback address), so it can check no token's audience. A fault of the
+    configuration, which the client cannot fix: no challenge."""
+    return Refusal(500, error_response(None, InternalError(
+        "Internal error: this protected server has no resource URL configured "
+        "(ProtectedResource.public_url)")))
 
 
 def _challenge(scheme: str, params: list[tuple[str, str]]) -> bytes:

@@ -4,19 +4,26 @@ A JWT's signature or an introspection answer only says who issued the claims; wh
 server may act on them is decided here (OAuth 2.1 §5.2, RFC 9068 §4, AUTH-7): `iss` is one of
 the configured issuers, compared exactly; `aud` names this resource (RFC 8707: a token for
 another server is refused, the confused-deputy guard, on by default); `exp` is in the future,
-`nbf` and `iat` not, each within a small leeway for clocks that drift. The time is passed in.
-Each refusal is an `InvalidTokenError` whose message names the claim, never the token.
+`nbf` and `iat` not, each within a small leeway for clocks that drift. A time must be a
+finite number of seconds between 1970 and the end of 9999 (`MAX_NUMERIC_DATE`): NaN, which no
+comparison refuses, an infinity, or a number too large for a float would otherwise make a token
+that never expires. The time is passed in. Each refusal is an `InvalidTokenError` whose message
+names the claim, never the token.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Collection, Mapping
-from typing import Any
+from typing import Any, Final
 
 from mcpkit.auth.server_scopes import parse_scope
 from mcpkit.errors import InvalidTokenError
 
-__all__ = ["check_claims", "claims_scopes", "token_jkt"]
+__all__ = ["MAX_NUMERIC_DATE", "check_claims", "claims_scopes", "token_jkt"]
+
+MAX_NUMERIC_DATE: Final = 253_402_300_799
+"""9999-12-31T23:59:59Z: the latest time a token's `exp`, `nbf` or `iat` may name."""
 
 
 def check_claims(
@@ -79,4 +86,7 @@ def _time(claims: Mapping[str, Any], name: str) -> float | None:
         return None
     if type(value) not in (int, float):
         raise InvalidTokenError(f"the token's {name} is not a number of seconds")
+    if not (type(value) is int or math.isfinite(value)) or not 0 <= value <= MAX_NUMERIC_DATE:
+        raise InvalidTokenError(f"the token's {name} is not a time: a finite number of seconds "
+                                "from 1970 to 9999")
     return float(value)

@@ -103,8 +103,9 @@ class ProtectedResource:
     `authorization_servers` and compared exactly with each token's `iss`."""
     audience: str | None = None
     """What tokens must name in `aud`: None, this resource's canonical URI (`public_url`, else
-    the URL the request came to). Checking it is not optional: a token for another server
-    must not be usable here (RFC 8707)."""
+    the loopback address and port the server listens on with its path; never a request's
+    `Host`). Checking it is not optional: a token for another server must not be usable here
+    (RFC 8707)."""
     verifier: Verifier | None = None
     """How tokens are checked: `JWTVerifier`, `IntrospectionVerifier`, or a callable."""
     scopes_supported: tuple[str, ...] = ()
@@ -112,8 +113,10 @@ class ProtectedResource:
     resource_documentation: str | None = None
     """A page for people about this server's use of tokens (RFC 9728 `resource_documentation`)."""
     public_url: str | None = None
-    """The endpoint's URL as clients reach it (`https://mcp.example.com/mcp`): set it behind a
-    reverse proxy, where the app sees another scheme, host or path."""
+    """The endpoint's URL as clients reach it (`https://mcp.example.com/mcp`). Required unless
+    the server listens on one loopback address (whose address and port then make the URL):
+    behind a reverse proxy, on a public address, and whenever the allowed hosts take any host
+    (`*`, `*.example.com`)."""
     dpop: DPoPSettings = field(default_factory=DPoPSettings)
     required_scopes: tuple[str, ...] = ()
     """Scopes every request needs, besides those of the operation (`scopes=` of a tool)."""

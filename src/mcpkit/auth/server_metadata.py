@@ -8,8 +8,9 @@ path-inserted well-known URI (`/.well-known/oauth-protected-resource` + the endp
 RFC 9728 §3.1), with the root one served as well for clients that try it (AUTH-5).
 
 Behind a reverse proxy the URI the client used is not the one the application sees, so it is
-configured (`ProtectedResource.public_url`); without it, it is made from the request's scheme,
-`Host` (which the app's `HostPolicy` already holds to its allow-list) and path.
+configured (`ProtectedResource.public_url`); without it, it is made from the loopback address
+the server listens on and the endpoint's path, never from a request's `Host`
+(`mcpkit.transports.http_auth`).
 """
 
 from __future__ import annotations
@@ -33,6 +34,9 @@ _DEFAULT_PORTS: Final = {"http": 80, "https": 443}
 def canonical_resource(url: str, what: str = "public_url") -> str:
     """`url` as a canonical resource URI; a `ValueError` naming `what` for anything that is
     not an absolute http(s) URL without a query or fragment."""
+    if not url.isascii():  # it goes into headers (challenges), which are ASCII
+        raise ValueError(f"{what} {url!r} must be ASCII: write an internationalized host in "
+                         "its xn-- form and percent-encode the path")
     parts = urlsplit(url)
     scheme = parts.scheme.lower()
     if scheme not in _DEFAULT_PORTS or not parts.hostname:

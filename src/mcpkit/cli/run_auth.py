@@ -16,7 +16,8 @@ server file would (`mcpkit.auth.server_config`):
 - `--auth-scopes` are the scopes basic use needs, published in the Protected Resource Metadata
   and named in a 401's challenge; a tool's own `scopes=` still asks for more with a 403.
 
-`AuthSettings` is plain data, so a reloading parent passes the options on and each `--workers`
+The flags and variables are entries of the settings table (`mcpkit.cli.settings`), which
+reads a flag, else the variable, else `--env-file`'s line into `args`; `AuthSettings` is plain data, so a reloading parent passes the options on and each `--workers`
 process builds the same protection from it.
 """
 
@@ -29,8 +30,7 @@ from typing import Any, Final
 
 from mcpkit.cli.usage import UsageError
 
-__all__ = ["ENV", "AuthSettings", "add_auth_options", "auth_settings", "passed_on",
-           "protected_resource"]
+__all__ = ["ENV", "AuthSettings", "auth_settings", "passed_on", "protected_resource"]
 
 ENV: Final = {
     "issuer": "MCPKIT_AUTH_ISSUER",
@@ -38,6 +38,7 @@ ENV: Final = {
     "scopes": "MCPKIT_AUTH_SCOPES",
     "introspection": "MCPKIT_AUTH_INTROSPECTION",
     "client_id": "MCPKIT_AUTH_CLIENT_ID",
+    "public_url": "MCPKIT_AUTH_PUBLIC_URL",
 }
 SECRET_ENV: Final = "MCPKIT_AUTH_CLIENT_SECRET"
 _METADATA_TIMEOUT_S: Final = 10.0
@@ -52,6 +53,7 @@ class AuthSettings:
     scopes: tuple[str, ...] = ()
     introspection: str | None = None
     client_id: str | None = None
+    public_url: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
@@ -59,27 +61,6 @@ class AuthSettings:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> AuthSettings:
         return cls(**{**data, "scopes": tuple(data.get("scopes") or ())})
-
-
-def add_auth_options(run: Any) -> None:
-    """`mcpkit run`'s protection options."""
-    run.add_argument("--auth-issuer", metavar="URL",
-                     help="with --http: accept only OAuth access tokens from this authorization "
-                     f"server (its issuer URL; or {ENV['issuer']}); JWTs are checked against "
-                     "its published keys")
-    run.add_argument("--auth-audience", metavar="URI",
-                     help=f"what tokens must name in aud (default: the served URL; or "
-                     f"{ENV['audience']})")
-    run.add_argument("--auth-scopes", metavar="SCOPES",
-                     help="the scopes basic use needs, space-separated, published and asked "
-                     f"for in a 401 (or {ENV['scopes']})")
-    run.add_argument("--auth-introspection", metavar="URL",
-                     help="check opaque tokens at this RFC 7662 endpoint instead of as JWTs "
-                     f"(or {ENV['introspection']}); needs --auth-client-id and "
-                     f"{SECRET_ENV}")
-    run.add_argument("--auth-client-id", metavar="ID",
-                     help="this server's client id at the introspection endpoint (or "
-                     f"{ENV['client_id']}; the secret only from {SECRET_ENV})")
 
 
 def auth_settings(args: argparse.Namespace) -> AuthSettings | None:
@@ -115,7 +96,12 @@ def auth_settings(args: argparse.Namespace) -> AuthSettings | None:
         scopes = check_scopes(tuple((given("scopes") or "").split()), "--auth-scopes")
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    return AuthSettings(issuer, given("audience"), scopes, introspection, client_id)
+    public_url = given("public_url")
+    if public_url is not None and not public_url.startswith(("https://", "http://")):
+        raise UsageError(f"--auth-public-url {public_url!r} is not an http(s) URL, e.g. "
+                         "https://mcp.example.com/mcp")
+    return AuthSettings(issuer, given("audience"), scopes, introspection, client_id,
+                        public_url)
 
 
 def passed_on(settings: AuthSettings | None) -> list[str]:
@@ -128,6 +114,7 @@ def passed_on(settings: AuthSettings | None) -> list[str]:
     if settings.introspection:
         out += [f"--auth-introspection={settings.introspection}",
                 f"--auth-client-id={settings.client_id}"]
+    out += [f"--auth-public-url={settings.public_url}"] if settings.public_url else []
     return out
 
 
@@ -148,7 +135,8 @@ def protected_resource(settings: AuthSettings) -> Any:
         verifier = JWTVerifier(_jwks_uri(settings.issuer))
     try:
         return ProtectedResource(issuers=settings.issuer, audience=settings.audience,
-                                 verifier=verifier, scopes_supported=settings.scopes)
+                                 verifier=verifier, scopes_supported=settings.scopes,
+                                 public_url=settings.public_url)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
 

@@ -9,8 +9,9 @@ key or token, given as configuration and never by the MCP client. A value writte
 `${VAR}` is read from the environment variable VAR, so a secret stays off the command line
 (which `ps` shows).
 
-The options are added to `mcpkit run`'s parser by `add_openapi_options`, and read back by
-`openapi_settings` into `OpenAPISettings`, plain data like the other run options.
+The three are entries of `mcpkit run`'s settings table (`mcpkit.cli.settings`: their flags,
+and `MCPKIT_OPENAPI`, `MCPKIT_BASE_URL`, `MCPKIT_API_HEADER` with one header per line), read
+back here by `openapi_settings` into `OpenAPISettings`, plain data like the other run options.
 
 Imports: the standard library and `mcpkit.cli.usage`; `mcpkit.openapi` when a document is
 served.
@@ -27,7 +28,7 @@ from typing import Any, Final
 
 from mcpkit.cli.usage import UsageError
 
-__all__ = ["OpenAPISettings", "add_openapi_options", "openapi_settings", "serve_openapi"]
+__all__ = ["OpenAPISettings", "header_lines", "openapi_settings", "serve_openapi"]
 
 _FROM_ENV: Final = re.compile(r"^\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))$")
 _TOKEN: Final = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
@@ -43,18 +44,16 @@ class OpenAPISettings:
     """(name, value as written): a `$VAR` value is read when the server is built."""
 
 
-def add_openapi_options(run: Any) -> None:
-    """`mcpkit run`'s options for serving a REST API from its OpenAPI document."""
-    run.add_argument("--openapi", metavar="SPEC",
-                     help="serve the operations of this OpenAPI 3.0/3.1 document (a path or "
-                     "an http(s) URL, JSON or YAML) as tools; alone, or added to FILE's server")
-    run.add_argument("--base-url", metavar="URL",
-                     help="with --openapi: where the API's requests go (default: the "
-                     "document's first server)")
-    run.add_argument("--api-header", action="append", default=[], metavar="'NAME: VALUE'",
-                     help="with --openapi: send this header with every request (repeatable); "
-                     "a VALUE of $VAR or ${VAR} is read from that environment variable, "
-                     "keeping secrets off the command line")
+def header_lines(text: str) -> tuple[str, ...]:
+    """`--api-header` values (one per line in `MCPKIT_API_HEADER`), each checked to be
+    `NAME: VALUE`; a `ValueError` says what was expected."""
+    lines = tuple(line.strip() for line in text.splitlines() if line.strip())
+    for line in lines:
+        name, colon, _ = line.partition(":")
+        if not colon or not _TOKEN.match(name.strip()):
+            raise ValueError(f"expected 'NAME: VALUE', e.g. 'Authorization: Bearer $API_TOKEN', "
+                             f"not {line!r}")
+    return lines
 
 
 def openapi_settings(args: argparse.Namespace) -> OpenAPISettings | None:
@@ -76,12 +75,12 @@ def openapi_settings(args: argparse.Namespace) -> OpenAPISettings | None:
                          "(a server file built with Server.from_openapi takes both)")
     parsed = []
     for header in headers:
-        name, colon, value = header.partition(":")
-        name = name.strip()
-        if not colon or not _TOKEN.match(name):
-            raise UsageError(f"--api-header {header!r}: expected 'NAME: VALUE', e.g. "
-                             "'Authorization: Bearer $API_TOKEN'")
-        parsed.append((name, value.strip()))
+        try:
+            (line,) = header_lines(header)
+        except ValueError as exc:
+            raise UsageError(f"--api-header: {exc}") from None
+        name, _, value = line.partition(":")
+        parsed.append((name.strip(), value.strip()))
     return OpenAPISettings(spec, base_url, tuple(parsed))
 
 

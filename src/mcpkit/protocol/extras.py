@@ -49,6 +49,7 @@ EXTRAS: Final[Mapping[str, str]] = MappingProxyType(
         "toktok": "probe",
         "psycopg": "postgres",
         "redis": "redis",
+        "ruamel": "yaml",
         "openapi_spec_validator": "openapi",
         "yaml": "openapi",
     }

@@ -35,6 +35,7 @@ from mcpkit.protocol.headers import (
     RequestHeaders,
     read_headers,
 )
+from mcpkit.protocol.http_host import parse_host
 from mcpkit.protocol.http_mirror import (
     ScreenedTools,
     check_request_headers,
@@ -111,8 +112,9 @@ class Status:
     ACCEPTED: Final = 202
     """A notification, a client's response, a request cancelled before anything was sent."""
     BAD_REQUEST: Final = 400
-    """Refused by the transport: a malformed header, `Host` sent more than once (RFC 9112
-    §3.2), a message no session can take, a `Last-Event-ID` this session never issued."""
+    """Refused by the transport: a malformed header, `Host` sent more than once or naming no
+    host (RFC 9112 §3.2), a message no session can take, a `Last-Event-ID` this session never
+    issued."""
     UNAUTHORIZED: Final = 401
     """No token, or one the resource server refused (RFC 6750 §3.1): an authorization event
     for the client, never a sign of a legacy server."""
@@ -255,7 +257,7 @@ _UNKNOWN: Final = object()
 class HostRefusal(str):
     """Why a `HostPolicy` refused a request (the text of the answer), and with which status:
     `Status.FORBIDDEN` for a Host or Origin not allowed or an Origin sent twice,
-    `Status.BAD_REQUEST` for a Host sent twice. A `str`, so the reason reads as before."""
+    `Status.BAD_REQUEST` for a Host sent twice or naming no host. A `str`, so the reason reads as before."""
 
     status: int
 
@@ -286,7 +288,8 @@ class HostPolicy:
     (subdomains) or `*` (any host). `origins`: exact origins (`https://app.example.com`) or
     `*`. With no `origins`, a browser origin is allowed when its host is one of `hosts` (by
     name), or, when `hosts` is `*`, when it is the very origin the request was sent to. A
-    missing `Origin` (a non-browser client) is always allowed.
+    missing `Origin` (a non-browser client) is always allowed. A `Host` that names no host
+    (`mcpkit.protocol.http_host.parse_host`) is refused with 400 whatever the hosts allowed.
     """
 
     __slots__ = ("_any_host", "_any_origin", "_cache", "_exact", "_names", "_origins",
@@ -303,6 +306,13 @@ class HostPolicy:
         self._suffixes = tuple(h[1:] for h in self.hosts if h.startswith("*.") and len(h) > 2)
         self._origins = frozenset(self.origins)
         self._cache: dict[tuple[bytes | None, bytes | None], HostRefusal | None] = {}
+
+    @property
+    def open_ended(self) -> bool:
+        """Whether a host this configuration does not name may pass (`*`, or a suffix such as
+        `*.example.com`): the request's Host then says nothing the configuration vouches for,
+        so nothing may be derived from it (a protected server's resource URL)."""
+        return self._any_host or bool(self._suffixes)
 
     def _host_ok(self, authority: str) -> bool:
         if self._any_host or authority in self._exact:
@@ -339,7 +349,15 @@ class HostPolicy:
             return HostRefusal(
                 f"the Origin header appears {origin.count(REPEAT_SEPARATOR) + 1} times; a "
                 "request comes from one origin")
-        authority = host.decode("latin-1").strip().lower() if host is not None else None
+        authority = None
+        if host is not None:
+            authority = host.decode("latin-1").strip(" \t")
+            if parse_host(authority) is None:
+                return HostRefusal(
+                    f"the Host header {authority[:100]!r} names no host[:port] (RFC 9112 "
+                    "§3.2): send the host the request is for, an IPv6 address in brackets, a "
+                    "port of 0-65535 if any", Status.BAD_REQUEST)
+            authority = authority.lower()
         if authority is not None and not self._host_ok(authority):
             return HostRefusal(
                 f"Host {authority!r} is not allowed; allowed: {', '.join(self.hosts)} "

@@ -17,6 +17,14 @@ attribute test). For every request it:
 The principal is put in the ASGI scope under `PRINCIPAL_SCOPE_KEY`, where the endpoints read it
 for `Context.principal`, sealed states and legacy sessions. Each refusal and its challenge come
 from `mcpkit.auth.server_challenges`; nothing here logs or echoes a token.
+
+The resource (the URL tokens must name in `aud`, the metadata's `resource`, where challenges
+point, what DPoP proofs sign) is configuration, never a request's word: `public_url`, or,
+without it, the one loopback address and port the connection came to (`scope["server"]`, set
+by the ASGI server from its socket), with the endpoint's path. A `Host` header picks nothing:
+a policy that lets any host through (`*`, `*.example.com`) without `public_url` is refused when
+the app is built, and a server listening elsewhere without `public_url` answers 500 and logs
+the fix.
 """
 
 from __future__ import annotations
@@ -29,6 +37,7 @@ import inspect
 import logging
 import os
 from typing import Any, Final
+from urllib.parse import quote
 
 from mcpkit.auth.server_challenges import (
     INSUFFICIENT_SCOPE,
@@ -38,6 +47,7 @@ from mcpkit.auth.server_challenges import (
     ChallengeSettings,
     challenge_refusal,
     unavailable_refusal,
+    unresolved_refusal,
 )
 from mcpkit.auth.server_claims import check_claims, token_jkt
 from mcpkit.auth.server_config import Principal, ProtectedResource, TokenVerifier
@@ -51,6 +61,8 @@ from mcpkit.auth.server_metadata import (
 from mcpkit.errors import DPoPError, InvalidTokenError, VerifierUnavailableError
 from mcpkit.legacy.session_quota import PRINCIPAL_SCOPE_KEY
 from mcpkit.protocol.codec import Message, Request, encode
+from mcpkit.protocol.http import HostPolicy
+from mcpkit.protocol.http_host import is_loopback
 from mcpkit.protocol.http_refusals import Refusal
 from mcpkit.server.scopes import operation_scopes
 from mcpkit.transports.http_endpoint import Scope, Send, refuse
@@ -61,15 +73,24 @@ log = logging.getLogger("mcpkit.auth")
 
 _AUTHORIZATION: Final = b"authorization"
 _DPOP: Final = b"dpop"
-_HOST: Final = b"host"
 _CHALLENGES: Final = "mcpkit.auth.challenges"
 """Scope key: this request's `ChallengeSettings`, kept for the scope check after the body."""
+_CACHED: Final = 64
+"""Most resources (one per loopback address and mount) and challenge settings remembered."""
+_PATH_SAFE: Final = "/%!$&'()*+,;=:@-._~"
+"""What a path keeps as it is in a resource URL; anything else is percent-encoded."""
 
 
 class AuthGate:
     """The authorization check of one HTTP app (see the module docstring)."""
 
-    def __init__(self, server: Any, resource: ProtectedResource, path: str | None) -> None:
+    def __init__(self, server: Any, resource: ProtectedResource, path: str | None,
+                 policy: HostPolicy | None = None) -> None:
+        if resource.public_url is None and policy is not None and policy.open_ended:
+            raise ValueError(
+                f"a protected server whose allowed hosts take any host ({', '.join(policy.hosts)}"
+                ") needs ProtectedResource.public_url, the URL clients reach it by: the audience "
+                "its tokens must name is configuration, never a request's Host")
         self.server = server
         self.resource = resource
         self._hierarchy = resource.hierarchy
@@ -83,6 +104,10 @@ class AuthGate:
         self._algs = dpop.algorithms if dpop.enabled else ()
         self._nonce_key = os.urandom(32)
         self._claims_checked = isinstance(resource.verifier, TokenVerifier)
+        self._resources: dict[tuple[Any, str], str | None] = {}
+        """(`scope["server"]`, `root_path`) -> the resource, for a fixed endpoint path."""
+        self._settings: dict[str, ChallengeSettings] = {}
+        self._warned = False
 
     # -- the metadata ---------------------------------------------------------------------------
 
@@ -100,17 +125,22 @@ class AuthGate:
         if scope["method"] not in ("GET", "HEAD"):
             await refuse(send, Refusal(405, None, ((b"allow", b"GET, HEAD"),)))
             return
-        resource = self._resource_of(scope, self._path or scope["path"][len(WELL_KNOWN):])
+        resource = self._resource_of(scope, scope["path"][len(WELL_KNOWN):])
+        if resource is None:
+            await refuse(send, self._unresolved(scope))
+            return
         settings = self.resource
         body = encode(metadata_document(
             resource, settings.issuer_list, scopes_supported=settings.scopes_supported,
             resource_documentation=settings.resource_documentation,
             resource_name=settings.resource_name, dpop_algs=self._algs,
             dpop_required=settings.dpop.required))
+        # Shared caches may keep a configured URL; one made from the address the connection
+        # came to is this connection's answer only.
+        caching = b"public, max-age=3600" if settings.public_url is not None else b"no-store"
         await send({"type": "http.response.start", "status": 200, "headers": [
             (b"content-type", b"application/json"), (b"content-length", b"%d" % len(body)),
-            (b"cache-control", b"public, max-age=3600"),
-            (b"access-control-allow-origin", b"*")]})
+            (b"cache-control", caching), (b"access-control-allow-origin", b"*")]})
         await send({"type": "http.response.body",
                     "body": b"" if scope["method"] == "HEAD" else body})
 
@@ -119,8 +149,16 @@ class AuthGate:
     async def authenticate(self, scope: Scope, send: Send) -> bool:
         """Check the request's credentials; True with the principal in the scope, False once
         refused."""
-        resource = self._resource_of(scope, self._path or scope["path"])
-        settings = ChallengeSettings(metadata_url(resource), self._algs)
+        resource = self._resource_of(scope, scope["path"])
+        if resource is None:
+            await refuse(send, self._unresolved(scope))
+            return False
+        settings = self._settings.get(resource)
+        if settings is None:
+            settings = ChallengeSettings(metadata_url(resource), self._algs)
+            if len(self._settings) >= _CACHED:
+                self._settings.clear()
+            self._settings[resource] = settings
         scope[_CHALLENGES] = settings
         refusal: Refusal | None
         try:
@@ -129,7 +167,7 @@ class AuthGate:
             refusal = refused.refusal
         except VerifierUnavailableError as exc:
             log.warning("cannot check an access token: %s", exc)
-            refusal = unavailable_refusal()
+            refusal = unavailable_refusal(exc.retry_after_s)
         else:
             scope[PRINCIPAL_SCOPE_KEY] = principal
             return True
@@ -166,8 +204,10 @@ class AuthGate:
         if len(headers) > 1:
             raise _Refused(challenge_refusal(settings, INVALID_REQUEST,
                                              "send one Authorization header"))
-        scheme, _, token = headers[0].decode("latin-1").strip().partition(" ")
-        scheme, token = scheme.lower(), token.strip()
+        # RFC 9110 §5.5 and §11.4: the value without the spaces and tabs around it, then
+        # `scheme 1*SP token68`; any other whitespace is part of what it is next to.
+        scheme, _, token = headers[0].decode("latin-1").strip(" \t").partition(" ")
+        scheme, token = scheme.lower(), token.lstrip(" ")
         dpop = scheme == "dpop" and bool(self._algs)
         if scheme != "bearer" and not dpop:  # a scheme not taken here: no usable credentials
             raise _Refused(challenge_refusal(settings, None, scopes=wanted))
@@ -217,7 +257,7 @@ class AuthGate:
 
     async def _check_proof(self, scope: Scope, resource: str, token: str, jkt: str,
                            settings: ChallengeSettings) -> None:
-        from mcpkit.auth.dpop import verify_proof
+        from mcpkit.auth.dpop import replay_key, verify_proof
 
         proofs = [value for name, value in scope["headers"] if name == _DPOP]
         dpop = self.resource.dpop
@@ -228,10 +268,10 @@ class AuthGate:
             raise _Refused(challenge_refusal(settings, INVALID_DPOP_PROOF, "send one DPoP proof "
                                              "header with a DPoP-bound token", dpop=True,
                                              nonce=fresh))
-        htu = self._url_of(scope, resource)
         for expected in nonces:
             try:
-                proof = verify_proof(proofs[0].decode("latin-1"), htm=scope["method"], htu=htu,
+                proof = verify_proof(proofs[0].decode("latin-1"), htm=scope["method"],
+                                     htu=resource,
                                      now=now, access_token=token, expected_jkt=jkt,
                                      nonce=expected, max_age_s=dpop.max_age_s,
                                      algorithms=dpop.algorithms)
@@ -241,7 +281,7 @@ class AuthGate:
                     continue  # perhaps signed with the nonce of the window before
                 raise _Refused(challenge_refusal(settings, exc.error, str(exc), dpop=True,
                                                  nonce=fresh)) from None
-        key = f"mcpkit.dpop.jti\0{proof.jkt}\0{proof.jti}"
+        key = replay_key(proof.jkt, proof.jti)
         if not await self.server.sealer.store.add(key, b"", now + dpop.max_age_s + 60):
             raise _Refused(challenge_refusal(settings, INVALID_DPOP_PROOF, "this DPoP proof "
                                              "was used before", dpop=True, nonce=fresh))
@@ -260,24 +300,59 @@ class AuthGate:
 
     # -- where the request came to --------------------------------------------------------------
 
-    def _resource_of(self, scope: Scope, path: str) -> str:
-        """This resource's canonical URI: configured, else the request's scheme, Host and the
-        endpoint's path."""
+    def _resource_of(self, scope: Scope, request_path: str) -> str | None:
+        """This resource's canonical URI: `public_url`, else `http://` + the loopback address
+        and port the connection came to + where the app is mounted and its path (the request's
+        path when the app serves every path); None when neither can be had."""
         public = self.resource.public_url
         if public is not None:
             return public
-        host = next((v for n, v in scope["headers"] if n == _HOST), b"").decode("latin-1")
+        if self._path is None:  # the app serves every path: each is its own resource
+            origin = _loopback_origin(scope.get("server"))
+            if origin is None:
+                return None
+            return origin + quote(request_path, safe=_PATH_SAFE).rstrip("/")
+        key = (scope.get("server"), scope.get("root_path", ""))
         try:
-            return canonical_resource(f"{scope.get('scheme', 'http')}://{host}{path}",
-                                      "the request's URL")
-        except ValueError:
-            return f"{scope.get('scheme', 'http')}://localhost{path.rstrip('/')}"
+            return self._resources[key]
+        except (KeyError, TypeError):  # TypeError: a server address that is no tuple
+            pass
+        origin = _loopback_origin(key[0])
+        resource = None
+        if origin is not None:
+            root = key[1] if type(key[1]) is str else ""
+            resource = canonical_resource(
+                origin + quote(root + self._path, safe=_PATH_SAFE), "the resource URL")
+        try:
+            if len(self._resources) >= _CACHED:
+                self._resources.clear()
+            self._resources[key] = resource
+        except TypeError:
+            pass
+        return resource
 
-    def _url_of(self, scope: Scope, resource: str) -> str:
-        """The URL a DPoP proof must name (`htu`): the public one behind a proxy."""
-        if self.resource.public_url is not None or self._path is not None:
-            return resource
-        return self._resource_of(scope, scope["path"])
+    def _unresolved(self, scope: Scope) -> Refusal:
+        """500, once logged with the fix: no resource URL is configured and the connection did
+        not come to one loopback address."""
+        if not self._warned:
+            self._warned = True
+            log.error("a protected server listening on %r cannot tell its own URL: set "
+                      "ProtectedResource.public_url to the URL clients reach it by",
+                      scope.get("server"))
+        return unresolved_refusal()
+
+
+def _loopback_origin(server: object) -> str | None:
+    """`http://HOST:PORT` of the address an ASGI server says it listens on, when that is one
+    loopback address and a port; None otherwise (a wildcard, a name, a socket file)."""
+    if not isinstance(server, tuple | list) or len(server) != 2:
+        return None
+    host, port = server
+    if type(port) is not int or not 0 < port <= 65535 or not is_loopback(host):
+        return None
+    host = host.strip("[]")
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}" if port == 80 else f"http://{shown}:{port}"
 
 
 class _Refused(Exception):

@@ -2,8 +2,10 @@
 RFC 7662 introspection endpoint.
 
 Each token is posted to the endpoint with this resource's own client credentials (HTTP Basic,
-RFC 7662 §2.1); an answer with `active: true` gives the claims, which the HTTP app then holds to
-the issuers, the audience and the clock like any verifier's. Answers are cached, bounded twice:
+RFC 7662 §2.1), the call bounded as a whole by `timeout_s` (an endpoint answering byte by byte
+is cut off there too) and its answer to 64 KiB; an answer with `active: true` gives the claims,
+which the HTTP app then holds to the issuers, the audience and the clock like any verifier's.
+Answers are cached, bounded twice:
 at most `max_entries` tokens (the oldest dropped first), each at most `cache_ttl_s` and never
 past the token's own `exp`, so a revoked token stops working within `cache_ttl_s`. A token found
 inactive is cached for a short while too, so a client retrying a bad token does not cost a call
@@ -12,6 +14,7 @@ each time. The cache is keyed by the token's SHA-256, so it holds no token.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import logging
 import time
@@ -19,9 +22,10 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, Final
 
+from mcpkit.auth.server_claims import MAX_NUMERIC_DATE
 from mcpkit.auth.server_config import Principal
 from mcpkit.errors import InvalidTokenError, VerifierUnavailableError
-from mcpkit.transports.http_auth_jwt import principal_of
+from mcpkit.transports.http_auth_jwt import fetch_json, principal_of
 
 __all__ = ["IntrospectionVerifier"]
 
@@ -87,17 +91,14 @@ class IntrospectionVerifier:
 
         self.calls += 1
         try:
-            async with httpx.AsyncClient(timeout=self.timeout_s, follow_redirects=False) as http:
-                response = await http.post(
-                    self.url, data={"token": token, "token_type_hint": "access_token"},
-                    auth=self._auth, headers={"accept": "application/json"})
-            if response.status_code != 200:
-                raise ValueError(f"status {response.status_code}")
-            if len(response.content) > _MAX_ANSWER_BYTES:
-                raise ValueError("the answer is over 64 KiB")
-            answer = response.json()
+            async with asyncio.timeout(self.timeout_s):  # the whole call, however it trickles
+                answer = await self._ask(token)
             if not isinstance(answer, dict) or type(answer.get("active")) is not bool:
                 raise ValueError("the answer is no object with a boolean 'active'")
+        except TimeoutError:
+            raise VerifierUnavailableError(
+                f"cannot introspect at {self.url}: no answer within {self.timeout_s} s"
+            ) from None
         except (httpx.HTTPError, ValueError) as exc:
             raise VerifierUnavailableError(
                 f"cannot introspect at {self.url}: {exc}") from None
@@ -107,13 +108,21 @@ class IntrospectionVerifier:
             answer["iss"] = self.issuer
         return answer
 
+    async def _ask(self, token: str) -> Any:
+        """The endpoint's answer to `token`, read to at most 64 KiB."""
+        answer, _ = await fetch_json(
+            "POST", self.url, timeout_s=self.timeout_s, limit=_MAX_ANSWER_BYTES,
+            what="the answer", auth=self._auth,
+            data={"token": token, "token_type_hint": "access_token"})
+        return answer
+
     def _remember(self, digest: bytes, claims: dict[str, Any] | None, now: float) -> None:
         if self.max_entries == 0 or self.cache_ttl_s == 0:
             return
         until = now + (self.cache_ttl_s if claims is not None else
                        min(self.cache_ttl_s, _INACTIVE_TTL_S))
-        exp = claims.get("exp") if claims is not None else None
-        if isinstance(exp, int | float) and not isinstance(exp, bool):
+        exp: Any = claims.get("exp") if claims is not None else None
+        if type(exp) in (int, float) and 0 <= exp <= MAX_NUMERIC_DATE:  # not NaN, nor 1e400
             until = min(until, float(exp))
         self._cache[digest] = (until, claims)
         self._cache.move_to_end(digest)

@@ -1,8 +1,10 @@
 """Streamable HTTP for a `Server`: one plain ASGI application serving both eras on one URL.
 
 `HTTPApp` is the ASGI glue. It checks what every request passes whatever its era, in a fixed
-order: path (404; health probes, `mcpkit.transports.http_health`, are answered there, before
-any other check), Host/Origin (403), for a POST its size (413), type (415) and JSON (400).
+order: a `Host` that names no host (400, before anything else), the Protected Resource Metadata
+of a protected server (after the Host/Origin check), path (404; health probes,
+`mcpkit.transports.http_health`, are answered there, before the Host/Origin check),
+Host/Origin (403), the token (401/403), for a POST its size (413), type (415) and JSON (400).
 The pure `mcpkit.protocol.http.route` then names the route, and the one `Endpoint` its table
 holds for it serves the request: `ModernEndpoint` (2026-07-28, stateless) or the legacy
 sessions (`mcpkit.transports.http_legacy`); that lookup is the app's one decision about eras.
@@ -147,7 +149,7 @@ class HTTPApp:
         self._auth = None
         if options.auth is not None:  # loaded only for a protected server
             from mcpkit.transports.http_auth import AuthGate
-            self._auth = AuthGate(server, options.auth, self._path)
+            self._auth = AuthGate(server, options.auth, self._path, self._policy)
 
     @property
     def closed(self) -> bool:
@@ -164,9 +166,17 @@ class HTTPApp:
             elif kind == "websocket":
                 await send({"type": "websocket.close", "code": 1003})
             return
+        headers = read_headers(scope["headers"])
+        refusal = self._policy.check(headers.host, headers.origin)
+        if refusal is not None and refusal.status == Status.BAD_REQUEST:
+            await refuse(send, forbidden(refusal))  # a Host naming no host, or two: nothing
+            return  # after this may act on a value whose meaning is a guess (RFC 9112 §3.2)
         auth = self._auth
         if auth is not None and auth.is_metadata(scope):  # public, asked before any token
-            await auth.metadata(scope, send)
+            if refusal is not None:
+                await refuse(send, forbidden(refusal))
+            else:
+                await auth.metadata(scope, send)
             return
         if self._path is not None:
             path = _mounted_path(scope)
@@ -177,8 +187,6 @@ class HTTPApp:
                 return
         elif self._health.serves(scope):  # mounted: every path is the app's, probes' too
             return await self._health.serve(scope, send)
-        headers = read_headers(scope["headers"])
-        refusal = self._policy.check(headers.host, headers.origin)
         if refusal is not None:
             await refuse(send, forbidden(refusal))
             return
@@ -355,6 +363,22 @@ def _is_loopback(host: str) -> bool:
     return host in ("localhost", "::1") or host.startswith("127.")
 
 
+def _protected_hosts(auth: Any, bound: str, hosts: tuple[str, ...]) -> tuple[str, ...]:
+    """The Host allow-list of a protected server bound to `bound`: the host its `public_url`
+    names besides `hosts`, never any host; without `public_url`, only on loopback, where its
+    URL is the address it listens on."""
+    public = auth.public_url
+    if public is None:
+        if not _is_loopback(bound):
+            raise ValueError(
+                f"a protected server bound to {bound} needs ProtectedResource.public_url, the "
+                "URL clients reach it by (the audience its tokens must name); only on a "
+                "loopback address is its URL the address it listens on")
+        return hosts
+    named = public.split("://", 1)[1].partition("/")[0]
+    return hosts if named in hosts else (*hosts, named)
+
+
 def run_http(
     server: Any,
     address: str = "127.0.0.1:8000/mcp",
@@ -371,8 +395,11 @@ def run_http(
 
     Bound to loopback, the Host allow-list is the loopback names plus `allowed_hosts`; bound
     elsewhere, it is `allowed_hosts`, or any host (with a warning) when none is given.
-    `listener`, `sessions` and `session_idle_s` replace those of `HTTPOptions`' defaults;
-    `auth` is its `ProtectedResource` (`HTTPOptions.auth`).
+    `listener`, `sessions` and `session_idle_s` replace those of `HTTPOptions`' defaults.
+
+    `auth` (a `ProtectedResource`) protects it. Bound elsewhere than loopback, a protected
+    server needs `public_url` (a `ValueError` before anything is bound, otherwise), and takes
+    the host that URL names instead of any host; the URL's host is allowed wherever it is bound.
     """
     from mcpkit.transports.loop import freeze_startup_heap
 
@@ -423,6 +450,9 @@ def _uvicorn(server: Any, address: str, allowed_hosts: tuple[str, ...],
 
     host, port, path = parse_address(address)
     hosts = LOOPBACK_HOSTS + allowed_hosts if _is_loopback(host) else allowed_hosts
+    auth = limits.get("auth")
+    if auth is not None:
+        hosts = _protected_hosts(auth, host, hosts)
     if not hosts:
         hosts = ("*",)
         print(f"mcpkit: warning: serving on {host} with any Host header accepted; name the "
