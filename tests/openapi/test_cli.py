@@ -31,8 +31,8 @@ def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedPr
     (["--openapi", str(PETSTORE), "--base-url", "ftp://x"],
      "--base-url 'ftp://x' is not an http(s) URL, e.g. https://api.example.com/v1"),
     (["--openapi", str(PETSTORE), "--api-header", "no colon"],
-     "--api-header 'no colon': expected 'NAME: VALUE', e.g. 'Authorization: Bearer "
-     "$API_TOKEN'"),
+     "--api-header: expected 'NAME: VALUE', e.g. 'Authorization: Bearer $API_TOKEN', not "
+     "'no colon'"),
     (["--openapi", str(PETSTORE), "--base-url", "http://127.0.0.1:1", "--api-header",
       "X-Api-Key: $NOT_SET_ANYWHERE_7"],
      "--api-header X-Api-Key: the environment variable NOT_SET_ANYWHERE_7 is not set"),
@@ -51,6 +51,19 @@ def test_what_mcpkit_run_openapi_refuses_is_one_line_and_status_2(
     assert done.returncode == 2, done.stderr
     assert done.stderr == f"mcpkit run: {line}\n"
     assert done.stdout == ""
+
+
+def test_the_options_are_settings_with_environment_variables_and_the_headers_hidden() -> None:
+    env = {"MCPKIT_OPENAPI": str(PETSTORE), "MCPKIT_BASE_URL": "http://127.0.0.1:1",
+           "MCPKIT_API_HEADER": "X-Api-Key: secret-1\nX-Other: 2"}
+    shown = run("--show-config", env=env)
+    assert shown.returncode == 0, shown.stderr
+    lines = {line.split()[0]: line for line in shown.stdout.splitlines() if line.strip()}
+    assert "secret-1" not in shown.stdout
+    assert any("MCPKIT_API_HEADER" in line for line in lines.values()), shown.stdout
+    refused = run(env={**env, "MCPKIT_API_HEADER": "X-Api-Key: $NOT_SET_ANYWHERE_7"})
+    assert refused.stderr == ("mcpkit run: --api-header X-Api-Key: the environment variable "
+                              "NOT_SET_ANYWHERE_7 is not set\n")
 
 
 async def test_beside_a_server_file_the_apis_operations_join_its_own_tools(
