@@ -44,7 +44,7 @@ def check_definitions(tools: list[dict[str, Any]]) -> None:
 
 async def exercise(client: Client, app: Any) -> None:
     """Every operation of the store through `client`, and its answer checked."""
-    tools = await client.list_tools()
+    tools = [item.raw for item in await client.list_tools()]
     assert client.rejected_tools == []
     assert {t["name"] for t in tools} == TOOLS
     check_definitions(tools)
@@ -58,49 +58,49 @@ async def exercise(client: Client, app: Any) -> None:
     create_schema = by_name["createPet"]["inputSchema"]
     assert "id" not in create_schema["$defs"]["Pet"]["properties"]
 
-    listed = await client.call_tool("listPets", {"status": "available", "tag": ["dog", "cat"],
-                                                 "X-Request-Id": "req-1"})
+    listed = (await client.call_tool("listPets", {"status": "available", "tag": ["dog", "cat"],
+                                                 "X-Request-Id": "req-1"})).raw
     assert not listed.get("isError"), listed
     assert listed["structuredContent"]["request_id"] == "req-1"
     assert [p["name"] for p in listed["structuredContent"]["items"]] == ["Rex"]
 
-    got = await client.call_tool("getPet", {"petId": 2})
+    got = (await client.call_tool("getPet", {"petId": 2})).raw
     assert got["structuredContent"]["owner"] == {"name": "Ada", "email": "ada@example.com"}
 
-    missing = await client.call_tool("getPet", {"petId": 99})
+    missing = (await client.call_tool("getPet", {"petId": 99})).raw
     assert missing["isError"] is True
     assert "GET " in text_of(missing) and "/pets/99 answered 404 Not Found" in text_of(missing)
     assert "no pet 99" in text_of(missing)
 
-    created = await client.call_tool("createPet", {"body": {
+    created = (await client.call_tool("createPet", {"body": {
         "name": "Kit", "status": "pending", "tags": ["cat", "young"],
-        "owner": {"name": "Bo", "email": "bo@example.com"}}})
+        "owner": {"name": "Bo", "email": "bo@example.com"}}})).raw
     assert not created.get("isError"), created
     kit = created["structuredContent"]
     assert kit["owner"]["email"] == "bo@example.com" and kit["status"] == "pending"
     assert app.state.pets[kit["id"]].tags == ["cat", "young"]
 
-    refused = await client.call_tool("createPet", {"body": {
-        "name": "Odd", "owner": {"name": "Bo", "email": "no-at-sign"}}})
+    refused = (await client.call_tool("createPet", {"body": {
+        "name": "Odd", "owner": {"name": "Bo", "email": "no-at-sign"}}})).raw
     assert refused["isError"] is True
     assert "answered 422 Unprocessable" in text_of(refused)
     assert "an email address has an @" in text_of(refused)
 
-    updated = await client.call_tool("updatePet", {"petId": kit["id"], "body": {
-        "name": "Kitty", "status": "sold"}})
+    updated = (await client.call_tool("updatePet", {"petId": kit["id"], "body": {
+        "name": "Kitty", "status": "sold"}})).raw
     assert updated["structuredContent"]["name"] == "Kitty"
 
-    deleted = await client.call_tool("deletePet", {"petId": kit["id"]})
+    deleted = (await client.call_tool("deletePet", {"petId": kit["id"]})).raw
     assert not deleted.get("isError") and text_of(deleted) == "204 No Content"
-    gone = await client.call_tool("getPet", {"petId": kit["id"]})
+    gone = (await client.call_tool("getPet", {"petId": kit["id"]})).raw
     assert "answered 404" in text_of(gone)
 
-    photo = await client.call_tool("getPetPhoto", {"petId": 1})
+    photo = (await client.call_tool("getPetPhoto", {"petId": 1})).raw
     (block,) = photo["content"]
     assert block["type"] == "image" and block["mimeType"] == "image/png"
     assert base64.b64decode(block["data"]) == PHOTO
 
-    echoed = await client.call_tool("echo", {})
+    echoed = (await client.call_tool("echo", {})).raw
     headers = echoed["structuredContent"]["headers"]
     assert headers["x-api-key"] == "test-key-7"
     # Nothing of the MCP client's own requests reaches the API.
@@ -117,7 +117,7 @@ async def exercise(client: Client, app: Any) -> None:
         ("getPet", {"petId": 1, "extra": True}),  # an argument the operation does not take
         ("listPets", {"X-Request-Id": "a\r\nInjected: yes"}),  # no header carries a line break
     ]:
-        result = await client.call_tool(name, arguments)
+        result = (await client.call_tool(name, arguments)).raw
         assert result["isError"] is True, (name, arguments, result)
         assert f"Invalid arguments for tool {name!r}" in text_of(result), result
     assert app.state.requests == before, "a refused call reached the API"

@@ -144,7 +144,7 @@ async def test_server_variables_take_their_defaults(checked: Callable[[Server], 
                                     "variables": {"version": {"default": "v2"}}}])
     server = Server.from_openapi(doc, client=asgi_client(api, base_url=""))
     async with checked(server) as client:
-        await client.call_tool("getA", {})
+        (await client.call_tool("getA", {})).raw
     assert seen == ["/v2/x/a"]
 
 
@@ -157,25 +157,25 @@ async def test_get_operations_read_as_resources_and_templates_within_their_check
     server = Server.from_openapi(PETSTORE, client=asgi_client(app), options=OpenAPIOptions(
         headers=KEYED, rules=[Rule("resource", methods=["GET"])]))
     async with checked(server) as client:
-        templates = {t["uriTemplate"]: t for t in await client.list_resource_templates()}
+        templates = {t["uriTemplate"]: t for t in [item.raw for item in await client.list_resource_templates()]}
         assert templates["api://pets/{petId}"]["mimeType"] == "application/json"
         assert templates["api://pets/{petId}/photo"]["mimeType"] == "image/png"
-        pet = await client.read_resource("api://pets/2")
+        pet = (await client.read_resource("api://pets/2")).raw
         (contents,) = pet["contents"]
         assert contents["mimeType"] == "application/json" and '"name":"Tom"' in contents["text"]
-        photo = await client.read_resource("api://pets/1/photo")
+        photo = (await client.read_resource("api://pets/1/photo")).raw
         assert photo["contents"][0]["mimeType"] == "image/png"
-        listed = await client.read_resource("api://pets")
+        listed = (await client.read_resource("api://pets")).raw
         assert '"Rex"' in listed["contents"][0]["text"]
         before = app.state.requests
         with pytest.raises(RPCError) as missing:
-            await client.read_resource("api://pets/99")
+            (await client.read_resource("api://pets/99")).raw
         assert missing.value.code == -32602 and "api://pets/99" in str(missing.value)
         with pytest.raises(RPCError, match=r"petId.*expected integer") as bad:
-            await client.read_resource("api://pets/seven")
+            (await client.read_resource("api://pets/seven")).raw
         assert bad.value.code == -32602
         with pytest.raises(RPCError, match="minimum"):
-            await client.read_resource("api://pets/0")
+            (await client.read_resource("api://pets/0")).raw
         assert app.state.requests == before + 1  # only the 404 was asked of the API
 
 
@@ -185,7 +185,7 @@ async def test_a_resources_error_status_is_an_internal_error_naming_it(
                                  options=OpenAPIOptions(rules=[Rule("resource")]))
     async with checked(server) as client:
         with pytest.raises(RPCError) as refused:
-            await client.read_resource("api://pets/1")
+            (await client.read_resource("api://pets/1")).raw
     assert refused.value.code == -32603
     assert "api://pets/1" in str(refused.value) and "answered 401 Unauthorized" in str(
         refused.value)
@@ -214,7 +214,7 @@ async def _call(checked: Callable[[Server], Any], doc: dict[str, Any], app: Any,
                 arguments: dict[str, Any] | None = None) -> dict[str, Any]:
     server = Server.from_openapi(doc, client=asgi_client(app), options=options)
     async with checked(server) as client:
-        return await client.call_tool(name, arguments or {})  # type: ignore[no-any-return]
+        return (await client.call_tool(name, arguments or {})).raw  # type: ignore[no-any-return]
 
 
 async def test_json_off_the_documented_schema_is_a_tool_error_not_a_broken_promise(
@@ -281,7 +281,7 @@ async def test_an_api_that_cannot_be_reached_is_a_tool_error_naming_the_failure(
         checked: Callable[[Server], Any]) -> None:
     server = Server.from_openapi(one_get(), base_url="http://127.0.0.1:1/v1")
     async with checked(server) as client:
-        result = await client.call_tool("getA", {})
+        result = (await client.call_tool("getA", {})).raw
     assert result["isError"] is True
     assert text_of(result).startswith("getA: GET http://127.0.0.1:1/v1/a failed: ConnectError")
 
@@ -311,5 +311,5 @@ async def test_configured_headers_win_over_the_clients_and_reach_every_request(
     server = Server.from_openapi(PETSTORE, client=client,
                                  options=OpenAPIOptions(headers={"X-Api-Key": KEY}))
     async with checked(server) as mcp:
-        echoed = await mcp.call_tool("echo", {})
+        echoed = (await mcp.call_tool("echo", {})).raw
     assert echoed["structuredContent"]["headers"]["x-api-key"] == KEY

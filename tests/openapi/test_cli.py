@@ -76,10 +76,10 @@ async def test_beside_a_server_file_the_apis_operations_join_its_own_tools(
                              str(PETSTORE), "--base-url", "http://127.0.0.1:1"],
                             cwd=str(ROOT), stderr="capture", tap=tap)
     async with Client(connector) as client:
-        names = {t["name"] for t in await client.list_tools()}
+        names = {t["name"] for t in [item.raw for item in await client.list_tools()]}
         assert client.server_info is not None and client.server_info["name"] == "mine"
         assert {"hello", "getPet", "listPets"} <= names
-        assert (await client.call_tool("hello", {}))["content"][0]["text"] == "hi"
-        unreachable = await client.call_tool("getPet", {"petId": 1})
+        assert ((await client.call_tool("hello", {})).raw)["content"][0]["text"] == "hi"
+        unreachable = (await client.call_tool("getPet", {"petId": 1})).raw
         assert "failed: ConnectError" in unreachable["content"][0]["text"]
     tap.assert_clean()

@@ -97,7 +97,7 @@ async def test_a_document_fetched_from_a_url_resolves_its_relative_server_agains
     server = await asyncio.to_thread(Server.from_openapi, f"{url}/spec/petstore.yaml",
                                      options=OpenAPIOptions(headers={"X-Api-Key": KEY}))
     async with connect(server) as client:
-        result = await client.call_tool("getPet", {"petId": 1})
+        result = (await client.call_tool("getPet", {"petId": 1})).raw
     assert result["structuredContent"]["name"] == "Rex"
     assert app.hits == ["/spec/petstore.yaml", "/pets/1"]
 

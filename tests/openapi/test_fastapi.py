@@ -37,29 +37,29 @@ async def test_a_fastapi_apps_routes_are_tools_called_without_a_network_hop(
     assert (server.name, server.version) == ("Pet Store", "1.2.0")
     tap = SchemaTap()
     async with connect(server, json=True, recorder=tap) as client:
-        tools = await client.list_tools()
+        tools = [item.raw for item in await client.list_tools()]
         assert client.rejected_tools == []
         check_definitions(tools)
         by_name = {t["name"]: t for t in tools}
         # The configured header is configuration's, though FastAPI lists it on every route.
         assert "x-api-key" not in by_name["getPet"]["inputSchema"]["properties"]
-        got = await client.call_tool("getPet", {"pet_id": 2})
+        got = (await client.call_tool("getPet", {"pet_id": 2})).raw
         assert got["structuredContent"]["name"] == "Tom"
-        missing = await client.call_tool("getPet", {"pet_id": 99})
+        missing = (await client.call_tool("getPet", {"pet_id": 99})).raw
         assert "/pets/99 answered 404 Not Found" in text_of(missing)
-        listed = await client.call_tool("listPets", {"status": "sold", "x-request-id": "r9"})
+        listed = (await client.call_tool("listPets", {"status": "sold", "x-request-id": "r9"})).raw
         assert listed["structuredContent"]["request_id"] == "r9"
         assert [p["id"] for p in listed["structuredContent"]["items"]] == [2]
-        made = await client.call_tool("createPet", {"body": {
-            "name": "Kit", "owner": {"name": "Bo", "email": "bo@example.com"}}})
+        made = (await client.call_tool("createPet", {"body": {
+            "name": "Kit", "owner": {"name": "Bo", "email": "bo@example.com"}}})).raw
         assert made["structuredContent"]["id"] == 3 and app.state.pets[3].name == "Kit"
-        refused = await client.call_tool("createPet", {"body": {
-            "name": "Kit", "owner": {"name": "Bo", "email": "nope"}}})
+        refused = (await client.call_tool("createPet", {"body": {
+            "name": "Kit", "owner": {"name": "Bo", "email": "nope"}}})).raw
         assert "answered 422 Unprocessable" in text_of(refused)
-        photo = await client.call_tool("getPetPhoto", {"pet_id": 1})
+        photo = (await client.call_tool("getPetPhoto", {"pet_id": 1})).raw
         assert base64.b64decode(photo["content"][0]["data"]) == PHOTO
         before = app.state.requests
-        invalid = await client.call_tool("listPets", {"limit": 0})
+        invalid = (await client.call_tool("listPets", {"limit": 0})).raw
         assert invalid["isError"] is True and app.state.requests == before
     tap.assert_clean()
     assert no_network == []
@@ -74,7 +74,7 @@ async def test_an_exception_the_app_does_not_handle_is_its_500_as_a_tool_error()
 
     server = Server.from_fastapi(app)
     async with connect(server) as client:
-        result = await client.call_tool("boom", {})
+        result = (await client.call_tool("boom", {})).raw
     assert result["isError"] is True
     assert "boom: GET http://localhost/boom answered 500 Internal Server Error" in text_of(result)
 

@@ -78,17 +78,17 @@ async def test_an_openapi_30_document_is_translated_and_every_operation_is_calla
     tap = SchemaTap()
     async with connect(server, json=True, recorder=tap) as client:
         await exercise(client, store.app)
-        limit = client.tools["listPets"]["inputSchema"]["properties"]["limit"]
+        limit = client.tools["listPets"].raw["inputSchema"]["properties"]["limit"]
         # 3.0's boolean exclusiveMinimum beside minimum is 2020-12's number.
         assert limit == {"type": "integer", "exclusiveMinimum": 0, "maximum": 100,
                          "default": 20}
         # The response's object schema is the output schema itself, its $ref followed.
-        page = client.tools["listPets"]["outputSchema"]
+        page = client.tools["listPets"].raw["outputSchema"]
         assert page["properties"]["request_id"] == {"type": ["string", "null"]}
         assert page["properties"]["items"]["items"] == {"$ref": "#/$defs/Pet"}
-        owner = client.tools["getPet"]["outputSchema"]["properties"]["owner"]
+        owner = client.tools["getPet"].raw["outputSchema"]["properties"]["owner"]
         assert owner == {"anyOf": [{"allOf": [{"$ref": "#/$defs/Owner"}]}, {"type": "null"}]}
-        zero = await client.call_tool("listPets", {"limit": 0})
+        zero = (await client.call_tool("listPets", {"limit": 0})).raw
         assert zero["isError"] is True and "limit" in text_of(zero)
     tap.assert_clean()
 
@@ -97,7 +97,7 @@ async def test_without_the_configured_key_the_apis_401_is_a_tool_error_naming_it
         store: Store) -> None:
     server = Server.from_openapi(PETSTORE, base_url=store.url)
     async with connect(server) as client:
-        result = await client.call_tool("getPet", {"petId": 1})
+        result = (await client.call_tool("getPet", {"petId": 1})).raw
     assert result["isError"] is True
     assert "answered 401 Unauthorized: {\"detail\":\"a valid X-Api-Key header is needed\"}" in (
         text_of(result))
