@@ -144,7 +144,7 @@ async def test_server_variables_take_their_defaults(checked: Callable[[Server], 
                                     "variables": {"version": {"default": "v2"}}}])
     server = Server.from_openapi(doc, client=asgi_client(api, base_url=""))
     async with checked(server) as client:
-        (await client.call_tool("getA", {})).raw
+        await client.call_tool("getA", {})
     assert seen == ["/v2/x/a"]
 
 
@@ -169,13 +169,13 @@ async def test_get_operations_read_as_resources_and_templates_within_their_check
         assert '"Rex"' in listed["contents"][0]["text"]
         before = app.state.requests
         with pytest.raises(RPCError) as missing:
-            (await client.read_resource("api://pets/99")).raw
+            await client.read_resource("api://pets/99")
         assert missing.value.code == -32602 and "api://pets/99" in str(missing.value)
         with pytest.raises(RPCError, match=r"petId.*expected integer") as bad:
-            (await client.read_resource("api://pets/seven")).raw
+            await client.read_resource("api://pets/seven")
         assert bad.value.code == -32602
         with pytest.raises(RPCError, match="minimum"):
-            (await client.read_resource("api://pets/0")).raw
+            await client.read_resource("api://pets/0")
         assert app.state.requests == before + 1  # only the 404 was asked of the API
 
 
@@ -185,7 +185,7 @@ async def test_a_resources_error_status_is_an_internal_error_naming_it(
                                  options=OpenAPIOptions(rules=[Rule("resource")]))
     async with checked(server) as client:
         with pytest.raises(RPCError) as refused:
-            (await client.read_resource("api://pets/1")).raw
+            await client.read_resource("api://pets/1")
     assert refused.value.code == -32603
     assert "api://pets/1" in str(refused.value) and "answered 401 Unauthorized" in str(
         refused.value)
