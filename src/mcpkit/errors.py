@@ -28,6 +28,8 @@ MCPError                                   anything mcpkit raises on purpose
 ├── NoCommonVersionError                   the server speaks no version this client speaks
 ├── ResultTypeError                        a structured result does not fit the type the call
 │                                          named (also a TypeError)
+├── NotJSONError                           a request would carry a value JSON cannot (an integer
+│                                          past 64 bits, a set); nothing sent (also a TypeError)
 ├── ServerConfigError                      an mcpServers file or entry cannot be used (.path)
 │                                          (also a ValueError)
 ├── InputRoundsExceededError               a call kept asking for input past the client's limit
@@ -67,7 +69,7 @@ __all__ = [
     "GrantError", "HTTPStatusError", "HandleError", "HeaderMismatchError",
     "InputRoundsExceededError", "InternalError", "InvalidParamsError", "InvalidRequestError",
     "InvalidTokenError", "MCPError", "MethodNotFoundError", "MissingExtraError",
-    "MissingRequiredClientCapabilityError", "NoCommonVersionError", "ParseError",
+    "MissingRequiredClientCapabilityError", "NoCommonVersionError", "NotJSONError", "ParseError",
     "ProtocolViolation", "RPCError", "RedirectError", "RequestTimeoutError",
     "ResourceNotFoundError", "ResultTypeError", "ServerConfigError", "SessionExpiredError",
     "SkillVerificationError", "StateRejected", "StepUpNeeded", "StoreUnavailableError",
@@ -315,6 +317,11 @@ class NoCommonVersionError(MCPError):
 
 class ResultTypeError(MCPError, TypeError):
     """A tool's structured content does not fit the type `call_tool(..., result=T)` named."""
+
+
+class NotJSONError(MCPError, TypeError):
+    """A request the client was asked to send holds a value JSON cannot carry (an integer
+    beyond the 64-bit range, a set, an object); refused before any byte is written."""
 
 
 class ServerConfigError(MCPError, ValueError):

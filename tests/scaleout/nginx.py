@@ -12,8 +12,8 @@ its own (kept across restarts, since nginx names it), which `kill()` ends with S
 (PostgreSQL or Redis, from tests/services.py), one home folder and one calendar database,
 and any settings of the replicas' own (`extra_env`).
 
-When nginx is missing the tests skip with one line naming the package; under CI=true they
-fail instead.
+When nginx is missing the tests skip with one line naming the package; where every real part
+is required (CI, tests/real_parts.py) they fail instead.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 import httpx
-import pytest
+import real_parts
 from services import free_port
 
 __all__ = ["ROOT", "Balancer", "Cluster", "Replica", "nginx_binary"]
@@ -81,13 +81,10 @@ http {{
 
 
 def nginx_binary() -> str:
-    found = shutil.which("nginx") or next(
-        (p for p in ("/usr/sbin/nginx", "/usr/local/sbin/nginx") if os.path.exists(p)), None)
+    """nginx's path; missing, a skip or a failure naming it (tests/real_parts.py)."""
+    found = real_parts.nginx_binary()
     if found is None:
-        line = "nginx not found: install nginx (apt-get install nginx)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI requires the real servers: {line}", pytrace=False)
-        pytest.skip(line)
+        real_parts.missing("nginx")
     return found
 
 
