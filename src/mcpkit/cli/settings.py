@@ -141,6 +141,14 @@ CACHE: Final = Kind(_cache, lambda v: f"{v.ttl_ms},{v.scope}", "TTL_MS[,SCOPE]")
 STORE: Final = Kind(_store, _hidden_url, "URL")
 ADDRESS: Final = Kind(_address, str, "[HOST:]PORT[/PATH]")
 SECRET: Final = Kind(str.strip, lambda v: "set", "TEXT", secret=True)
+def _api_headers(text: str) -> tuple[str, ...]:
+    from mcpkit.cli.run_openapi import header_lines
+
+    return header_lines(text)
+
+
+API_HEADERS: Final = Kind(_api_headers, lambda v: f"{len(v)} header{'s' * (len(v) != 1)}",
+                          "'NAME: VALUE'", secret=True)
 KEYS: Final = Kind(_names, lambda v: f"{len(v)} key{'s' * (len(v) != 1)}", "KEY[,KEY...]",
                    secret=True)
 
@@ -231,6 +239,15 @@ SETTINGS: Final[tuple[Setting, ...]] = (
     _run("auth_public_url", TEXT, "the URL clients reach this server by: its resource "
          "identifier and the default audience; needed when bound off loopback, where the Host "
          "header is never taken for it", metavar="URL"),
+    _run("openapi", TEXT, "serve the operations of this OpenAPI 3.0/3.1 document (a path or an "
+         "http(s) URL, JSON or YAML) as tools; alone, or added to FILE's server",
+         metavar="SPEC"),
+    _run("base_url", TEXT, "with --openapi: where the API's requests go (default: the "
+         "document's first server)", metavar="URL"),
+    _run("api_header", API_HEADERS, "with --openapi: send this header with every request "
+         "(repeatable; one per line in the variable); a VALUE of $VAR or ${VAR} is read from "
+         "that environment variable, keeping secrets off the command line", repeatable=True,
+         default=()),
     _server("page_size", COUNT, "items per page of every list result"),
     _server("list_cache", CACHE, "caching hint of list results and server/discover"),
     _server("read_cache", CACHE, "default caching hint of resources/read (a resource may "
