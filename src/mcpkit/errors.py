@@ -8,10 +8,12 @@ MCPError                                   anything mcpkit raises on purpose
 │   ├── MethodNotFoundError         -32601 unknown, removed or unadvertised method
 │   ├── InvalidParamsError          -32602 params (or `_meta`) do not fit the method
 │   │   ├── ResourceNotFoundError   -32602 (legacy wire: -32002) with data.uri
-│   │   └── StateRejected           -32602 a sealed requestState or handle failed a check
-│   │       └── HandleError                a handle failed one (`isError` in tools/call)
+│   │   ├── StateRejected           -32602 a sealed requestState or handle failed a check
+│   │   │   └── HandleError                a handle failed one (`isError` in tools/call)
+│   │   └── TooManyTasksError       -32602 a principal's share of tasks is full (HTTP 429)
 │   ├── InternalError               -32603 a bug or an unexpected failure; details stay in logs
-│   │   └── StoreUnavailableError   -32603 a shared store or broker is out of reach (HTTP 503)
+│   │   ├── StoreUnavailableError   -32603 a shared store or broker is out of reach (HTTP 503)
+│   │   └── ServiceUnavailableError -32603 the server is stopping or full: retry (HTTP 503)
 │   ├── HeaderMismatchError         -32020 an HTTP header disagrees with the body
 │   ├── MissingRequiredClientCapabilityError -32021 data.requiredCapabilities
 │   ├── UnsupportedProtocolVersionError      -32022 data.supported, data.requested
@@ -71,9 +73,10 @@ __all__ = [
     "InvalidTokenError", "MCPError", "MethodNotFoundError", "MissingExtraError",
     "MissingRequiredClientCapabilityError", "NoCommonVersionError", "NotJSONError", "ParseError",
     "ProtocolViolation", "RPCError", "RedirectError", "RequestTimeoutError",
-    "ResourceNotFoundError", "ResultTypeError", "ServerConfigError", "SessionExpiredError",
-    "SkillVerificationError", "StateRejected", "StepUpNeeded", "StoreUnavailableError",
-    "TaskCancelledError", "ToolError", "TransportError", "URLElicitationRequiredError",
+    "ResourceNotFoundError", "ResultTypeError", "ServerConfigError", "ServiceUnavailableError",
+    "SessionExpiredError", "SkillVerificationError", "StateRejected", "StepUpNeeded",
+    "StoreUnavailableError", "TaskCancelledError", "TooManyTasksError", "ToolError",
+    "TransportError", "URLElicitationRequiredError",
     "UnsupportedProtocolVersionError", "VerifierUnavailableError", "error_class_for_code",
 ]
 
@@ -189,6 +192,30 @@ class StoreUnavailableError(InternalError):
                  store: str = "shared") -> None:
         super().__init__(message, {"unavailable": store} if data is None else data)
         self.store = store
+
+
+class TooManyTasksError(InvalidParamsError):
+    """A principal asked for one task more than its share (`TaskOptions.max_*_per_principal`):
+    -32602 naming the share, with `data.retryAfterS`, which HTTP answers 429 with Retry-After.
+    The client's own load, not the server's failure: it may try again after that long."""
+
+    def __init__(self, message: str, share: str, limit: int, retry_after_s: int) -> None:
+        super().__init__(message, {"share": share, "limit": limit,
+                                   "retryAfterS": retry_after_s})
+        self.retry_after_s = retry_after_s
+
+
+class ServiceUnavailableError(InternalError):
+    """The server cannot take this request now but another attempt may succeed: it is
+    stopping (a drain), or it runs as many tasks as it may. -32603 with `data.unavailable`
+    ("stopping", "busy") and `data.retryAfterS`; HTTP answers 503 with Retry-After, so a
+    client or a load balancer tries again, elsewhere or later."""
+
+    default_message = "Service unavailable: try again"
+
+    def __init__(self, message: str, reason: str, retry_after_s: int) -> None:
+        super().__init__(message, {"unavailable": reason, "retryAfterS": retry_after_s})
+        self.retry_after_s = retry_after_s
 
 
 class HeaderMismatchError(RPCError):
