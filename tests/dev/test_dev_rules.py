@@ -428,3 +428,24 @@ def test_an_event_orjson_cannot_write_still_reaches_the_page() -> None:
 
     big = 2**70  # a server may send an integer past 64 bits; the stream must carry it
     assert json.loads(_encoded({"seq": 1, "data": {"n": big}})) == {"seq": 1, "data": {"n": big}}
+
+
+async def test_an_actions_own_fault_is_answered_with_its_reason_not_a_bare_500(
+        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    from mcpkit.dev.actions import ACTIONS, Actions
+    from mcpkit.dev.session import Session
+
+    async def faulty(actions: Actions, params: Any) -> dict[str, Any]:
+        raise KeyError("lost")
+
+    monkeypatch.setitem(ACTIONS, "faulty", faulty)
+    actions = Actions(Session(EventHub(), read_target("http://127.0.0.1:1/mcp")))
+    status, answer = await actions.run("faulty", {})
+    assert status == 500 and answer["ok"] is False
+    assert answer["error"].startswith("the inspector failed (KeyError: 'lost')")
+    assert "the faulty action failed" in caplog.text
+    assert await actions.run("nothing", {}) == (404, {
+        "ok": False, "error": "no action 'nothing'; the page and this mcpkit disagree (reload "
+                              "the page)"})
+    status, answer = await actions.run("call", {"name": "add"})
+    assert status == 409 and answer["error"].startswith("not connected")

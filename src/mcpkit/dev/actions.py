@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final
 
@@ -36,6 +37,8 @@ from mcpkit.protocol.extensions import TASKS
 from mcpkit.protocol.extras import available
 
 __all__ = ["ACTIONS", "Actions", "BadRequest", "Cancelled"]
+
+log = logging.getLogger("mcpkit.dev")
 
 MAX_CALLS: Final = 64
 """Calls in flight at once (each may wait on a question)."""
@@ -124,6 +127,10 @@ class Actions:
             return 200, {"ok": False, "cancelled": True, "error": "cancelled from the page"}
         except MCPError as exc:
             return 200, failed(exc)
+        except Exception as exc:  # a fault of the inspector's own: said, and logged in full
+            log.exception("mcpkit dev: the %s action failed", name)
+            return 500, {"ok": False, "error": f"the inspector failed ({type(exc).__name__}: "
+                                               f"{exc}); the traceback is in its terminal"}
 
     async def _tracked(self, params: Mapping[str, Any], work: Awaitable[Any]) -> Any:
         """Run `work` under the call id the page gave (`callId`), so `cancel` can stop it."""
