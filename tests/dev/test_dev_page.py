@@ -24,6 +24,8 @@ from devtools import Browser, launched
 from inspected import Tab, foreign, inspecting, requested
 from schema_tap import ROOT
 
+from mcpkit.probe.budget import Counter, compact
+
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 SHOWCASE = str(Path(__file__).with_name("showcase_server.py"))
@@ -62,13 +64,16 @@ async def result_of(tab: Tab, tool: str, count: int = 1) -> dict[str, Any]:
 async def test_a_tool_form_follows_its_schema_and_its_raw_json(browser: Browser) -> None:
     async with inspecting(browser, SHOWCASE, origins=ORIGINS) as tab:
         await tab.connected("modern")
+        await tab.until("() => document.querySelector('.budget-tools')", "the token counts")
         listed = await tab.js("""(() => {
           const item = document.querySelector('li.tool[data-name=plan]');
           return { badges: [...item.querySelectorAll('.badge')].map(b => b.textContent),
                    icon: item.querySelector('img.icon') && item.querySelector('img.icon').src };
         })()""")
         assert {"read-only", "idempotent"} <= set(listed["badges"])
-        assert any(b.endswith(" tokens") for b in listed["badges"])
+        # The probe's counter, over the tool as it was listed: the page says the same number.
+        plan = next(t for t in tab.running.hub.state("catalogue")["tools"] if t["name"] == "plan")
+        assert f"{Counter().one(compact(plan))} tokens" in listed["badges"]
         assert listed["icon"].startswith("data:image/png;base64,")
         far = await tab.js("document.querySelector('li.tool[data-name=media] .icon-far').title")
         assert "not loaded" in far and "https://icons.example.com/media.png" in far

@@ -26,7 +26,7 @@ from mcpkit.probe.channels import Exchange
 from mcpkit.probe.walk import Step
 from mcpkit.types.constants import PROTOCOL_VERSION_KEY, Method
 
-__all__ = ["evidence", "gather", "view_of"]
+__all__ = ["counted", "evidence", "gather", "view_of"]
 
 _LISTS = (("tools", "tools"), ("resources", "resources"),
           ("resourceTemplates", "resources"), ("prompts", "prompts"))
@@ -69,7 +69,7 @@ def view_of(tool: dict[str, Any]) -> dict[str, Any] | None:
 
 
 async def gather(client: Client) -> dict[str, Any]:
-    """Every list the server's capabilities offer, and their budget."""
+    """Every list the server's capabilities offer (their budget comes from `counted`)."""
     offered = client.server_capabilities or {}
     out: dict[str, Any] = {"tools": [], "resources": [], "resourceTemplates": [],
                            "prompts": [], "rejected": [], "problems": []}
@@ -86,9 +86,14 @@ async def gather(client: Client) -> dict[str, Any]:
     out["rejected"] = [{"name": r.name, "reason": r.reason} for r in client.rejected_tools]
     out["views"] = {tool["name"]: view for tool in out["tools"]
                     if (view := view_of(tool)) is not None}
-    # Counting takes a while the first time (the vocabulary loads): off the event loop.
-    out["budget"] = await asyncio.to_thread(_budget, out, client.instructions)
+    out["budget"] = {"counting": True}
     return out
+
+
+async def counted(lists: dict[str, Any], instructions: str | None) -> dict[str, Any]:
+    """The token budget of what `gather` listed. Counting takes a while the first time (the
+    vocabulary loads), so it runs off the event loop, after the lists are shown."""
+    return await asyncio.to_thread(_budget, lists, instructions)
 
 
 @functools.cache

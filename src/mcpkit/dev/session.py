@@ -27,7 +27,7 @@ from mcpkit.cli.servers import connector_for
 from mcpkit.cli.usage import UsageError
 from mcpkit.client import Client, ClientOptions
 from mcpkit.dev.asking import Questions
-from mcpkit.dev.catalogue import evidence, gather
+from mcpkit.dev.catalogue import counted, evidence, gather
 from mcpkit.dev.events import EventHub
 from mcpkit.dev.targets import Target
 from mcpkit.dev.views import Views
@@ -67,6 +67,7 @@ class Session:
         self.client: Client | None = None
         self.subscribed: set[str] = set()
         self.reloads = 0
+        self._listings = 0
         self._tap = tap
         self._lock = asyncio.Lock()
         self._listening: asyncio.Task[None] | None = None
@@ -138,8 +139,9 @@ class Session:
             self._supported = [v for v in versions if isinstance(v, str)] if isinstance(
                 versions, list) else []
             state = self._publish("connected")
-        await self.refresh()
+        lists = await self._listed()
         self.listen()
+        await self._counted(lists)
         return state
 
     async def close(self) -> None:
@@ -194,11 +196,23 @@ class Session:
         return state
 
     async def refresh(self) -> dict[str, Any]:
-        """List everything again and publish it."""
-        client = self.require()
-        lists = await gather(client)
+        """List everything again and publish it, then its token budget."""
+        lists = await self._listed()
+        return await self._counted(lists)
+
+    async def _listed(self) -> dict[str, Any]:
+        lists = await gather(self.require())
         lists["subscribed"] = sorted(self.subscribed)
+        self._listings += 1
+        lists["listing"] = self._listings
         self.hub.publish("catalogue", lists, key="catalogue")
+        return lists
+
+    async def _counted(self, lists: dict[str, Any]) -> dict[str, Any]:
+        instructions = self.client.instructions if self.client is not None else None
+        lists = {**lists, "budget": await counted(lists, instructions)}
+        if lists["listing"] == self._listings:  # no newer listing was shown meanwhile
+            self.hub.publish("catalogue", lists, key="catalogue")
         return lists
 
     # -- the listen stream -----------------------------------------------------------------------

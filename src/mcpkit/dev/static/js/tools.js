@@ -29,6 +29,7 @@ function tokens(name) {
 function budgetLine(catalogue) {
   const b = catalogue.budget || {};
   if (b.missing) return h("p", { class: "budget note" }, `Token counts: ${b.missing}`);
+  if (b.counting) return h("p", { class: "budget note" }, "Counting tokens…");
   if (!b.totals) return null;
   return h("p", { class: "budget" },
     h("strong", { class: "budget-tools" }, `${b.totals.tools} tokens`),
