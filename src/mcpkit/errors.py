@@ -39,7 +39,9 @@ MCPError                                   anything mcpkit raises on purpose
     ├── VerifierUnavailableError           a resource server cannot check tokens right now
     ├── StepUpNeeded                       a 403 needs scopes a sign-in of the user must add
     │                                      (.scope, .server_url)
-    └── RedirectError                      the browser brought back an error, or nothing (.error)
+    ├── RedirectError                      the browser brought back an error, or nothing (.error)
+    └── OAuthRequestError                  the authorization proxy refuses a client's request
+                                           (.error, .status)
 ```
 
 Errors that a peer sent us are built with `RPCError.from_wire`, so a caller catches the same
@@ -63,7 +65,8 @@ __all__ = [
     "GrantError", "HTTPStatusError", "HandleError", "HeaderMismatchError",
     "InputRoundsExceededError", "InternalError", "InvalidParamsError", "InvalidRequestError",
     "InvalidTokenError", "MCPError", "MethodNotFoundError", "MissingExtraError",
-    "MissingRequiredClientCapabilityError", "NoCommonVersionError", "ParseError",
+    "MissingRequiredClientCapabilityError", "NoCommonVersionError", "OAuthRequestError",
+    "ParseError",
     "ProtocolViolation", "RPCError", "RedirectError", "RequestTimeoutError",
     "ResourceNotFoundError", "SessionExpiredError", "SkillVerificationError", "StateRejected",
     "StepUpNeeded", "StoreUnavailableError", "TaskCancelledError", "ToolError", "TransportError",
@@ -431,6 +434,23 @@ class RedirectError(AuthError):
     def __init__(self, message: str, *, error: str) -> None:
         super().__init__(message)
         self.error = error
+
+
+class OAuthRequestError(AuthError):
+    """The authorization proxy (`mcpkit.auth.proxy`) refuses what an MCP client or a browser
+    asked of it: a registration, an authorization request, a token request, a revocation.
+
+    `error` is the OAuth code of the answer (`invalid_request`, `invalid_client`,
+    `invalid_grant`, `unauthorized_client`, `unsupported_grant_type`, `invalid_scope`,
+    `access_denied`, `invalid_redirect_uri`, `invalid_client_metadata`, `server_error`,
+    `temporarily_unavailable`), `status` the HTTP status of a direct answer; the message is
+    the `error_description`, naming the parameter and the fix, never a code, token or secret.
+    """
+
+    def __init__(self, message: str, *, error: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.error = error
+        self.status = status
 
 
 _BY_CODE: dict[int, type[RPCError]] = {
