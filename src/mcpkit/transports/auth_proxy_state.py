@@ -10,8 +10,8 @@ store (`ServerOptions.store`, `mcpkit run --store URL`) share every authorizatio
 | `document` | document URL | `client_document_ttl_s` | a Client ID Metadata Document's checked record |
 | `pending` | random id | `pending_ttl_s` | an authorization request waiting for the user's consent |
 | `upstream-state` | the upstream `state` | what is left of it | a consented request waiting for the upstream's answer |
-| `code` | the code's digest | `code_ttl_s` | an authorization code the client has not redeemed |
-| `refresh` | the token's digest | the grant's life | a refresh token not used yet |
+| `code` | the code's digest | `code_ttl_s` | an authorization code (kept once redeemed, so a replay is known and revokes its grant) |
+| `refresh` | the token's digest | the grant's life | a refresh token (kept once used: a second use revokes the grant) |
 | `upstream` | grant id (+ version) | the grant's life | the upstream's tokens, sealed with the state keys |
 | `revoked` | grant id or token id | past the tokens' life | a revocation |
 

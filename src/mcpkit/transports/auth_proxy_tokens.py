@@ -133,15 +133,11 @@ class TokenEndpoints:
         state = self.routes.state
         key = digest(code)
         record = await state.get("code", key)
-        now = time.time()
         if record is None:
-            if await state.use("code", key, now + self.routes.limits.code_ttl_s):
-                raise _grant_error("the code is unknown or expired")
-            raise _grant_error("the code is unknown, expired or used already")
+            raise _grant_error("the code is unknown or expired")
         if not await state.use("code", key, float(record["grant_expires"])):
             await self.revoke_grant(record["grant"], float(record["grant_expires"]))
             raise _grant_error("the code was used before: the tokens issued for it are revoked")
-        await state.delete("code", key)
         if record["client_id"] != client.client_id:
             raise _grant_error("the code was issued to another client")
         if form["redirect_uri"] != record["redirect_uri"]:
@@ -168,7 +164,6 @@ class TokenEndpoints:
         if not await state.use("refresh", key, float(record["grant_expires"])):
             await self.revoke_grant(record["grant"], float(record["grant_expires"]))
             raise _grant_error("the refresh token was used before: its grant is revoked")
-        await state.delete("refresh", key)
         scopes = tuple(record["scopes"])
         asked = form.get("scope")
         if asked is not None:
