@@ -79,33 +79,22 @@ class UpstreamClient:
 
     async def _resolve(self) -> Endpoints:
         up = self.upstream
-        if up.discovery_url is None:
-            assert up.authorization_endpoint is not None and up.token_endpoint is not None
-            return Endpoints(up.issuer, up.authorization_endpoint, up.token_endpoint,
-                             up.userinfo_endpoint, up.jwks_uri, up.revocation_endpoint)
-        async with self._http() as http, asyncio.timeout(self.limits.upstream_timeout_s):
-            status, doc = await OAuthHTTP(http, allow_loopback=True, allow_private=True
-                                          ).get_json(up.discovery_url)
-        if status != 200 or not isinstance(doc, dict):
-            raise AuthError(f"the identity provider {up.name}: no discovery document at "
-                            f"{up.discovery_url} (status {status})")
-        expected = up.discovery_url.split("/.well-known/openid-configuration", 1)[0]
-        if doc.get("issuer") != expected:
-            raise AuthError(f"the identity provider {up.name}: the document at "
-                            f"{up.discovery_url} names the issuer {doc.get('issuer')!r}, not "
-                            f"{expected!r}")
-        found = {}
-        for name in ("authorization_endpoint", "token_endpoint", "userinfo_endpoint",
-                     "jwks_uri", "revocation_endpoint"):
-            value = doc.get(name)
-            found[name] = value if isinstance(value, str) and value.startswith(
-                ("https://", "http://")) else None
-        if found["authorization_endpoint"] is None or found["token_endpoint"] is None:
-            raise AuthError(f"the identity provider {up.name}: its discovery document names "
-                            "no authorization or token endpoint")
-        return Endpoints(expected, found["authorization_endpoint"], found["token_endpoint"],
-                         found["userinfo_endpoint"], found["jwks_uri"],
-                         found["revocation_endpoint"])
+        if up.discovery_url is not None:
+            from mcpkit.auth.proxy.presets import discovered
+
+            async with self._http() as http, asyncio.timeout(self.limits.upstream_timeout_s):
+                status, doc = await OAuthHTTP(http, allow_loopback=True, allow_private=True
+                                              ).get_json(up.discovery_url)
+            if status != 200:
+                raise AuthError(f"the identity provider {up.name}: no discovery document at "
+                                f"{up.discovery_url} (status {status})")
+            try:
+                up = discovered(up, doc)
+            except ValueError as exc:
+                raise AuthError(f"the identity provider {up.name}: {exc}") from None
+        assert up.authorization_endpoint is not None and up.token_endpoint is not None
+        return Endpoints(up.issuer, up.authorization_endpoint, up.token_endpoint,
+                         up.userinfo_endpoint, up.jwks_uri, up.revocation_endpoint)
 
     async def authorization_url(self, state: str, challenge: str, nonce: str) -> str:
         endpoints = await self.endpoints()

@@ -22,12 +22,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Final
+from typing import Any, Final
 from urllib.parse import urlsplit
 
 from mcpkit.auth.proxy.config import ClaimMap, Upstream, check_url
 
-__all__ = ["PRESETS", "Issuer", "Preset", "issuer", "parse_spec", "preset", "upstream"]
+__all__ = ["PRESETS", "Issuer", "Preset", "discovered", "discovery_url", "issuer", "parse_spec",
+           "preset", "upstream"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,6 +166,29 @@ def discovery_url(value: str) -> str:
     the issuer's `/.well-known/openid-configuration`."""
     marker = "/.well-known/openid-configuration"
     return value if marker in urlsplit(value).path else value.rstrip("/") + marker
+
+
+def discovered(chosen: Upstream, doc: object) -> Upstream:
+    """`chosen` (named by its discovery URL) with the endpoints its discovery document `doc`
+    names; a `ValueError` when the document's `issuer` is not the URL it was found under
+    (OpenID Connect Discovery §4.3) or it names no authorization or token endpoint."""
+    import dataclasses
+
+    url = chosen.discovery_url
+    assert url is not None
+    expected = url.split("/.well-known/openid-configuration", 1)[0]
+    if not isinstance(doc, dict):
+        raise ValueError(f"the discovery document at {url} is no JSON object")
+    if doc.get("issuer") != expected:
+        raise ValueError(f"the discovery document at {url} names the issuer "
+                         f"{doc.get('issuer')!r}, not {expected!r}; give exactly that URL")
+    named = {k: doc.get(k) for k in ("authorization_endpoint", "token_endpoint",
+                                     "userinfo_endpoint", "jwks_uri", "revocation_endpoint")}
+    found: dict[str, Any] = {k: v for k, v in named.items() if isinstance(v, str) and v}
+    if "authorization_endpoint" not in found or "token_endpoint" not in found:
+        raise ValueError(f"the discovery document at {url} names no authorization or token "
+                         "endpoint")
+    return dataclasses.replace(chosen, discovery_url=None, issuer=expected, **found)
 
 
 def upstream(name: str, tenant: str | None = None, *, client_id: str,
