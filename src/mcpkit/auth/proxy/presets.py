@@ -112,7 +112,7 @@ PRESETS: Final[Mapping[str, Preset]] = MappingProxyType({p.name: p for p in (
         "https://{tenant}/v1/authorize", "https://{tenant}/v1/token",
         "https://{tenant}/v1/userinfo", "https://{tenant}/v1/keys",
         "https://{tenant}/v1/revoke",
-        ("openid", "email", "profile", "groups", "offline_access"), _OIDC_CLAIMS,
+        ("openid", "email", "profile", "offline_access"), _OIDC_CLAIMS,
         access_token_typ=None),
     Preset(
         "keycloak", "Keycloak", "the realm's URL (https://sso.example.com/realms/acme)",
