@@ -45,7 +45,7 @@ def test_each_preset_asks_for_what_the_provider_supports(name: str) -> None:
         set(doc.get("user_fields", ()))  # type: ignore[arg-type]
     assert chosen.claims.subject in issued
     for kept in (chosen.claims.email, chosen.claims.name):
-        assert kept is None or kept in issued or name == "entra" and kept == "name"
+        assert kept is None or kept in issued
 
 
 @pytest.mark.parametrize("name", ["entra", "auth0", "okta", "keycloak"])
