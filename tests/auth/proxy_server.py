@@ -4,8 +4,9 @@ process on 127.0.0.1.
 `PROXY_SETTINGS` (JSON) says: `upstream` (the upstream identity provider's issuer: an OpenID
 provider found by its discovery document, as `presets.upstream("oidc", ...)` makes it),
 `client_id` and `client_secret` (the proxy's client there), `port`, and optionally
-`access_ttl`, `code_ttl`, `store` (a store URL, for replicas sharing one) and `state_key`
-(the replicas' shared state key). It prints its MCP URL once it accepts connections.
+`access_ttl`, `code_ttl`, `store` (a store URL, for replicas sharing one) and
+`public_port` (the port of the URL clients are told, when it is another replica's, as behind
+a balancer). It prints its MCP URL once it accepts connections.
 
 Every client message is checked against the official schema of its era before the server
 reads it (`protected_server.SchemaGate`: `GET /test/problems` lists what was off).
@@ -40,8 +41,6 @@ def build(settings: dict[str, Any]) -> Any:
     options: dict[str, Any] = {}
     if settings.get("store"):
         options["store"] = settings["store"]
-    if settings.get("state_key"):
-        options["state_keys"] = (settings["state_key"],)
     server = Server("proxied", version="1.0.0", options=ServerOptions(**options))
 
     @server.tool()
@@ -80,7 +79,8 @@ def build(settings: dict[str, Any]) -> Any:
         upstream("oidc", settings["upstream"], client_id=settings["client_id"],
                  client_secret=settings["client_secret"],
                  scopes=("openid", "email", "profile", "groups", "offline_access")),
-        public_url=f"http://127.0.0.1:{port}/mcp", scopes_supported=("mcp:read", "mcp:admin"),
+        public_url=f"http://127.0.0.1:{settings.get('public_port', port)}/mcp",
+        scopes_supported=("mcp:read", "mcp:admin"),
         resource_name="The proxied test server", limits=limits)
     return server.asgi(HTTPOptions(path="/mcp", auth=proxy))
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from typing import Any
@@ -60,11 +61,14 @@ class Walk:
         self.http.close()
 
     def to(self, url: str, stop_at: str, *, login: str = "alice", decide: str = "allow",
-           upstream: str = "allow") -> str:
+           upstream: str = "allow", route: Callable[[str], str] | None = None) -> str:
         """Walk from `url` until a redirect to `stop_at`; that URL. `decide` is the answer
-        on the proxy's consent page, `upstream` ("allow" or "abort") at the upstream's."""
+        on the proxy's consent page, `upstream` ("allow" or "abort") at the upstream's;
+        `route` picks where each request really goes (a balancer's choice of replica)."""
         method, data = "GET", None
         for _ in range(HOPS):
+            if route is not None:
+                url = route(url)
             assert urlsplit(url).hostname == "127.0.0.1", url
             answer = self.http.request(method, url, data=data)
             self.pages.append(answer)

@@ -46,7 +46,7 @@ class ProxyState:
 
     @staticmethod
     def _key(kind: str, key: str) -> str:
-        return f"{_PREFIX}\0{kind}\0{key}"
+        return f"{_PREFIX}/{kind}/{key}"  # no NUL: PostgreSQL text cannot hold one
 
     async def put(self, kind: str, key: str, record: dict[str, Any], expires_at: float) -> bool:
         """Write a record unless a live one holds the key (True when written)."""

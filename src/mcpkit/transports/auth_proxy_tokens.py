@@ -282,7 +282,7 @@ class UpstreamTokens:
                                 "expired and cannot be refreshed: sign in again")
             version = int(record["v"]) + 1
             lock_until = time.time() + routes.limits.upstream_timeout_s + 5
-            if await routes.state.use("upstream-lock", f"{self.grant}\0{version}", lock_until):
+            if await routes.state.use("upstream-lock", f"{self.grant}:{version}", lock_until):
                 fresh = await routes.upstream.refresh(str(tokens["refresh_token"]))
                 now = time.time()
                 kept = {"access_token": fresh["access_token"],
