@@ -4,7 +4,7 @@ process on 127.0.0.1.
 `PROXY_SETTINGS` (JSON) says: `upstream` (the upstream identity provider's issuer: an OpenID
 provider found by its discovery document, as `presets.upstream("oidc", ...)` makes it),
 `client_id` and `client_secret` (the proxy's client there), `port`, and optionally
-`access_ttl`, `code_ttl`, `store` (a store URL, for replicas sharing one) and
+`limits` (`ProxyLimits` fields), `store` (a store URL, for replicas sharing one) and
 `public_port` (the port of the URL clients are told, when it is another replica's, as behind
 a balancer). It prints its MCP URL once it accepts connections.
 
@@ -37,8 +37,8 @@ from mcpkit.transports.http_server import HTTPOptions
 __all__ = ["build"]
 
 
-def build(settings: dict[str, Any]) -> Any:
-    options: dict[str, Any] = {}
+def build(settings: dict[str, Any], **options: Any) -> Any:
+    """The app `settings` describe; `options` are more `ServerOptions` (a test's clock)."""
     if settings.get("store"):
         options["store"] = settings["store"]
     server = Server("proxied", version="1.0.0", options=ServerOptions(**options))
@@ -73,8 +73,7 @@ def build(settings: dict[str, Any]) -> Any:
         return "purged"
 
     port = settings["port"]
-    limits = ProxyLimits(access_token_ttl_s=settings.get("access_ttl", 3600),
-                         code_ttl_s=settings.get("code_ttl", 60))
+    limits = ProxyLimits(**settings.get("limits", {}))
     proxy = AuthProxy(
         upstream("oidc", settings["upstream"], client_id=settings["client_id"],
                  client_secret=settings["client_secret"],

@@ -36,7 +36,7 @@ def upstream() -> Iterator[OIDCProvider]:
 
 @pytest.fixture(scope="module")
 def proxied(upstream: OIDCProvider) -> Iterator[ProxiedServer]:
-    yield from ProxiedServer.serving(upstream, PORTS[0], code_ttl=30)
+    yield from ProxiedServer.serving(upstream, PORTS[0])
 
 
 @pytest.fixture(scope="module")

@@ -36,7 +36,7 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 
 
 def replica(upstream: OIDCProvider, port: int, store: str) -> ProxiedServer:
-    return ProxiedServer.start(upstream, port, store=store, public_port=PORTS[0], code_ttl=30)
+    return ProxiedServer.start(upstream, port, store=store, public_port=PORTS[0])
 
 
 def alternating() -> Callable[[str], str]:

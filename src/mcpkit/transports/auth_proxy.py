@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import logging
 import secrets
-import time
 from collections import OrderedDict
 from typing import Any, Final
 from urllib.parse import urlsplit
@@ -189,7 +188,7 @@ class ProxyRoutes:
         doc = await fetch_client_document(url, self.limits, allow_loopback=self.loopback)
         record = client_from_document(doc, url, limits=self.limits)
         await self.state.put("document", url, record.to_json(),
-                             time.time() + self.limits.client_document_ttl_s)
+                             self.clock() + self.limits.client_document_ttl_s)
         return record
 
     # -- serving ----------------------------------------------------------------------------
@@ -242,7 +241,7 @@ class ProxyRoutes:
             raise OAuthRequestError("this server takes no dynamic registrations; name your "
                                     "client by a Client ID Metadata Document URL",
                                     error="invalid_request", status=404)
-        if not self._registrations.allow(_address(scope), time.time()):
+        if not self._registrations.allow(_address(scope), self.clock()):
             raise OAuthRequestError("too many registrations from this address; try again in "
                                     "a minute", error="invalid_request", status=429)
         if not (header(scope, b"content-type") or "").lower().startswith("application/json"):
@@ -254,7 +253,7 @@ class ProxyRoutes:
         except orjson.JSONDecodeError:
             raise OAuthRequestError("the registration is not JSON",
                                     error="invalid_client_metadata") from None
-        now = time.time()
+        now = self.clock()
         client_id = "mcp-" + secrets.token_urlsafe(18)
         secret = secrets.token_urlsafe(32)
         record = client_from_registration(doc, client_id=client_id, secret_hash=digest(secret),
@@ -282,7 +281,7 @@ class ProxyRoutes:
 
     async def _authorize(self, scope: Scope, receive: Receive, send: Send) -> None:
         _only(scope, "GET")
-        if not self._authorizations.allow(_address(scope), time.time()):
+        if not self._authorizations.allow(_address(scope), self.clock()):
             await self._page_error(send, 429, "Too many sign-ins", "Too many sign-ins were "
                                    "started from this address; try again in a minute.")
             return
@@ -320,7 +319,7 @@ class ProxyRoutes:
             headers.append((b"set-cookie", consent.set_cookie(browser, self.secure,
                                                               _COOKIE_AGE_S)))
         pending = secrets.token_urlsafe(24)
-        now = time.time()
+        now = self.clock()
         await self.state.put("pending", pending, {
             "client_id": request.client_id, "redirect_uri": request.redirect_uri,
             "state": request.state, "challenge": request.code_challenge,
@@ -363,7 +362,7 @@ class ProxyRoutes:
                                    "consent page this browser was shown; start the sign-in "
                                    "again from the application.")
             return
-        pending = await self.state.take("pending", pending_id, time.time()
+        pending = await self.state.take("pending", pending_id, self.clock()
                                         + self.limits.pending_ttl_s)
         if pending is None:
             await self._page_error(send, 400, "This sign-in has ended", "It expired or was "
@@ -404,7 +403,7 @@ class ProxyRoutes:
             await self._page_error(send, 400, "This sign-in cannot go on", str(exc))
             return
         pending = await self.state.take("upstream-state", params.get("state", ""),
-                                        time.time() + self.limits.pending_ttl_s)
+                                        self.clock() + self.limits.pending_ttl_s)
         if pending is None:
             await self._page_error(send, 400, "This sign-in cannot go on", "No sign-in of this "
                                    "server waits for this answer (it expired, was answered "
@@ -450,7 +449,7 @@ class ProxyRoutes:
         identity = await self.upstream.identity(tokens, pending["nonce"])
         if self.proxy.admit is not None and not self.proxy.admit(dict(identity)):
             raise _Refused("access_denied", "this account may not use this server")
-        now = time.time()
+        now = self.clock()
         grant = secrets.token_urlsafe(16)
         grant_expires = now + self.limits.refresh_token_ttl_s
         upstream = {"access_token": tokens["access_token"],

@@ -25,7 +25,6 @@ import functools
 import hmac
 import logging
 import secrets
-import time
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import unquote
 
@@ -177,7 +176,7 @@ class TokenEndpoints:
     async def _issue(self, client: ClientRecord, record: dict[str, Any],
                      scopes: tuple[str, ...]) -> dict[str, Any]:
         routes = self.routes
-        now = time.time()
+        now = self.routes.clock()
         grant_expires = float(record["grant_expires"])
         ttl = min(routes.limits.access_token_ttl_s, grant_expires - now)
         if ttl <= 0:
@@ -237,7 +236,7 @@ class TokenEndpoints:
                 claims = None
             if claims is not None and claims.get("client_id") == client.client_id:
                 await self.routes.state.revoke(str(claims.get("jti")),
-                                               float(claims.get("exp", time.time())))
+                                               float(claims.get("exp", self.routes.clock())))
         await send_json(send, 200, {}, [*NO_STORE, *CORS])
 
 
@@ -275,16 +274,16 @@ class UpstreamTokens:
                                 "or has expired): sign in again")
             tokens = routes.unseal(record["sealed"])
             expires = tokens.get("expires_at")
-            if expires is None or time.time() < float(expires) - _EARLY_S:
+            if expires is None or routes.clock() < float(expires) - _EARLY_S:
                 return str(tokens["access_token"])
             if not tokens.get("refresh_token"):
                 raise AuthError(f"the {routes.proxy.upstream.name} token of this sign-in has "
                                 "expired and cannot be refreshed: sign in again")
             version = int(record["v"]) + 1
-            lock_until = time.time() + routes.limits.upstream_timeout_s + 5
+            lock_until = routes.clock() + routes.limits.upstream_timeout_s + 5
             if await routes.state.use("upstream-lock", f"{self.grant}:{version}", lock_until):
                 fresh = await routes.upstream.refresh(str(tokens["refresh_token"]))
-                now = time.time()
+                now = routes.clock()
                 kept = {"access_token": fresh["access_token"],
                         "refresh_token": fresh.get("refresh_token") or tokens["refresh_token"],
                         "expires_at": (now + float(fresh["expires_in"]) if type(
