@@ -12,6 +12,9 @@ API (stable; the store suite and the scale-out tests build on it):
   (`Service`s, started on first use) for the fault tests: `service.stop()` stops the server
   (fast, no waiting for clients), `service.start()` starts it again on the same port with the
   same data, and the fixture makes sure both run again when the test ends.
+  `service.pause()` stops its processes with SIGSTOP, a server that hangs: connections are
+  still accepted by the kernel and nothing is answered; `service.resume()` sends SIGCONT
+  (the fixture resumes a paused one too).
 - `Service.url` is the URL; `Service.running` says whether it is up.
 
 When a server's binaries are missing, the tests that need it skip with one line naming the
@@ -23,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -87,6 +91,7 @@ class Service:
         self.port = port
         self.url = url
         self.running = False
+        self.paused = False
 
     def start(self) -> None:
         raise NotImplementedError
@@ -97,6 +102,21 @@ class Service:
     def restart(self) -> None:
         self.stop()
         self.start()
+
+    def pids(self) -> list[int]:
+        """The server's processes, to pause."""
+        raise NotImplementedError
+
+    def pause(self) -> None:
+        """Hang the server: every process stopped (SIGSTOP), its sockets left open."""
+        for pid in self.pids():
+            os.kill(pid, signal.SIGSTOP)
+        self.paused = True
+
+    def resume(self) -> None:
+        for pid in self.pids():
+            os.kill(pid, signal.SIGCONT)
+        self.paused = False
 
 
 class _Postgres(Service):
@@ -151,6 +171,18 @@ class _Postgres(Service):
             self._run([self._pg_ctl, "-D", str(self.data), "-m", "immediate", "-w", "stop"])
             self.running = False
 
+    def pids(self) -> list[int]:
+        """The postmaster (the first line of postmaster.pid) and every process it forked."""
+        main = int((self.data / "postmaster.pid").read_text().split()[0])
+        children = []
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit():
+                with contextlib.suppress(OSError, ValueError, IndexError):
+                    stat = (entry / "stat").read_text()
+                    if int(stat.rsplit(")", 1)[1].split()[1]) == main:
+                        children.append(int(entry.name))
+        return [main, *children]
+
 
 class _Redis(Service):
     def __init__(self, folder: Path) -> None:
@@ -169,6 +201,9 @@ class _Redis(Service):
         )
         _wait_port(self.port, self._proc, "redis-server")
         self.running = True
+
+    def pids(self) -> list[int]:
+        return [self._proc.pid] if self._proc is not None else []
 
     def stop(self) -> None:
         proc, self._proc = self._proc, None
@@ -246,6 +281,8 @@ class Restartable:
 
     def ensure_running(self) -> None:
         for service in self._used:
+            if service.paused:
+                service.resume()
             if not service.running:
                 service.start()
 

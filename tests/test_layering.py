@@ -31,6 +31,9 @@ ALLOWED: dict[str, set[str]] = {
     "transports": {"types", "errors", "protocol", "schema", "server", "client", "legacy", "store",
                    "auth", "ext", "tracing", "_version"},
     "app": {"*"},
+    # `mcpkit.Client` and `mcpkit.Clients`: the core client plus starting one from an
+    # mcpServers entry, which needs the transports' connectors (as `app` adds serving).
+    "clients": {"*"},
     "testing": {"*"},
     "cli": {"*"},
     # `mcpkit probe|snapshot|diff`: inspects a server from outside, so it sits with the CLI

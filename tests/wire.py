@@ -93,7 +93,7 @@ def _skills_list_result(result: dict[str, Any]) -> None:
     _cacheable(result, "skills/list")
     assert isinstance(result.get("skills"), list), "skills/list: no skills list"
     for entry in result["skills"]:
-        check_entry(entry)
+        _shape(check_entry, entry, "skill entry")
 
 
 def _skills_get_result(result: dict[str, Any]) -> None:
@@ -101,7 +101,7 @@ def _skills_get_result(result: dict[str, Any]) -> None:
 
     _cacheable(result, "skills/get")
     assert "nextCursor" not in result, "skills/get: a single entry carries no cursor"
-    check_entry(result.get("skill"))
+    _shape(check_entry, result.get("skill"), "skill entry")
 
 
 def _directory_result(result: dict[str, Any]) -> None:

@@ -20,9 +20,9 @@ pytestmark = pytest.mark.asyncio
 async def test_a_note_is_kept_and_listed() -> None:
     async with connect(make_server()) as client:
         result = await client.call_tool("add_note", {"title": "milk", "text": "2 litres"})
-        assert result["content"][0]["text"] == "kept 'milk'"
+        assert result.text == "kept 'milk'"
         index = await client.read_resource("notes://index")
-        assert index["contents"][0]["text"] == "milk"
+        assert index.text == "milk"
 
 
 def answer_with(text: str | None) -> Any:
@@ -42,16 +42,16 @@ async def test_the_text_is_asked_for_when_missing(era: str) -> None:
     options = ClientOptions(era=era)  # type: ignore[arg-type]
     async with connect(make_server(), elicit=answer_with("eggs"), options=options) as client:
         result = await client.call_tool("add_note", {"title": "shopping"})
-        assert result["content"][0]["text"] == "kept 'shopping'"
+        assert result.text == "kept 'shopping'"
         assert client.era == era
 
 
 async def test_a_declined_question_keeps_nothing() -> None:
     async with connect(make_server(), elicit=answer_with(None)) as client:
         result = await client.call_tool("add_note", {"title": "secret"})
-        assert result["isError"] is True
-        assert "got no text" in result["content"][0]["text"]
-        assert (await client.read_resource("notes://index"))["contents"][0]["text"] == ""
+        assert result.is_error
+        assert "got no text" in result.text
+        assert (await client.read_resource("notes://index")).text == ""
 
 
 async def test_keeping_a_note_is_logged() -> None:

@@ -14,7 +14,7 @@ from mcpkit._version import __version__
 if TYPE_CHECKING:
     from mcpkit.app import Server
     from mcpkit.client import (
-        Client,
+        CallToolResult,
         ClientOptions,
         ElicitationCompleteHandler,
         ElicitationHandler,
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
         SamplingHandler,
     )
     from mcpkit.client.options import TraceContext
+    from mcpkit.clients import Client, Clients, SyncClient
     from mcpkit.errors import (
         HandleError,
         InvalidParamsError,
@@ -33,7 +34,9 @@ if TYPE_CHECKING:
         MissingExtraError,
         ProtocolViolation,
         ResourceNotFoundError,
+        ResultTypeError,
         RPCError,
+        ServerConfigError,
         ToolError,
         TransportError,
         URLElicitationRequiredError,
@@ -53,8 +56,10 @@ __all__ = [
     "Audio",
     "Blob",
     "CacheHint",
+    "CallToolResult",
     "Client",
     "ClientOptions",
+    "Clients",
     "Context",
     "Elicit",
     "ElicitURL",
@@ -79,13 +84,16 @@ __all__ = [
     "RPCError",
     "ResourceLink",
     "ResourceNotFoundError",
+    "ResultTypeError",
     "RootsHandler",
     "Sample",
     "Sampled",
     "SamplingHandler",
     "Server",
+    "ServerConfigError",
     "ServerOptions",
     "StdioServer",
+    "SyncClient",
     "Text",
     "ToolError",
     "ToolResult",
@@ -125,7 +133,12 @@ _LAZY = {
     "TransportError": "mcpkit.errors",
     "ProtocolViolation": "mcpkit.errors",
     "HandleError": "mcpkit.errors",
-    "Client": "mcpkit.client",
+    "ResultTypeError": "mcpkit.errors",
+    "ServerConfigError": "mcpkit.errors",
+    "Client": "mcpkit.clients",
+    "Clients": "mcpkit.clients",
+    "SyncClient": "mcpkit.clients",
+    "CallToolResult": "mcpkit.client",
     "ClientOptions": "mcpkit.client",
     "InputRequest": "mcpkit.client",
     "ElicitationHandler": "mcpkit.client",

@@ -26,6 +26,10 @@ MCPError                                   anything mcpkit raises on purpose
 │   ├── FormSchemaError                    a server's requestedSchema is not a renderable form
 │   └── SkillVerificationError             a skill's file is not what its entry lists (.skill, .uri)
 ├── NoCommonVersionError                   the server speaks no version this client speaks
+├── ResultTypeError                        a structured result does not fit the type the call
+│                                          named (also a TypeError)
+├── ServerConfigError                      an mcpServers file or entry cannot be used (.path)
+│                                          (also a ValueError)
 ├── InputRoundsExceededError               a call kept asking for input past the client's limit
 ├── TaskCancelledError                     a task ended cancelled, with no result (.task_id)
 ├── ElicitationAnswerError                 a host's answer does not fit the question; not sent
@@ -68,10 +72,10 @@ __all__ = [
     "MissingRequiredClientCapabilityError", "NoCommonVersionError", "OAuthRequestError",
     "ParseError",
     "ProtocolViolation", "RPCError", "RedirectError", "RequestTimeoutError",
-    "ResourceNotFoundError", "SessionExpiredError", "SkillVerificationError", "StateRejected",
-    "StepUpNeeded", "StoreUnavailableError", "TaskCancelledError", "ToolError", "TransportError",
-    "URLElicitationRequiredError", "UnsupportedProtocolVersionError", "VerifierUnavailableError",
-    "error_class_for_code",
+    "ResourceNotFoundError", "ResultTypeError", "ServerConfigError", "SessionExpiredError",
+    "SkillVerificationError", "StateRejected", "StepUpNeeded", "StoreUnavailableError",
+    "TaskCancelledError", "ToolError", "TransportError", "URLElicitationRequiredError",
+    "UnsupportedProtocolVersionError", "VerifierUnavailableError", "error_class_for_code",
 ]
 
 
@@ -310,6 +314,18 @@ class SkillVerificationError(ProtocolViolation):
 
 class NoCommonVersionError(MCPError):
     """The server speaks no protocol version this client speaks (raised locally)."""
+
+
+class ResultTypeError(MCPError, TypeError):
+    """A tool's structured content does not fit the type `call_tool(..., result=T)` named."""
+
+
+class ServerConfigError(MCPError, ValueError):
+    """An `mcpServers` file cannot be read, or its entry cannot be used; names the file."""
+
+    def __init__(self, message: str, path: str | None = None) -> None:
+        super().__init__(message)
+        self.path = path
 
 
 class InputRoundsExceededError(MCPError):

@@ -65,11 +65,16 @@ def serve(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str
 
 
 @pytest.fixture(scope="module")
-def proxied(upstream: OIDCProvider, tls: tuple[Path, Path, Path]) -> Iterator[str]:
+def proxied(upstream: OIDCProvider, tls: tuple[Path, Path, Path],
+            tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The server as an operator starts it: the client's secret in an env file, never on the
+    command line; the client id from the environment."""
+    env_file = tmp_path_factory.mktemp("env") / "proxy.env"
+    env_file.write_text(f"MCPKIT_AUTH_UPSTREAM_CLIENT_SECRET='{CLIENT_SECRET}'\n")
     process = serve("--http", f"127.0.0.1:{PORT}/mcp", "--auth-upstream", upstream.issuer,
-                    "--auth-upstream-client-id", CLIENT_ID, "--auth-scopes", "mcp:read",
-                    "--auth-token-lifetime", "5",
-                    env={"MCPKIT_AUTH_UPSTREAM_CLIENT_SECRET": CLIENT_SECRET,
+                    "--auth-scopes", "mcp:read", "--auth-token-lifetime", "5",
+                    "--env-file", str(env_file),
+                    env={"MCPKIT_AUTH_UPSTREAM_CLIENT_ID": CLIENT_ID,
                          "SSL_CERT_FILE": str(tls[0])})
     yield f"http://127.0.0.1:{PORT}/mcp"
     process.terminate()
@@ -179,7 +184,9 @@ def test_the_preset_route_checks_the_providers_own_tokens(tmp_path: Path) -> Non
     (("--http", "127.0.0.1:8765", "--auth-upstream-client-id", "x"), {},
      "go with --auth-upstream"),
     (("--http", "127.0.0.1:8765", "--auth-upstream", "github", "--auth-upstream-client-id",
-      "x", "--auth-token-lifetime", "0"), {}, "seconds in 1-86400"),
+      "x", "--auth-token-lifetime", "0"), {}, "expected seconds above zero"),
+    (("--http", "127.0.0.1:8765", "--auth-upstream", "github", "--auth-upstream-client-id",
+      "x", "--auth-token-lifetime", "100000"), {}, "seconds in 1-86400"),
     (("--http", "127.0.0.1:8765", "--auth-issuer", "github"), {}, "issues no access tokens"),
     (("--http", "127.0.0.1:8765", "--auth-upstream", "http://127.0.0.1:9",
       "--auth-upstream-client-id", "x"), {"MCPKIT_AUTH_UPSTREAM_CLIENT_SECRET": "s"},

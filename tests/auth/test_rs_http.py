@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -13,6 +14,7 @@ import orjson
 import pytest
 from http_peer import Peer
 from rs_peers import ISSUER, Issuer, KeyServer, key_server, protected
+from store.backends import KINDS, make_url
 
 import mcpkit
 from mcpkit.auth.dpop import DPoPKey
@@ -23,8 +25,9 @@ from mcpkit.transports.http_auth_introspection import IntrospectionVerifier
 from mcpkit.transports.http_auth_jwt import JWTVerifier
 
 
-def make_server() -> mcpkit.Server:
-    server = mcpkit.Server("protected", options=ServerOptions(state_keys=(new_state_key(),)))
+def make_server(store: str | None = None) -> mcpkit.Server:
+    server = mcpkit.Server("protected", options=ServerOptions(state_keys=(new_state_key(),),
+                                                              store=store))
 
     @server.tool()
     def whoami(ctx: mcpkit.Context) -> str:
@@ -90,6 +93,22 @@ async def setup() -> AsyncIterator[Setup]:
         app = make_server().asgi(path="/mcp", auth=resource(keys))
         async with protected(app) as url:
             yield Setup(issuer, keys, url)
+
+
+@pytest.fixture(params=KINDS)
+async def on_every_store(request: pytest.FixtureRequest, tmp_path: Path
+                         ) -> AsyncIterator[Setup]:
+    """`setup`, its server keeping its state in each engine in turn: the legacy sessions a
+    principal opens and the DPoP proofs it used are stored under the principal's key."""
+    issuer = Issuer()
+    server = make_server(make_url(request.param, request, tmp_path))
+    try:
+        async with key_server(issuer) as keys, \
+                protected(server.asgi(path="/mcp", auth=resource(keys))) as url:
+            yield Setup(issuer, keys, url)
+    finally:
+        if server.sealer.backend is not None:
+            await server.sealer.backend.close()
 
 
 async def call(url: str, token: str | None, tool: str, arguments: dict[str, Any] | None = None,
@@ -221,7 +240,9 @@ async def test_a_request_state_sealed_for_one_principal_is_refused_for_another(
         assert done.message["result"]["content"][0]["text"] == "alice renamed to Ada"
 
 
-async def test_a_legacy_session_answers_only_the_principal_that_opened_it(setup: Setup) -> None:
+async def test_a_legacy_session_answers_only_the_principal_that_opened_it(
+        on_every_store: Setup) -> None:
+    setup = on_every_store
     alice, bob = setup.token(subject="alice"), setup.token(subject="bob")
     async with httpx.AsyncClient(headers={"Authorization": f"Bearer {alice}"}) as http:
         peer = Peer(setup.url, http)
@@ -270,7 +291,8 @@ async def dpop_call(url: str, token: str, proof: str, tool: str = "whoami") -> A
 
 
 async def test_a_dpop_bound_token_with_its_proof_is_accepted_and_a_replay_refused(
-        setup: Setup) -> None:
+        on_every_store: Setup) -> None:
+    setup = on_every_store
     key = DPoPKey.generate()
     token = setup.token(cnf={"jkt": key.thumbprint()})
     proof = key.proof("POST", setup.url, access_token=token)

@@ -106,6 +106,10 @@ class TappedTransport:
     def alive(self) -> bool:
         return getattr(self.inner, "alive", True)  # type: ignore[no-any-return]
 
+    def __getattr__(self, name: str) -> Any:
+        """What else the transport offers (`allowing` a larger answer), as it is."""
+        return getattr(self.inner, name)
+
 
 class TappedConnector:
     def __init__(self, inner: Any, tap: SchemaTap) -> None:

@@ -220,6 +220,17 @@ def test_json_for_a_terminal_escapes_what_json_dumps_leaves_raw_and_decodes_the_
     assert json.loads(text) == value
 
 
+def test_json_too_deep_to_print_is_a_protocol_violation_not_a_recursion_error() -> None:
+    # The client decodes 1,024 levels of a server's JSON; json.dumps writes fewer.
+    import orjson
+
+    from mcpkit.errors import ProtocolViolation
+
+    value = orjson.loads(b"[" * 1000 + b"]" * 1000)
+    with pytest.raises(ProtocolViolation, match="nested too deeply to print"):
+        json_text(value, indent=2)
+
+
 # -- a server that asks whatever it likes (asking_server.py) ---------------------------------
 
 ASKING_SERVER = HERE / "asking_server.py"

@@ -77,7 +77,7 @@ def client(url: str, auth: Any = None, **handlers: Any) -> Client:
 async def call_the_first_tool(url: str) -> None:
     async with client(url) as c:
         tools = await c.list_tools()
-        names = [t["name"] for t in tools]
+        names = [t.name for t in tools]
         name = "add_numbers" if "add_numbers" in names else (names[0] if names else None)
         if name is not None:
             await c.call_tool(name, {"a": 2, "b": 3})
@@ -101,23 +101,23 @@ async def list_tools_only(url: str) -> None:
 @scenario("json-schema-2020-12-preservation")
 async def echo_the_2020_12_schema(url: str) -> None:
     async with client(url) as c:
-        tools = {t["name"]: t for t in await c.list_tools()}
+        tools = {t.name: t for t in await c.list_tools()}
         focal = tools.get("json_schema_2020_12_tool")
         if focal is None:
             rejected = [f"{r.name}: {r.reason}" for r in c.rejected_tools]
             raise SystemExit(f"json_schema_2020_12_tool is not usable (rejected: {rejected})")
-        await c.call_tool("json_schema_echo", {"schema": focal["inputSchema"]})
+        await c.call_tool("json_schema_echo", {"schema": focal.input_schema})
 
 
 @scenario("http-standard-headers")
 async def every_method_with_a_name(url: str) -> None:
     async with client(url) as c:
         for tool in await c.list_tools():
-            await c.call_tool(tool["name"], {})
+            await c.call_tool(tool.name, {})
         for resource in await c.list_resources():
-            await c.read_resource(resource["uri"])
+            await c.read_resource(resource.uri)
         for prompt in await c.list_prompts():
-            await c.get_prompt(prompt["name"])
+            await c.get_prompt(prompt.name)
 
 
 @scenario("http-custom-headers")
@@ -132,8 +132,8 @@ async def calls_from_the_context(url: str) -> None:
 async def only_the_valid_tools(url: str) -> None:
     async with client(url) as c:
         for tool in await c.list_tools():
-            properties = tool.get("inputSchema", {}).get("properties", {})
-            await c.call_tool(tool["name"], {k: "us-west1" for k in properties if k == "region"})
+            properties = tool.input_schema.get("properties", {})
+            await c.call_tool(tool.name, {k: "us-west1" for k in properties if k == "region"})
 
 
 @scenario("sep-2322-client-request-state")

@@ -99,7 +99,10 @@ def run_guide(guide: str, monkeypatch: pytest.MonkeyPatch, url: str | None = Non
                 continue
             if url is not None:
                 code = code.replace(GUIDE_URL, url)
-            exec(compile("\n" * (line) + code, str(DOCS / guide), "exec"), namespace)
+            # dont_inherit: the guide's code runs as a user's file would, without this
+            # module's `from __future__ import annotations`.
+            exec(compile("\n" * (line) + code, str(DOCS / guide), "exec", dont_inherit=True),
+                 namespace)
     taps = [check for check in checks if isinstance(check, SchemaTap)]
     assert any(tap.sent for tap in taps), f"{guide} sent nothing through a tapped connection"
     for check in checks:
@@ -138,6 +141,15 @@ def test_every_block_of_the_client_guide_runs_and_prints_what_it_says(
         "missing: demo://nothing",
         "crunched for 0.2 s",
         "working\ncancelled",
+        "Hello, Ada! False",
+        "Be kind. demo://motd",
+        "7\n2031-03-01 Booking",
+        "does not fit Booking: structuredContent.room: missing required property",
+        "failed: True",
+        "{'total': 4}\nTrue {'total': 4}",
+        "{'sum': 42}\n['echo', 'add']",
+        "configured",
+        "True True\nHello, Ada!\nmodern",
     ):
         assert shown in out, f"docs/client.md should print {shown!r}:\n{out}"
 

@@ -3,8 +3,10 @@ levels), sent over the byte stream stdio serves with, to tools whose parameters 
 (`Any`, `dict[str, Any]`, `list[Any]`) and to one that echoes what it got.
 
 What must hold (docs/security.md: bad input gets a clear error, nothing fails behind a guard):
-each call is answered with a result or an `isError` result naming the tool, never -32603, and
-mcpkit logs no traceback; a value the tool got back it could send is echoed unchanged.
+each call is answered with a result or an `isError` result naming the tool, or, when the
+request nests deeper than `MAX_NESTING` (past what the server could store or send back), with
+-32602 naming `tools/call`; never -32603, and mcpkit logs no traceback; a value the tool got
+back it could send is echoed unchanged.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mcpkit import Server
+from mcpkit.protocol.codec import MAX_NESTING
 
 
 def nested(depth: int, kind: str, leaf: Any) -> Any:
@@ -87,6 +90,12 @@ def test_arguments_nested_to_the_decoder_limit_are_answered_never_crashed(
 ) -> None:
     replies = asyncio.run(calls(arguments))
     for (tool, shape), reply in zip(arguments, replies, strict=True):
+        # The request's levels: itself, params, arguments, the value's containers, the leaf's.
+        levels = 3 + shape[0] + (1 if isinstance(shape[2], dict | list) else 0)
+        if levels > MAX_NESTING:
+            assert reply["error"]["code"] == -32602, reply
+            assert reply["error"]["message"].startswith("tools/call: params nested too deeply")
+            continue
         assert "result" in reply, reply
         result = reply["result"]
         text = result["content"][0]["text"]
@@ -104,5 +113,8 @@ def test_an_argument_a_thousand_levels_deep_is_answered_not_a_recursion_error(
 ) -> None:
     tool = "take_dict" if kind == "dict" else "take_list"
     [reply] = asyncio.run(calls([(tool, (1000, kind, 1))]))
+    assert reply["error"]["code"] == -32602, reply  # refused where it arrives, with its reason
+    deep = MAX_NESTING - 4  # the deepest value a request may carry to a tool
+    [reply] = asyncio.run(calls([(tool, (deep, kind, 1))]))
     assert reply["result"].get("isError") is not True, reply
     assert reply["result"]["content"][0]["text"] == "ok", reply

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from mcpkit.errors import InvalidRequestError, ParseError
-from mcpkit.protocol.codec import Notification, Request, Response, decode, encode
+from mcpkit.errors import InvalidParamsError, InvalidRequestError, ParseError
+from mcpkit.protocol.codec import MAX_NESTING, Notification, Request, Response, decode, encode
 
 
 def test_request_is_decoded_with_id_method_and_params() -> None:
@@ -70,3 +70,47 @@ def test_encoding_is_compact_and_has_no_newline() -> None:
     data = encode({"jsonrpc": "2.0", "id": 1, "result": {"text": "a\nb"}})
     assert b"\n" not in data
     assert data == b'{"jsonrpc":"2.0","id":1,"result":{"text":"a\\nb"}}'
+
+
+def _nested(levels: int, method: str | None = "tools/call") -> bytes:
+    """A message whose deepest object is `levels` levels down (the message is level 1)."""
+    value = b'{"a":' * (levels - 3) + b"{}" + b"}" * (levels - 3)
+    head = b'"id":9,"method":"%s"' % method.encode() if method else b'"method":"notifications/x"'
+    return b'{"jsonrpc":"2.0",%s,"params":{"arguments":%s}}' % (head, value)
+
+
+def test_a_request_nested_at_the_bound_is_decoded() -> None:
+    msg = decode(_nested(MAX_NESTING))
+    assert isinstance(msg, Request)
+    assert encode(msg.params)  # what is taken can be encoded again
+
+
+@pytest.mark.parametrize("levels", [MAX_NESTING + 1, 300, 1000])
+def test_a_request_nested_past_the_bound_is_invalid_params_naming_the_method_and_the_bound(
+    levels: int,
+) -> None:
+    # The decoder takes 1024 levels; orjson encodes at most 254 and a recursive walk stops
+    # near 1000, so a deeper value could be neither stored, sent back nor checked.
+    with pytest.raises(InvalidParamsError) as info:
+        decode(_nested(levels))
+    assert info.value.code == -32602
+    assert info.value.request_id == 9  # type: ignore[attr-defined]
+    assert info.value.message == (
+        "tools/call: params nested too deeply; nest objects and arrays at most 250 levels "
+        "deep (the most this side can keep and send back)")
+
+
+def test_a_notification_nested_past_the_bound_is_an_invalid_request() -> None:
+    with pytest.raises(InvalidRequestError, match="the message is nested too deeply"):
+        decode(_nested(MAX_NESTING + 1, method=None))
+
+
+@pytest.mark.parametrize("data", [
+    b'{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":[' + b",".join([b"{}"] * 5000) + b"]}}",
+    ('{"jsonrpc":"2.0","id":1,"method":"x","params":{"t":"' + "{[" * 5000 + '"}}'),
+    memoryview(b'{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":[' + b"[]," * 600 + b"0]}}"),
+])
+def test_many_brackets_side_by_side_or_in_strings_are_not_nesting(
+    data: bytes | str | memoryview,
+) -> None:
+    assert isinstance(decode(data), Request)

@@ -200,7 +200,7 @@ def test_the_principal_a_state_is_bound_to_is_stable_across_processes() -> None:
 
     assert principal_key(None) is None
     assert principal_key("alice") == "alice"
-    assert principal_key(Token()) == "https://issuer.example\0user-1"
+    assert principal_key(Token()) == '["https://issuer.example","user-1"]'  # no NUL: storable
     assert principal_key({"iss": "https://issuer.example", "sub": "user-1"}) == principal_key(
         Token())
     assert principal_key({"client_id": 7}) == "7"

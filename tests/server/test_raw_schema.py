@@ -338,8 +338,8 @@ async def test_a_call_too_deep_to_check_is_a_tool_execution_error_on_the_wire(
         return "ok"
 
     wire = wire_factory(server)
-    wire.methods[100] = "tools/call"  # sent by hand: orjson will not encode 900 levels
-    arguments = b'{"x":' + b"[" * 900 + b"]" * 900 + b"}"
+    wire.methods[100] = "tools/call"  # sent by hand, 240 levels: within the wire's bound
+    arguments = b'{"x":' + b"[" * 240 + b"]" * 240 + b"}"  # but past the recursive check's
     wire.send_raw(
         b'{"jsonrpc":"2.0","id":100,"method":"tools/call","params":{"name":"nest","arguments":'
         + arguments + b',"_meta":' + orjson.dumps(meta()) + b"}}"

@@ -200,6 +200,20 @@ def test_store_urls_are_parsed_or_refused_with_the_forms() -> None:
         assert repr(bad) in str(caught.value)
 
 
+@pytest.mark.parametrize("base", ["postgresql://u@h/db", "redis://h:6379/0"])
+def test_a_shared_store_s_timeout_is_its_deadline_and_the_driver_never_sees_it(
+        base: str) -> None:
+    backend = open_backend(f"{base}?timeout=1.5")
+    engine = backend.store._engine  # type: ignore[attr-defined]
+    assert engine.deadline == 1.5 and engine.timeout == 1.5  # connecting, too, within it
+    assert "timeout" not in engine.url
+    assert backend.keys.deadline == 1.5
+    assert open_backend(base).store._engine.deadline == 5.0  # type: ignore[attr-defined]
+    for bad in ("0", "-1", "soon", "inf", "nan"):
+        with pytest.raises(StoreURLError, match=r"timeout=.* must be a number of seconds"):
+            open_backend(f"{base}?timeout={bad}")
+
+
 def test_a_password_never_appears_in_the_backend_s_url() -> None:
     backend = open_backend("postgresql://app:s3cret@db.internal:5432/mcp")
     assert backend.url == "postgresql://app@db.internal:5432/mcp" and backend.shared

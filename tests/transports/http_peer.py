@@ -117,6 +117,21 @@ def _legacy_request(request: httpx.Request, message: Any) -> bool:
             or (isinstance(message, dict) and message.get("method") == "initialize"))
 
 
+async def _check_request(request: httpx.Request) -> None:
+    if request.method != "POST":
+        return
+    message = orjson.loads(request.content)
+    check_client_message(LEGACY if _legacy_request(request, message) else MODERN, message)
+
+
+def checked_httpx_options() -> tuple[dict[str, Any], ServerChecks]:
+    """The `httpx_options` of an HTTP client whose requests and the server's answers are
+    checked against the schema (for a connector made elsewhere, such as from an mcpServers
+    entry): the problems the server's side had are in the returned `ServerChecks`."""
+    checks = ServerChecks()
+    return {"event_hooks": {"request": [_check_request]}, "transport": checks}, checks
+
+
 def checked_transport(url: str, *, check_server: bool = False, **options: Any) -> Any:
     """An `HTTPClientTransport` whose every POSTed message is checked against the schema of
     its revision (legacy once it carries a session id, or for initialize).
@@ -124,14 +139,7 @@ def checked_transport(url: str, *, check_server: bool = False, **options: Any) -
     With `check_server`, every message the server answers with is checked too, as its bytes
     reach the client (`ServerChecks`), and `close()` fails naming any that were off the schema;
     left off for the scripted peers that send broken replies on purpose."""
-
-    async def check(request: httpx.Request) -> None:
-        if request.method != "POST":
-            return
-        message = orjson.loads(request.content)
-        check_client_message(LEGACY if _legacy_request(request, message) else MODERN, message)
-
-    httpx_options: dict[str, Any] = {"event_hooks": {"request": [check]}}
+    httpx_options: dict[str, Any] = {"event_hooks": {"request": [_check_request]}}
     if not check_server:
         return HTTPClientTransport(url, httpx_options=httpx_options, **options)
     checks = ServerChecks()

@@ -264,3 +264,44 @@ async def test_idle_sessions_are_swept_before_anything_is_ended() -> None:
     now[0] = 11.0
     assert await store.create("new", "c", owner(2))  # both idle ones swept: nothing refused
     assert len(store) == 1 and store.owned(ANNA) == 0
+
+
+# -- the loopback exemption: what it allows, what it does not ---------------------------------
+
+
+async def test_a_web_page_cannot_flood_through_the_loopback_exemption(
+        clients: list[Client]) -> None:
+    """The browser reaches loopback too, but its requests carry their page's Origin: refused
+    with 403 before any session is made, so the exemption is a local process's alone."""
+    limits = SessionLimits(per_client=2, rate_per_s=0.001, burst=2, max_sessions=3)
+    async with listening(app_with(sessions=limits)) as site:
+        earlier = Client(site.url, "127.0.0.2")
+        page = Client(site.url, "127.0.0.3", headers={"Origin": "http://evil.example"})
+        clients += [earlier, page]
+        theirs = await earlier.session()
+        statuses = {(await page.open())[1].status for _ in range(10)}
+        assert statuses == {403}
+        assert await answers(theirs) == 200
+
+
+@pytest.mark.parametrize("limit_loopback", [False, True])
+async def test_limit_loopback_keeps_a_local_flood_from_ending_another_clients_session(
+        clients: list[Client], limit_loopback: bool) -> None:
+    """By default an anonymous process on this host opens sessions unlimited (benchmarks,
+    test suites, a proxy here that sends no X-Forwarded-For), so once the store is full its
+    flood ends the least recently used anonymous session, another client's included;
+    `limit_loopback=True` gives it the share of any client, and the flood ends only its own."""
+    limits = SessionLimits(per_client=2, rate_per_s=0.001, burst=2, max_sessions=3,
+                           limit_loopback=limit_loopback)
+    async with listening(app_with(sessions=limits)) as site:
+        earlier = Client(site.url, "127.0.0.2")
+        flood = Client(site.url, "127.0.0.3")
+        clients += [earlier, flood]
+        theirs = await earlier.session()
+        opened = [(await flood.open())[1].status for _ in range(6)]
+        if limit_loopback:
+            assert opened == [200, 200, 429, 429, 429, 429]
+            assert await answers(theirs) == 200
+        else:
+            assert opened == [200] * 6
+            assert await answers(theirs) == 404

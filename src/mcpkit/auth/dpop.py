@@ -51,6 +51,7 @@ __all__ = [
     "VerifiedProof",
     "access_token_hash",
     "normalize_htu",
+    "replay_key",
     "verify_proof",
 ]
 
@@ -119,6 +120,14 @@ def _b64url(raw: bytes) -> str:
 def access_token_hash(access_token: str) -> str:
     """The `ath` claim: base64url (no padding) of the SHA-256 of the token's ASCII bytes."""
     return _b64url(hashlib.sha256(access_token.encode("ascii", "strict")).digest())
+
+
+def replay_key(jkt: str, jti: str) -> str:
+    """The single-use record a proof's `jti` is kept under: a digest of the key's thumbprint
+    and the `jti`, because the `jti` is the client's text (any length, NUL and lone
+    surrogates included) and every store engine must hold the key as it is."""
+    material = jkt.encode("ascii", "replace") + b"\0" + jti.encode("utf-8", "surrogatepass")
+    return "mcpkit.dpop.jti:" + hashlib.sha256(material).hexdigest()
 
 
 def _normalize_percent(path: str) -> str:

@@ -114,7 +114,7 @@ def run_auth(args: argparse.Namespace) -> int:
     try:
         return asyncio.run(_COMMANDS[command](args))
     except UsageError as exc:
-        print(f"mcpkit {name}: {exc}", file=sys.stderr)
+        print(f"mcpkit {name}: {_why(exc)}", file=sys.stderr)
         return EXIT_USAGE
     except (MCPError, SignInFileError, TokenFileError, OSError) as exc:
         print(f"mcpkit {name}: {_why(exc)}", file=sys.stderr)
@@ -209,7 +209,9 @@ async def _browser_sign_in(url: str, args: argparse.Namespace, secret: str | Non
     from mcpkit.transports.oauth_redirect import RedirectListener, open_in_browser
 
     def show(url: str) -> None:
-        open_in_browser(url, lambda line: print(line, file=sys.stderr, flush=True),
+        from mcpkit.cli.terminal import shown_text
+
+        open_in_browser(url, lambda line: print(shown_text(line), file=sys.stderr, flush=True),
                         browser=not args.no_browser)
 
     async with RedirectListener(timeout=args.timeout, port=args.port) as listener:

@@ -46,7 +46,7 @@ from mcpkit.cli.showing import (
     show_result,
     signature,
 )
-from mcpkit.cli.terminal import json_text, shown, shown_block
+from mcpkit.cli.terminal import json_text, shown, shown_block, shown_text
 from mcpkit.cli.usage import UsageError
 from mcpkit.types.constants import CHANGES_KEY
 
@@ -74,7 +74,8 @@ def register(sub: Any) -> None:
         p = sub.add_parser(name, help=help_text, description=help_text)
         p.set_defaults(client_command=name)
         p.add_argument("server", metavar="SERVER",
-                       help="http(s) URL, path/to/server.py[:name], or a quoted command line")
+                       help="http(s) URL, path/to/server.py[:name], a quoted command line, or "
+                       "with --config the name of an entry of that file")
         if name in ("call", "prompt"):
             p.add_argument("name", metavar="TOOL" if name == "call" else "NAME")
             p.add_argument("arguments", nargs="*", metavar="ARG",
@@ -104,6 +105,9 @@ def connection_options(p: Any) -> None:
     """The options of reaching a server and printing what it says, which every command
     that talks to one takes (`mcpkit skills` too)."""
     p.add_argument("--json", action="store_true", help="print JSON for scripts")
+    p.add_argument("--config", metavar="FILE",
+                   help="SERVER is the name of an entry of this mcpServers file (the JSON an MCP "
+                   "host reads: command, args, env, or url and headers)")
     p.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS",
                    help="wait this long for each response (default 60)")
     p.add_argument("-H", "--header", action="append", default=[], metavar="NAME:VALUE",
@@ -163,7 +167,8 @@ async def _run(args: argparse.Namespace) -> int:
     from mcpkit.errors import MCPError, RPCError, StepUpNeeded
 
     stderr = args.stderr_mode = "inherit" if args.server_stderr else "capture"
-    connector = connector_for(args.server, headers=parse_headers(args.header), stderr=stderr)
+    connector = connector_for(args.server, headers=parse_headers(args.header), stderr=stderr,
+                              config=args.config)
     source = input_source(args.no_input, args.answers_from_stdin)
     answering = Answering(parse_given(args.answer), source, args.no_input)
     options = ClientOptions(era=args.era, timeout=args.timeout, era_cache=era_cache_path(),
@@ -187,7 +192,7 @@ async def _run(args: argparse.Namespace) -> int:
     except asyncio.CancelledError:
         if answering.problem is None:
             raise
-        print(f"mcpkit {command}: {answering.problem}", file=sys.stderr)
+        print(f"mcpkit {command}: {shown_text(answering.problem)}", file=sys.stderr)
         return 2
     except RPCError as exc:
         _say_rpc_error(command, exc)
@@ -223,7 +228,7 @@ async def _discover(client: Any, args: argparse.Namespace) -> int:
 
 
 async def _tools(client: Any, args: argparse.Namespace) -> int:
-    tools = await client.list_tools()
+    tools = [tool.raw for tool in await client.list_tools()]
     rejected = client.rejected_tools
     if args.json:
         out({"tools": tools, "rejected": [{"name": r.name, "reason": r.reason}
@@ -232,9 +237,9 @@ async def _tools(client: Any, args: argparse.Namespace) -> int:
         return 0
     print(f"{identity(client)} · {len(tools)} tool{'s' * (len(tools) != 1)}")
     for tool in tools:
-        description = (tool.get("description") or "").strip().splitlines()
+        description = (tool.get("description") or "").strip().split("\n")  # \r is shown
         print(f"  {signature(tool)}"
-              + (f"\n      {shown(description[0])}" if description else ""))
+              + (f"\n      {shown(description[0])}" if description[0] else ""))
     for r in rejected:
         print(f"  ignored {shown(r.name)}: {shown(r.reason)}")
     return 0
@@ -243,7 +248,7 @@ async def _tools(client: Any, args: argparse.Namespace) -> int:
 async def _call(client: Any, args: argparse.Namespace) -> int:
     arguments = None
     if args.arguments:
-        tools = {t["name"]: t for t in await client.list_tools()}
+        tools = {t.name: t.raw for t in await client.list_tools()}
         if args.name not in tools:
             known = ", ".join(sorted(tools)) or "none"
             raise UsageError(f"the server has no tool {args.name!r} (its tools: {known})")
@@ -256,7 +261,7 @@ async def _call(client: Any, args: argparse.Namespace) -> int:
     finally:
         progress.done()
     if handle.task_id is None:
-        result = await handle.wait()
+        result = (await handle.wait()).raw
     else:
         from mcpkit.cli.tasks import follow
 
@@ -277,7 +282,7 @@ async def _call(client: Any, args: argparse.Namespace) -> int:
 
 
 async def _read(client: Any, args: argparse.Namespace) -> int:
-    result = await client.read_resource(args.uri)
+    result = (await client.read_resource(args.uri)).raw
     note(client, args.json)
     if args.json:
         out(result)
@@ -289,13 +294,13 @@ async def _read(client: Any, args: argparse.Namespace) -> int:
 async def _prompt(client: Any, args: argparse.Namespace) -> int:
     declared = None
     if args.arguments:
-        prompts = {p.get("name"): p for p in await client.list_prompts()}
+        prompts = {p.name: p.raw for p in await client.list_prompts()}
         if args.name not in prompts:
             known = ", ".join(sorted(str(n) for n in prompts)) or "none"
             raise UsageError(f"the server has no prompt {args.name!r} (its prompts: {known})")
         declared = prompts[args.name].get("arguments") or []
     arguments = prompt_arguments(args.arguments, declared, f"the prompt {args.name!r}")
-    result = await client.get_prompt(args.name, arguments)
+    result = (await client.get_prompt(args.name, arguments)).raw
     note(client, args.json)
     if args.json:
         out(result)

@@ -2,13 +2,15 @@
 `--write HOST` to put it in that host's config file.
 
 A stdio entry runs this same mcpkit by absolute path (`mcpkit run /abs/server.py`), so the host
-finds it whatever its PATH and working folder are; an HTTP entry is the URL. Printed, the entry
-is wrapped the way most hosts read it (`{"mcpServers": {NAME: ...}}`). Written, it is added to
-or replaces NAME in the host's file: a file that is not a JSON object is refused and left as it
-is, the old file is kept as `FILE.bak-<timestamp>`, the new one is written to a temporary file
-and renamed over the old (so a crash leaves one or the other, never half), and the change is
-shown as a diff. `HOSTS` is the one table of hosts: where each keeps its file and how it spells
-an entry.
+finds it whatever its PATH and working folder are, or with `--uvx` the `uvx` line that fetches
+mcpkit (and `--with` packages) itself; an HTTP entry is the URL, with `--header`s. Printed, the
+entry is wrapped the way most hosts read it (`{"mcpServers": {NAME: ...}}`). Written, it is
+added to or replaces NAME in the host's file (`mcpkit.cli.hosts.HOSTS`: where each host keeps
+it and how it spells an entry, JSON or Goose's YAML): a file that is not an object of the
+host's format is refused and left as it is, the old file is kept as `FILE.bak-<timestamp>`,
+the new one is written to a temporary file and renamed over the old (so a crash leaves one or
+the other, never half), and the change is shown as a diff. A YAML file keeps its comments and
+order (ruamel.yaml round trip, the `yaml` extra).
 """
 
 from __future__ import annotations
@@ -16,67 +18,44 @@ from __future__ import annotations
 import argparse
 import contextlib
 import difflib
+import io
 import json
 import os
 import shutil
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mcpkit._version import __version__
+from mcpkit.cli.hosts import HOSTS, Host, Launch, plain_entry
+from mcpkit.cli.servers import parse_headers
 from mcpkit.cli.usage import UsageError
 
-__all__ = ["HOSTS", "Host", "entry_for", "register_config", "run_config", "write_entry"]
-
-
-@dataclass(frozen=True)
-class Host:
-    """An MCP host: the key its servers live under, and how it writes an entry's kind."""
-
-    title: str
-    key: str
-    """`mcpServers`, or `servers` (VS Code)."""
-    typed: bool
-    """Entries say `"type": "stdio" | "http"`."""
-    http: bool
-    """Its config file can name an HTTP server by URL."""
-
-    def path(self, name: str) -> Path:
-        """Where this host's config file is on this system."""
-        home = Path.home()
-        if name == "claude-desktop":
-            if sys.platform == "darwin":
-                return home / "Library/Application Support/Claude/claude_desktop_config.json"
-            if os.name == "nt":
-                appdata = os.environ.get("APPDATA") or str(home / "AppData/Roaming")
-                return Path(appdata) / "Claude" / "claude_desktop_config.json"
-            config = os.environ.get("XDG_CONFIG_HOME") or str(home / ".config")
-            return Path(config) / "Claude" / "claude_desktop_config.json"
-        if name == "cursor":
-            return home / ".cursor" / "mcp.json"
-        return Path.cwd() / ".vscode" / "mcp.json"  # vscode: the workspace's own file
-
-
-HOSTS: dict[str, Host] = {
-    "claude-desktop": Host("Claude Desktop", "mcpServers", typed=False, http=False),
-    "cursor": Host("Cursor", "mcpServers", typed=False, http=True),
-    "vscode": Host("VS Code (this folder's .vscode/mcp.json)", "servers", typed=True, http=True),
-}
+__all__ = ["HOSTS", "Host", "entry_for", "launch_for", "register_config", "run_config",
+           "write_entry"]
 
 
 def register_config(sub: Any) -> None:
     """Add `mcpkit config` to `mcpkit`'s subparsers."""
     text = "print (or --write) the entry an MCP host reads to run or reach a server"
     p = sub.add_parser("config", help=text, description=text + ". Hosts: "
-                       + ", ".join(f"{k} ({h.title})" for k, h in HOSTS.items()))
+                       + ", ".join(f"{k} ({h.title}, {h.place})" for k, h in HOSTS.items()))
     p.set_defaults(config_command=True)
     p.add_argument("name", metavar="NAME", help="the server's name in the host's list")
     p.add_argument("target", metavar="TARGET",
                    help="path/to/server.py[:name], package.module[:name], or an http(s) URL")
     p.add_argument("-e", "--env", action="append", default=[], metavar="NAME=VALUE",
                    help="an environment variable for a stdio server (repeatable)")
+    p.add_argument("-H", "--header", action="append", default=[], metavar="NAME:VALUE",
+                   help="a header the host sends to an HTTP server (repeatable)")
+    p.add_argument("--uvx", nargs="?", const=f"mcpkit=={__version__}", metavar="FROM",
+                   help="start the server with uvx, which installs mcpkit itself (FROM: the "
+                   f"package to run it from, default mcpkit=={__version__}, e.g. "
+                   "'mcpkit[pydantic]')")
+    p.add_argument("--with", dest="with_", action="append", default=[], metavar="PACKAGE",
+                   help="with --uvx: a package the server needs besides mcpkit (repeatable)")
     p.add_argument("--write", choices=sorted(HOSTS), metavar="HOST",
                    help=f"add the entry to this host's config file ({', '.join(sorted(HOSTS))})")
     p.add_argument("--config-file", metavar="PATH",
@@ -94,18 +73,21 @@ def _mcpkit_command() -> list[str]:
     return [str(Path(sys.executable).absolute()), "-m", "mcpkit"]
 
 
-def entry_for(target: str, host: Host | None = None, env: dict[str, str] | None = None
-              ) -> dict[str, Any]:
-    """The host's entry for `target`: `{"url": ...}` for a URL, else the command that runs it
-    (`host` None: the plain `mcpServers` spelling)."""
-    typed = host is not None and host.typed
+def launch_for(target: str, *, env: dict[str, str] | None = None,
+               headers: dict[str, str] | None = None, uvx: str | None = None,
+               with_: list[str] | None = None) -> Launch:
+    """How a host reaches `target`: its URL, or the command that runs it (this mcpkit by
+    absolute path, or `uvx --from FROM [--with PKG ...] mcpkit run ...` with `uvx`)."""
+    if with_ and uvx is None:
+        raise UsageError("--with names packages for uvx to install; add --uvx")
     if target.startswith(("http://", "https://")):
-        if host is not None and not host.http:
-            raise UsageError(f"{host.title} reads only stdio servers from its config file; "
-                             "give a .py file or a module, or add the URL in its settings")
         if env:
             raise UsageError("--env is for stdio servers; an HTTP server has its own environment")
-        return {"type": "http", "url": target} if typed else {"url": target}
+        if uvx is not None:
+            raise UsageError("--uvx starts a stdio server; an HTTP server is reached by its URL")
+        return Launch(url=target, headers=dict(headers or {}))
+    if headers:
+        raise UsageError("--header is for HTTP servers; give a stdio server --env instead")
     where, sep, name = target.rpartition(":")
     path, suffix = (where, f":{name}") if sep and name.isidentifier() and where else (target, "")
     if path.endswith(".py") or os.sep in path or os.path.exists(path):
@@ -116,12 +98,23 @@ def entry_for(target: str, host: Host | None = None, env: dict[str, str] | None 
         spec = target  # a module: found on the host's Python path
     else:
         raise UsageError(f"TARGET {target!r} is neither a .py file, a module nor an http(s) URL")
+    if uvx is not None:
+        extra = [arg for package in with_ or [] for arg in ("--with", package)]
+        return Launch("uvx", ("--from", uvx, *extra, "mcpkit", "run", spec), dict(env or {}))
     program, *args = _mcpkit_command()
-    entry: dict[str, Any] = {"type": "stdio"} if typed else {}
-    entry.update(command=program, args=[*args, "run", spec])
-    if env:
-        entry["env"] = env
-    return entry
+    return Launch(program, (*args, "run", spec), dict(env or {}))
+
+
+def entry_for(target: str, host: Host | None = None, env: dict[str, str] | None = None,
+              name: str = "server", **launch: Any) -> dict[str, Any]:
+    """The host's entry for `target` (`host` None: the plain `mcpServers` spelling)."""
+    how = launch_for(target, env=env, **launch)
+    if host is None:
+        return plain_entry(how)
+    if how.url is not None and not host.http:
+        raise UsageError(f"{host.title} reads only stdio servers from its config file; "
+                         "give a .py file or a module, or add the URL in its settings")
+    return host.spell(name, how)
 
 
 def _env(raw: list[str]) -> dict[str, str]:
@@ -134,9 +127,34 @@ def _env(raw: list[str]) -> dict[str, str]:
     return out
 
 
-def _read(path: Path, key: str) -> tuple[str, dict[str, Any]]:
-    """The file's text and document; refused, untouched, unless it is a JSON object whose
-    `key` (when present) is an object."""
+def _yaml() -> Any:
+    from mcpkit.protocol.extras import require
+
+    loader = require("ruamel.yaml", "mcpkit config --write goose (a YAML file)").YAML()
+    loader.indent(mapping=2, sequence=4, offset=2)
+    loader.preserve_quotes = True
+    return loader
+
+
+def _parse(path: Path, text: str, host: Host) -> Any:
+    if host.format == "yaml":
+        try:
+            return _yaml().load(text)
+        except Exception as exc:  # ruamel's errors share no base class worth naming
+            if type(exc).__module__.startswith("ruamel"):
+                raise UsageError(f"{path} is not valid YAML ({str(exc).splitlines()[0]}); fix "
+                                 "it or move it away (it was not changed)") from None
+            raise
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise UsageError(f"{path} is not valid JSON ({exc}); fix it or move it away "
+                         "(it was not changed)") from None
+
+
+def _read(path: Path, host: Host) -> tuple[str, Any]:
+    """The file's text and document; refused, untouched, unless it is an object (a mapping)
+    whose `host.key` (when present) is an object."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -145,17 +163,22 @@ def _read(path: Path, key: str) -> tuple[str, dict[str, Any]]:
         raise UsageError(f"cannot read {path}: {exc}") from None
     if not text.strip():
         return text, {}
-    try:
-        document = json.loads(text)
-    except ValueError as exc:
-        raise UsageError(f"{path} is not valid JSON ({exc}); fix it or move it away "
-                         "(it was not changed)") from None
+    document = _parse(path, text, host)
     if not isinstance(document, dict):
-        raise UsageError(f"{path} holds a JSON {type(document).__name__}, not an object; "
+        raise UsageError(f"{path} holds a {type(document).__name__}, not an object; "
                          "it was not changed")
-    if not isinstance(document.get(key, {}), dict):
-        raise UsageError(f"{path}: {key!r} is not an object; it was not changed")
+    servers = document.get(host.key)
+    if servers is not None and not isinstance(servers, dict):
+        raise UsageError(f"{path}: {host.key!r} is not an object; it was not changed")
     return text, document
+
+
+def _dumped(document: Any, host: Host) -> str:
+    if host.format == "yaml":
+        out = io.StringIO()
+        _yaml().dump(document, out)
+        return out.getvalue()
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
 
 
 def _backup(path: Path) -> Path:
@@ -187,13 +210,15 @@ def _replace(path: Path, text: str) -> None:
         raise
 
 
-def write_entry(path: Path, host: Host, name: str, entry: dict[str, Any]) -> tuple[str, Path | None]:
+def write_entry(path: Path, host: Host, name: str, entry: dict[str, Any]
+                ) -> tuple[str, Path | None]:
     """Put `entry` under `host.key`/`name` in the file; returns the diff and the backup."""
-    old_text, document = _read(path, host.key)
-    servers = dict(document.get(host.key) or {})
-    servers[name] = entry
-    document = {**document, host.key: servers}
-    new_text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    old_text, document = _read(path, host)
+    servers = document.get(host.key)
+    if servers is None:
+        document[host.key] = servers = {}
+    servers[name] = entry  # in place: a YAML document keeps its comments and order
+    new_text = _dumped(document, host)
     if new_text == old_text:
         return "", None
     backup = _backup(path) if path.exists() else None
@@ -206,19 +231,22 @@ def write_entry(path: Path, host: Host, name: str, entry: dict[str, Any]) -> tup
 
 def run_config(args: argparse.Namespace) -> int:
     """`mcpkit config`: print the entry, or write it into a host's file."""
+    from mcpkit.errors import MissingExtraError
+
     try:
-        env = _env(args.env)
+        launch = {"env": _env(args.env), "headers": parse_headers(args.header), "uvx": args.uvx,
+                  "with_": args.with_}
         if not args.write:
             if args.config_file:
                 raise UsageError("--config-file names the file --write HOST changes; add --write")
-            print(json.dumps({"mcpServers": {args.name: entry_for(args.target, None, env)}},
-                             indent=2, ensure_ascii=False))
+            entry = entry_for(args.target, None, name=args.name, **launch)
+            print(json.dumps({"mcpServers": {args.name: entry}}, indent=2, ensure_ascii=False))
             return 0
         host = HOSTS[args.write]
-        entry = entry_for(args.target, host, env)
-        path = Path(args.config_file).expanduser() if args.config_file else host.path(args.write)
+        entry = entry_for(args.target, host, name=args.name, **launch)
+        path = Path(args.config_file).expanduser() if args.config_file else host.path()
         diff, backup = write_entry(path, host, args.name, entry)
-    except UsageError as exc:
+    except (UsageError, MissingExtraError) as exc:
         print(f"mcpkit config: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:

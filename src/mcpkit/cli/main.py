@@ -10,7 +10,6 @@ line on stderr and exit status 2; a port that is taken is one line and status 1.
 from __future__ import annotations
 
 import argparse
-import math
 import socket
 import sys
 from typing import Any
@@ -36,53 +35,16 @@ def _parser() -> argparse.ArgumentParser:
         epilog="examples: mcpkit run server.py | mcpkit run server.py --http 8000 --dev --reload"
         " | mcpkit run mypkg.app:server --http 127.0.0.1:9000/mcp --store sqlite:state.db",
     )
-    run.add_argument("target", nargs="?", help="path/to/file.py[:name] or package.module[:name] (name defaults to 'server'); may be left out with --skills")
-    run.add_argument("--skills", metavar="DIR", help="also serve the skills in DIR (folders "
-                     "holding a SKILL.md) through the Skills extension; alone, a server of "
-                     "just those skills")
-    mode = run.add_mutually_exclusive_group()
-    mode.add_argument("--stdio", action="store_true", help="serve on stdin/stdout (the default)")
-    mode.add_argument(
-        "--http", nargs="?", const="127.0.0.1:8000/mcp", metavar="[HOST:]PORT[/PATH]",
-        help="serve Streamable HTTP (both eras) with uvicorn; default 127.0.0.1:8000/mcp",
-    )
-    run.add_argument(
-        "--allow-host", action="append", default=[], metavar="HOST",
-        help="also accept this Host header (repeatable; name[:port], *.domain or *), e.g. the "
-        "public name behind a reverse proxy",
-    )
-    run.add_argument(
-        "--allow-origin", action="append", default=[], metavar="ORIGIN",
-        help="also accept this browser Origin (repeatable; https://app.example.com or *)",
-    )
-    run.add_argument(
-        "--dev", action="store_true",
-        help="development: an uncaught exception's type and message reach the client, and "
-        "debug logging goes to stderr (the address is unchanged: 127.0.0.1 unless given)",
-    )
-    run.add_argument(
-        "--store", metavar="URL",
-        help="where state is kept (default: MCPKIT_STORE, else memory): sqlite:///PATH shares "
-        "single-use retries on this host; postgresql://... or redis://... shares every seam "
-        "(retries, legacy sessions, state keys, tasks) between replicas",
-    )
-    run.add_argument(
-        "--session-idle", type=_seconds, metavar="SECONDS",
-        help="with --http: end a 2025-11-25 session after this long without a request "
-        "(default 3600)",
-    )
-    run.add_argument(
-        "--workers", type=int, metavar="N",
-        help="with --http: serve with N uvicorn worker processes sharing the store, which "
-        "must be PostgreSQL or Redis (--store or MCPKIT_STORE)",
-    )
-    run.add_argument(
-        "--reload", action="store_true",
-        help="with --http: restart when a .py file beside the target changes (development)",
-    )
-    from mcpkit.cli.run_auth import add_auth_options
+    run.add_argument("target", nargs="?", help="path/to/file.py[:name] or package.module[:name] "
+                     "(name defaults to 'server'); may be left out with --skills")
+    from mcpkit.cli.settings import add_flags
 
-    add_auth_options(run)
+    add_flags(run)  # every option, with its MCPKIT_* variable (docs/settings.md)
+    run.add_argument("--env-file", metavar="FILE",
+                     help="read settings (MCPKIT_...) and the server's environment from this "
+                     "file; the command line and the environment come first")
+    run.add_argument("--show-config", action="store_true",
+                     help="print every setting, its value and where it came from, and exit")
     from mcpkit.cli.commands import register
 
     register(sub)
@@ -108,6 +70,9 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "run":
         return _run(args)
+    from mcpkit.cli.terminal import log_to_terminal
+
+    log_to_terminal()  # the other commands talk to servers, whose words a warning may quote
     if args.command == "keys":
         from mcpkit.cli.keys import run_keys
 
@@ -141,11 +106,14 @@ def _run(args: argparse.Namespace) -> int:
     from mcpkit.cli.usage import UsageError
 
     try:
-        store = _store(args)
+        found = _settings(args)
         args.auth = auth_settings(args)
     except UsageError as exc:
         print(f"mcpkit run: {exc}", file=sys.stderr)
         return 2
+    if args.show_config:
+        return _show_config(args, found)
+    store = args.store
     if args.target is None and (args.skills is None or args.reload or args.workers):
         print("mcpkit run: name the server FILE (or module), or serve a skills directory "
               "alone with --skills DIR (not with --reload or --workers)", file=sys.stderr)
@@ -179,23 +147,44 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _seconds(text: str) -> float:
-    """A `--session-idle` value: seconds above zero (argparse prints the refusal in one line)."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not value > 0 or math.isinf(value):
-        raise argparse.ArgumentTypeError(f"expected seconds above zero, e.g. 600, not {text!r}")
-    return value
+def _settings(args: argparse.Namespace) -> dict[str, Any]:
+    """Each setting from its flag, the environment or `--env-file` (`mcpkit.cli.settings`),
+    put on `args` for the run options; what came from a flag or the file is exported for the
+    processes this one starts."""
+    import os
+
+    from mcpkit.cli.settings import SETTINGS
+    from mcpkit.cli.settings_sources import export, read_env_file, resolve, stray_names
+    from mcpkit.cli.usage import UsageError
+
+    file_values = read_env_file(args.env_file) if args.env_file else {}
+    refused, warned = stray_names(os.environ, file_values, args.env_file)
+    if refused:
+        raise UsageError(refused[0])
+    for line in warned:
+        print(f"mcpkit run: warning: {line}", file=sys.stderr)
+    found = resolve(args, os.environ, file_values, args.env_file)
+    for s in SETTINGS:
+        if not s.server_option:
+            r = found.get(s.name)
+            setattr(args, s.dest, r.value if r is not None else s.default)
+    args.server_options = {name: r.value for name, r in found.items() if r.setting.server_option}
+    export(found, file_values, os.environ)
+    return found
 
 
-def _store(args: argparse.Namespace) -> Any:
-    if args.store is None:
-        return None
-    from mcpkit.cli.run_options import parse_store
+def _show_config(args: argparse.Namespace, found: dict[str, Any]) -> int:
+    """`--show-config`: the values with their sources, the server file's options included
+    when TARGET is given (the file is imported, nothing is served)."""
+    from mcpkit.cli.settings_sources import show_config
 
-    return parse_store(args.store)
+    server = None
+    if args.target is not None:
+        server = _load(args, args.store)
+        if server is None:
+            return 2
+    print(show_config(found, server))
+    return 0
 
 
 def _load(args: argparse.Namespace, store: object | None) -> Any:
@@ -209,7 +198,8 @@ def _load(args: argparse.Namespace, store: object | None) -> Any:
         server = load_server(args.target) if args.target else _skills_server(args.skills)
         if args.target and args.skills:
             _skills_server(args.skills, server)
-        apply_run_options(server, dev=args.dev, store=store)
+        apply_run_options(server, dev=args.dev, store=store,
+                          options=getattr(args, "server_options", None))
         server.sealer.check_keys()
     except (TargetError, UsageError, KeyFileError) as exc:
         print(f"mcpkit run: {exc}", file=sys.stderr)

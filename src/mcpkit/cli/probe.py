@@ -8,7 +8,10 @@ quoted command line), resolved by `mcpkit.cli.servers.connector_for`. Exit statu
 - `snapshot`: 0, or 2;
 - `diff`: 0 when the surfaces are the same, 1 when anything changed, 2 for an error.
 
-Every error is one line on stderr naming the fix; nothing is left running.
+Every error is one line on stderr naming the fix; nothing is left running. What reaches the
+terminal passes through `mcpkit.cli.terminal`: the human view escapes every value of the
+server's, and JSON on stdout is `json_text` (the same JSON, every control, escape and bidi
+character written as `\\uXXXX`).
 """
 
 from __future__ import annotations
@@ -120,7 +123,9 @@ def run_probe(args: argparse.Namespace) -> int:
             raise UsageError("--timeout must be above zero")
         return asyncio.run(_COMMANDS[command](args))
     except (UsageError, ValueError, TransportError, MissingExtraError, OSError) as exc:
-        print(f"mcpkit {command}: {exc}", file=sys.stderr)
+        from mcpkit.cli.terminal import shown_block
+
+        print(f"mcpkit {command}: {shown_block(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
@@ -143,7 +148,7 @@ async def _probe(args: argparse.Namespace) -> int:
         with open(args.html, "w", encoding="utf-8") as out:
             out.write(render_page(doc))
     if args.json:
-        sys.stdout.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n")
+        _print_json(doc)
     else:
         sys.stdout.write(render_report(doc, colour_for(sys.stdout)))
         if args.html:
@@ -175,14 +180,19 @@ async def _take(spec: str, caps: str, args: argparse.Namespace) -> dict[str, Any
     return snapshot_of(catalogue, identity, target.shown, counter)
 
 
+def _print_json(doc: Any) -> None:
+    from mcpkit.cli.terminal import json_text
+
+    sys.stdout.write(json_text(doc, indent=2) + "\n")
+
+
 async def _snapshot(args: argparse.Namespace) -> int:
     doc = await _take(args.target, args.caps, args)
-    text = orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n"
     if args.output:
         with open(args.output, "w", encoding="utf-8") as out:
-            out.write(text)
+            out.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n")
     else:
-        sys.stdout.write(text)
+        _print_json(doc)
     return 0
 
 
@@ -203,7 +213,7 @@ async def _diff(args: argparse.Namespace) -> int:
     changes = diff(old, new, Counter(str(old.get("encoding") or args.encoding)))
     doc = changes.to_json()
     if args.json:
-        sys.stdout.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n")
+        _print_json(doc)
     else:
         sys.stdout.write(render_diff(doc, colour_for(sys.stdout)))
     return 1 if changes.changes else 0

@@ -82,6 +82,12 @@ def run_reloading(target: str, address: str, passed: list[str]) -> int:
     address = _settled(address)
     root = _root_of(target)
     command = [sys.executable, "-m", "mcpkit", "run", target, "--http", address, *passed]
+    # A child that found MCPKIT_RELOAD (or MCPKIT_WORKERS) would supervise children itself.
+    from mcpkit.cli.settings import by_name
+
+    settings = by_name()
+    own = {settings["reload"].env, settings["workers"].env}
+    env = {name: value for name, value in os.environ.items() if name not in own}
 
     def stop(signum: int, frame: object) -> None:
         raise KeyboardInterrupt
@@ -92,7 +98,7 @@ def run_reloading(target: str, address: str, passed: list[str]) -> int:
     child: subprocess.Popen[bytes] | None = None
     try:
         seen = _snapshot(root)
-        child = subprocess.Popen(command)
+        child = subprocess.Popen(command, env=env)
         while True:
             time.sleep(POLL_SECONDS)
             now = _snapshot(root)
@@ -103,7 +109,7 @@ def run_reloading(target: str, address: str, passed: list[str]) -> int:
             name = os.path.relpath(changed[0][0], root) if changed else "a file"
             print(f"mcpkit: {name} changed; restarting", file=sys.stderr, flush=True)
             _end(child)
-            child = subprocess.Popen(command)
+            child = subprocess.Popen(command, env=env)
     except KeyboardInterrupt:
         return 0
     finally:

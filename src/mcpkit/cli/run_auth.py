@@ -22,8 +22,10 @@ the server itself (`auth0:DOMAIN`, `okta:DOMAIN/oauth2/SERVER`, `keycloak:REALM_
 it marks its access tokens. `--auth-upstream` instead signs users in through an authorization
 proxy (`mcpkit.cli.run_upstream`), sharing `--auth-scopes` and `--auth-public-url`.
 
-`AuthSettings` (and `ProxySettings`) are plain data, so a reloading parent passes the options
-on and each `--workers` process builds the same protection from it (`settings_from_json`).
+The flags and variables are entries of the settings table (`mcpkit.cli.settings`), which
+reads a flag, else the variable, else `--env-file`'s line into `args`; `AuthSettings` (and
+`ProxySettings`) are plain data, so a reloading parent passes the options on and each
+`--workers` process builds the same protection from it (`settings_from_json`).
 """
 
 from __future__ import annotations
@@ -35,8 +37,8 @@ from typing import Any, Final
 
 from mcpkit.cli.usage import UsageError
 
-__all__ = ["ENV", "AuthSettings", "add_auth_options", "auth_settings", "passed_on",
-           "protected_resource", "settings_from_json"]
+__all__ = ["ENV", "AuthSettings", "auth_settings", "passed_on", "protected_resource",
+           "settings_from_json"]
 
 ENV: Final = {
     "issuer": "MCPKIT_AUTH_ISSUER",
@@ -67,34 +69,6 @@ class AuthSettings:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> AuthSettings:
         return cls(**{**data, "scopes": tuple(data.get("scopes") or ())})
-
-
-def add_auth_options(run: Any) -> None:
-    """`mcpkit run`'s protection options."""
-    run.add_argument("--auth-issuer", metavar="URL",
-                     help="with --http: accept only OAuth access tokens from this authorization "
-                     f"server (its issuer URL; or {ENV['issuer']}); JWTs are checked against "
-                     "its published keys")
-    run.add_argument("--auth-audience", metavar="URI",
-                     help=f"what tokens must name in aud (default: the served URL; or "
-                     f"{ENV['audience']})")
-    run.add_argument("--auth-scopes", metavar="SCOPES",
-                     help="the scopes basic use needs, space-separated, published and asked "
-                     f"for in a 401 (or {ENV['scopes']})")
-    run.add_argument("--auth-introspection", metavar="URL",
-                     help="check opaque tokens at this RFC 7662 endpoint instead of as JWTs "
-                     f"(or {ENV['introspection']}); needs --auth-client-id and "
-                     f"{SECRET_ENV}")
-    run.add_argument("--auth-client-id", metavar="ID",
-                     help="this server's client id at the introspection endpoint (or "
-                     f"{ENV['client_id']}; the secret only from {SECRET_ENV})")
-    run.add_argument("--auth-public-url", metavar="URL",
-                     help="the URL clients reach this server by: its resource identifier and "
-                     "the default audience (or " + ENV["public_url"] + "); needed when bound "
-                     "off loopback, where the Host header is never taken for it")
-    from mcpkit.cli.run_upstream import add_upstream_options
-
-    add_upstream_options(run)
 
 
 def settings_from_json(data: dict[str, Any]) -> Any:

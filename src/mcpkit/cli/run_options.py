@@ -1,4 +1,5 @@
-"""What `mcpkit run`'s options change on the server it loaded: `--dev` and `--store URL`.
+"""What `mcpkit run`'s options change on the server it loaded: `--dev`, `--store URL`, and the
+`ServerOptions` fields the environment or an env file set (`mcpkit.cli.settings`).
 
 A server file builds its `Server` with its own `ServerOptions`; the command line then changes a
 few of them for this run. `ServerOptions` is a dataclass, so the change is a new options object
@@ -18,32 +19,23 @@ from typing import Any, Final
 from mcpkit.cli.usage import UsageError
 from mcpkit.store import urls as forms
 
-__all__ = ["STORE_FORMS", "apply_run_options", "parse_store"]
+__all__ = ["STORE_FORMS", "apply_run_options"]
 
 STORE_FORMS: Final = forms.STORE_FORMS
 _CHATTY: Final = ("asyncio", "httpcore", "httpx", "watchfiles")
 
 
-def parse_store(value: str) -> str:
-    """`--store URL` checked (`mcpkit.store.urls`: memory, sqlite:///PATH or sqlite:PATH,
-    postgresql://..., redis://...) and returned as given; the server opens it. Anything else
-    is one line naming the accepted forms."""
-    try:
-        forms.parse_store_url(value)
-    except forms.StoreURLError as exc:
-        raise UsageError(f"--store {value!r}: {exc.reason}") from None
-    return value.strip()
-
-
-def apply_run_options(server: Any, *, dev: bool = False, store: Any = None) -> None:
+def apply_run_options(server: Any, *, dev: bool = False, store: Any = None,
+                      options: dict[str, Any] | None = None) -> None:
     """Change the loaded server's options for this run and rebuild what depends on them.
 
     `dev`: an uncaught exception's type and message reach the client (`expose_errors`), and
     the server's debug log goes to stderr. `store`: the store URL of every state seam
     (`mcpkit.store.urls`), so processes sharing it cannot both redeem one retry, and replicas
-    sharing a PostgreSQL or Redis share legacy sessions and the state keys too.
+    sharing a PostgreSQL or Redis share legacy sessions and the state keys too. `options`:
+    `ServerOptions` fields by dotted name (`page_size`, `tasks.lease_s`), from the settings.
     """
-    changes: dict[str, Any] = {}
+    changes: dict[str, Any] = dict(options or {})
     if dev:
         changes["expose_errors"] = True
     if store is not None:
@@ -52,13 +44,13 @@ def apply_run_options(server: Any, *, dev: bool = False, store: Any = None) -> N
         return
     from mcpkit.server.mrtr import Sealer
 
-    options = server.options
-    if not dataclasses.is_dataclass(options) or isinstance(options, type):
+    current = server.options
+    if not dataclasses.is_dataclass(current) or isinstance(current, type):
         raise UsageError(f"{server.name}: its options are not a ServerOptions")
-    unknown = [name for name in changes if not hasattr(options, name)]
-    if unknown:  # an older mcpkit than this command line
-        raise UsageError(f"this mcpkit's ServerOptions has no {', '.join(unknown)}")
-    server.options = dataclasses.replace(options, **changes)
+    try:
+        server.options = _replaced(current, changes)
+    except ValueError as exc:  # a nested options object refused the combination
+        raise UsageError(f"{server.name}: {exc}") from None
     server.sealer = Sealer(server.options)
     if dev:
         logging.basicConfig(
@@ -67,3 +59,20 @@ def apply_run_options(server: Any, *, dev: bool = False, store: Any = None) -> N
         )
         for chatty in _CHATTY:  # their wire-level debug lines would bury the server's own
             logging.getLogger(chatty).setLevel(logging.INFO)
+
+
+def _replaced(options: Any, changes: dict[str, Any]) -> Any:
+    """`options` with `changes` made, a dotted name changing the options object it names."""
+    direct: dict[str, Any] = {}
+    nested: dict[str, dict[str, Any]] = {}
+    for name, value in changes.items():
+        head, _, rest = name.partition(".")
+        if not hasattr(options, head):  # an older mcpkit than this command line
+            raise UsageError(f"this mcpkit's {type(options).__name__} has no {head}")
+        if rest:
+            nested.setdefault(head, {})[rest] = value
+        else:
+            direct[head] = value
+    for head, inner in nested.items():
+        direct[head] = _replaced(getattr(options, head), inner)
+    return dataclasses.replace(options, **direct)

@@ -10,7 +10,8 @@ The options (an option wins over its variable):
 | `--auth-upstream-scopes SCOPES` | `MCPKIT_AUTH_UPSTREAM_SCOPES` | what to ask the provider for (default: the preset's) |
 | `--auth-token-lifetime SECONDS` | `MCPKIT_AUTH_TOKEN_LIFETIME` | the proxy's access tokens' lifetime (default 3600) |
 
-`--auth-scopes` (the MCP scopes clients may ask for) and `--auth-public-url` (the URL clients
+They are entries of the settings table (`mcpkit.cli.settings`: flag, variable or `--env-file`
+line, `--show-config`). `--auth-scopes` (the MCP scopes clients may ask for) and `--auth-public-url` (the URL clients
 reach the server by; by default the loopback address served) are shared with `--auth-issuer`,
 which `--auth-upstream` replaces. An OpenID provider named by URL is looked up when the
 server starts (its discovery document, its `issuer` compared with the URL), so a typo stops
@@ -28,8 +29,7 @@ from typing import Any, Final
 
 from mcpkit.cli.usage import UsageError
 
-__all__ = ["ENV", "SECRET_ENV", "ProxySettings", "add_upstream_options", "auth_proxy",
-           "proxy_settings"]
+__all__ = ["ENV", "SECRET_ENV", "ProxySettings", "auth_proxy", "proxy_settings"]
 
 ENV: Final = {
     "upstream": "MCPKIT_AUTH_UPSTREAM",
@@ -75,27 +75,15 @@ class ProxySettings:
         return out + ([f"--auth-public-url={self.public_url}"] if self.public_url else [])
 
 
-def add_upstream_options(run: Any) -> None:
-    """`mcpkit run`'s sign-in options."""
-    run.add_argument("--auth-upstream", metavar="PROVIDER",
-                     help="with --http: users sign in at this identity provider through an "
-                     "authorization proxy of the server's own: github, google, entra:TENANT, "
-                     "auth0:DOMAIN, okta:DOMAIN/oauth2/SERVER, keycloak:REALM_URL, or an "
-                     f"OpenID provider's URL (or {ENV['upstream']})")
-    run.add_argument("--auth-upstream-client-id", metavar="ID",
-                     help="the proxy's client at the provider, made in its console (or "
-                     f"{ENV['upstream_client_id']}; the secret only from {SECRET_ENV})")
-    run.add_argument("--auth-upstream-scopes", metavar="SCOPES",
-                     help="what the proxy asks the provider for, space-separated (default: "
-                     f"the provider's usual ones; or {ENV['upstream_scopes']})")
-    run.add_argument("--auth-token-lifetime", metavar="SECONDS",
-                     help="how long the proxy's access tokens live (default 3600; or "
-                     f"{ENV['token_lifetime']})")
-
-
-def _given(args: argparse.Namespace, name: str, option: str | None = None) -> str | None:
-    value = getattr(args, option or f"auth_{name}", None) or os.environ.get(ENV[name]) or None
-    return value.strip() if isinstance(value, str) else None
+def _given(args: argparse.Namespace, name: str) -> str | None:
+    """A setting's value as text: from `args` (the settings table put the flag, the variable
+    or the env file's line there), else the environment."""
+    value = getattr(args, f"auth_{name}", None)
+    if value is None or value == "":
+        value = os.environ.get(ENV[name]) or None
+    if value is None:
+        return None
+    return value.strip() if isinstance(value, str) else f"{value:g}"
 
 
 def proxy_settings(args: argparse.Namespace, *, scopes: tuple[str, ...],
@@ -159,7 +147,7 @@ def auth_proxy(settings: ProxySettings) -> Any:
     from mcpkit.auth.proxy.presets import parse_spec, upstream
 
     name, tenant = parse_spec(settings.upstream)
-    secret = os.environ.get(SECRET_ENV) or None
+    secret = os.environ.get(SECRET_ENV) or None  # never a flag: ps shows a command line
     try:
         chosen = upstream(name, tenant, client_id=settings.client_id, client_secret=secret,
                           scopes=settings.upstream_scopes)

@@ -49,21 +49,16 @@ _ERROR_ID: Final = re.compile(r"failed \(error id ([0-9a-f]{8,32})\)")
 
 
 def connector_for(spec: str, *, headers: dict[str, str] | None = None,
-                  stderr: str = "capture") -> Any:
-    """The connector SERVER names: a URL, a Python file with a Server, or a command line."""
+                  stderr: str = "capture", config: str | None = None) -> Any:
+    """The connector SERVER names: a URL, a Python file with a Server, or a command line;
+    with `config`, the name of an entry of that `mcpServers` file."""
     spec = spec.strip()
+    if config is not None:
+        return _configured(config, spec, headers or {}, stderr)
     if not spec:
         raise UsageError("SERVER is empty; give a URL, a .py file or a command line")
     if spec.startswith(("http://", "https://")):
-        from mcpkit.transports.http_client import HTTPConnector
-
-        if any(name.lower() == "authorization" for name in headers or {}):
-            return HTTPConnector(spec, headers=headers or {})  # the user's own credentials
-        from mcpkit.cli.signins import auth_for
-
-        # The tokens `mcpkit login` kept, refreshed as they expire (nothing for a server that
-        # asks for nothing).
-        return HTTPConnector(spec, headers=headers or {}, auth=auth_for(spec))
+        return _http(spec, headers or {})
     from mcpkit.transports.stdio_client import StdioServer, python_server
 
     path = spec.rsplit(":", 1)[0] if spec.count(":") == 1 and not os.path.exists(spec) else spec
@@ -90,6 +85,35 @@ def parse_headers(raw: list[str]) -> dict[str, str]:
             raise UsageError(f"--header {item!r} must look like 'Name: value'")
         out[name.strip()] = value.strip()
     return out
+
+
+def _http(url: str, headers: dict[str, str]) -> Any:
+    from mcpkit.transports.http_client import HTTPConnector
+
+    if any(name.lower() == "authorization" for name in headers):
+        return HTTPConnector(url, headers=headers)  # the user's own credentials
+    from mcpkit.cli.signins import auth_for
+
+    # The tokens `mcpkit login` kept, refreshed as they expire (nothing for a server that asks
+    # for nothing).
+    return HTTPConnector(url, headers=headers, auth=auth_for(url))
+
+
+def _configured(path: str, name: str, headers: dict[str, str], stderr: str) -> Any:
+    """The connector of entry `name` of the `mcpServers` file at `path` (`--config`): its
+    command, args, env and cwd, or its URL with its headers (then `-H`'s)."""
+    from mcpkit.client.server_entries import read_entry
+    from mcpkit.errors import ServerConfigError
+    from mcpkit.transports.entries import connector_for as entry_connector
+
+    try:
+        entry = read_entry(os.path.expanduser(path), name)
+    except ServerConfigError as exc:
+        raise UsageError(f"--config {exc}") from None
+    if entry.transport == "http":
+        assert entry.url is not None
+        return _http(entry.url, {**entry.headers, **headers})
+    return entry_connector(entry, stderr=stderr)
 
 
 def era_cache_path() -> str:

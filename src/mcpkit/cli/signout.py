@@ -39,13 +39,15 @@ async def sign_out(url: str, *, keep_grant: bool = False) -> int:
             said.append(await _revoke(issuer, tokens, await storage.load_client(issuer),
                                       signin, url))
     issuers = await forget(signins, storage, url, resource)
+    from mcpkit.cli.terminal import shown  # issuers and revocation errors are servers' words
+
     if not issuers:
-        print(f"mcpkit logout: nothing was kept for {url}", file=sys.stderr)
+        print(f"mcpkit logout: nothing was kept for {shown(url)}", file=sys.stderr)
         return EXIT_OK
     ended = "; ".join(said) if said else ("not revoked (--keep-grant): the authorization "
                                          "server still holds the grant")
-    print(f"Signed out of {url}: the tokens from {', '.join(sorted(issuers))} are removed "
-          f"({ended})")
+    print(shown(f"Signed out of {url}: the tokens from {', '.join(sorted(issuers))} are "
+                f"removed ({ended})"))
     return EXIT_OK
 
 

@@ -61,8 +61,11 @@ def run_skills(args: argparse.Namespace) -> int:
     try:
         return asyncio.run(_run(args))
     except UsageError as exc:
-        print(f"mcpkit skills: {exc}", file=sys.stderr)
+        print(f"mcpkit skills: {_shown(str(exc))}", file=sys.stderr)
         return 2
+    except OSError as exc:  # the --out folder cannot be written (permissions, a full disk)
+        print(f"mcpkit skills: {_shown(str(exc))}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         return 130
 
@@ -75,7 +78,8 @@ async def _run(args: argparse.Namespace) -> int:
     from mcpkit.ext.skills import SKILLS, SkillsClient
 
     connector = connector_for(args.server, headers=parse_headers(args.header),
-                              stderr="inherit" if args.server_stderr else "capture")
+                              stderr="inherit" if args.server_stderr else "capture",
+                              config=args.config)
     options = ClientOptions(timeout=args.timeout, era_cache=era_cache_path(),
                             probe_timeout=min(10.0, args.timeout), extensions={SKILLS: {}})
     client = Client(connector, client_info={"name": "mcpkit-cli", "version": __version__},

@@ -105,17 +105,20 @@ class _IdParser(argparse.ArgumentParser):
 
 
 async def follow(client: Any, handle: Any, args: argparse.Namespace, answering: Any) -> Any:
-    """The result of the task `handle` names, followed on stderr; None when interrupted
-    (after asking what to do with the task), or when only its id was asked for."""
+    """The result of the task `handle` names (the wire dict), followed on stderr; None when
+    interrupted (after asking what to do with the task), or when only its id was asked for."""
     task_id = handle.task_id
     if getattr(args, "detach", False):
-        print(task_id, flush=True)
+        if args.json:
+            out({"taskId": task_id})  # exactly, for a script
+        else:
+            print(shown(task_id), flush=True)
         print(f"# task {shown(task_id)} runs on; resume with: {_resume(args, task_id)}",
               file=sys.stderr)
         return None
     line = TaskLine()
     try:
-        return await handle.wait(on_status=line)
+        return (await handle.wait(on_status=line)).raw
     except asyncio.CancelledError:
         if answering is not None and answering.problem is not None:
             raise  # a question nobody could answer: the command says so

@@ -5,15 +5,24 @@ they could send escape sequences (retitle the window, clear the screen, rewrite 
 `\r`), C1 controls or bidi overrides (`\u202e`) to the user's terminal. Everything here shows
 such characters as visible escapes instead; printable text, any script, passes unchanged.
 
-Imports the standard library only.
+Every command prints through these: `shown` for a line, `shown_block` for a server's text
+that may span lines, `shown_text` for a result or a message of ours that holds server text,
+`json_text` for `--json`, and `log_to_terminal` for what the client's modules log while a
+command runs (a warning may quote what the server sent).
+
+Imports the standard library and `mcpkit.errors`.
 """
 
 from __future__ import annotations
 
 import json
+import logging
+import sys
 from typing import Any
 
-__all__ = ["json_text", "shown", "shown_block", "shown_text"]
+from mcpkit.errors import ProtocolViolation
+
+__all__ = ["json_text", "log_to_terminal", "shown", "shown_block", "shown_text"]
 
 
 def shown(text: Any) -> str:
@@ -52,7 +61,30 @@ def json_text(value: Any, indent: int | None = None) -> str:
     """Exact JSON that is safe on a terminal: `json.dumps` escapes C0 controls, and the
     non-printable characters it would write raw (C1 controls, bidi and other format
     characters, line separators) become `\\uXXXX` escapes, which decode to the same value."""
-    text = json.dumps(value, indent=indent, ensure_ascii=False)
+    try:
+        text = json.dumps(value, indent=indent, ensure_ascii=False)
+    except RecursionError:  # the JSON decoder reads 1,024 levels, json.dumps writes fewer
+        raise ProtocolViolation("the server's answer is nested too deeply to print as JSON "
+                                "(over 900 levels)") from None
     if text.isascii():
         return text
     return "".join(c if c.isprintable() or c == "\n" else _escaped(c) for c in text)
+
+
+class _Escaping(logging.Formatter):
+    """Log records as `shown_text` leaves them: a record may quote what a server sent."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return shown_text(super().format(record))
+
+
+def log_to_terminal(level: int = logging.WARNING) -> None:
+    """Send what mcpkit's modules log at `level` and above to stderr, escaped, unless the
+    application configured logging itself (a command run as a library call)."""
+    root = logging.getLogger()
+    if root.handlers:
+        return
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_Escaping("%(message)s"))
+    handler.setLevel(level)
+    root.addHandler(handler)

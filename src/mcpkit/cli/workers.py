@@ -65,13 +65,17 @@ def spec_of(target: str, address: str, options: dict[str, Any]) -> str:
 def app() -> Any:
     """The ASGI application of one worker, built from `MCPKIT_RUN_SPEC` (uvicorn's factory)."""
     from mcpkit.cli.run_options import apply_run_options
+    from mcpkit.cli.settings_sources import resolve, server_option_changes
     from mcpkit.cli.target import load_server
     from mcpkit.protocol.http import LOOPBACK_HOSTS
     from mcpkit.transports.http_server import HTTPApp, HTTPOptions, parse_address
 
     spec = json.loads(os.environ[SPEC_ENV])
     server = load_server(spec["target"])
-    apply_run_options(server, dev=spec.get("dev", False), store=spec.get("store"))
+    # The ServerOptions settings reach a worker as environment variables (the parent exported
+    # what its flags and env file said), so each worker reads them as the parent did.
+    apply_run_options(server, dev=spec.get("dev", False), store=spec.get("store"),
+                      options=server_option_changes(resolve(None, os.environ, {})))
     server.sealer.check_keys()
     host, _, path = parse_address(spec["address"])
     hosts = tuple(spec.get("allow_host", ()))

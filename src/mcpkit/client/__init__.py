@@ -7,6 +7,17 @@ May import `mcpkit.types`, `mcpkit.errors`, `mcpkit.protocol`, `mcpkit.schema`, 
 """
 
 from mcpkit.client.client import Client
+from mcpkit.client.content import (
+    AudioContent,
+    BlobResourceContents,
+    ContentBlock,
+    EmbeddedResource,
+    ImageContent,
+    ResourceContents,
+    ResourceLink,
+    TextContent,
+    TextResourceContents,
+)
 from mcpkit.client.era import EraCache, NoCommonVersionError
 from mcpkit.client.forms import (
     ElicitationAnswerError,
@@ -33,38 +44,80 @@ from mcpkit.client.options import (
     RequestTimeoutError,
     otel_trace_context,
 )
+from mcpkit.client.results import (
+    CallToolResult,
+    GetPromptResult,
+    Prompt,
+    PromptArgument,
+    PromptMessage,
+    ReadResourceResult,
+    Resource,
+    ResourceTemplate,
+    Tool,
+)
+from mcpkit.client.server_entries import ServerEntry, read_entries, read_entry
+from mcpkit.client.sync import SyncClient, SyncSubscription, SyncTaskHandle
 from mcpkit.client.tasks import StatusHandler, TaskHandle
 from mcpkit.client.tools import RejectedTool
 from mcpkit.client.transport import ClientTransport, Connector
-from mcpkit.errors import TaskCancelledError
+from mcpkit.client.wire_object import ResultAsDictWarning, WireObject
+from mcpkit.errors import ResultTypeError, ServerConfigError, TaskCancelledError
 
 __all__ = [
+    "AudioContent",
+    "BlobResourceContents",
+    "CallToolResult",
     "Client",
     "ClientOptions",
     "ClientTransport",
     "Connector",
+    "ContentBlock",
     "ElicitationAnswerError",
     "ElicitationCompleteHandler",
     "ElicitationHandler",
+    "EmbeddedResource",
     "EraCache",
     "Form",
     "FormField",
     "FormSchemaError",
+    "GetPromptResult",
+    "ImageContent",
     "InputHandlers",
     "InputRequest",
     "InputRoundsExceededError",
     "LogHandler",
     "NoCommonVersionError",
     "ProgressHandler",
+    "Prompt",
+    "PromptArgument",
+    "PromptMessage",
+    "ReadResourceResult",
     "RejectedTool",
     "RequestTimeoutError",
+    "Resource",
+    "ResourceContents",
+    "ResourceLink",
+    "ResourceTemplate",
+    "ResultAsDictWarning",
+    "ResultTypeError",
     "RootsHandler",
     "SamplingHandler",
+    "ServerConfigError",
+    "ServerEntry",
     "StatusHandler",
     "Subscription",
+    "SyncClient",
+    "SyncSubscription",
+    "SyncTaskHandle",
     "TaskCancelledError",
     "TaskHandle",
+    "TextContent",
+    "TextResourceContents",
+    "Tool",
+    "WireObject",
     "check_answer",
     "otel_trace_context",
+    "read_entries",
+    "read_entry",
     "read_form",
 ]

@@ -25,7 +25,7 @@ import contextlib
 import itertools
 import logging
 from collections.abc import Mapping, Sequence
-from typing import Any, cast
+from typing import Any, TypeVar, Unpack, cast, overload
 
 from mcpkit._version import __version__
 from mcpkit.client.adapter import EraAdapter
@@ -47,26 +47,44 @@ from mcpkit.client.options import (
     log_options,
 )
 from mcpkit.client.paging import list_through_cache
-from mcpkit.client.tasks import StatusHandler, TaskHandle, task_meta
+from mcpkit.client.results import (
+    CallToolResult,
+    GetPromptResult,
+    Prompt,
+    ReadResourceResult,
+    Resource,
+    ResourceTemplate,
+    Tool,
+)
+from mcpkit.client.structured import ResultReader, reader_for
+from mcpkit.client.tasks import TaskHandle, task_meta
 from mcpkit.client.tool_calls import (
+    CallOptions,
+    StartOptions,
     call_once,
     checked_result,
     handle_for,
+    know_tool,
     reattached,
     tool_call,
 )
 from mcpkit.client.tools import OutputChecker, RejectedTool
 from mcpkit.client.transport import ClientTransport, Connector
+from mcpkit.client.wire_object import typed_list
 from mcpkit.errors import InvalidParamsError, TransportError
 from mcpkit.protocol.tasks import is_create_task_result
 from mcpkit.tracing.spans import active, client_exchange
 from mcpkit.types.constants import Method
 
-__all__ = ["Client"]
+__all__ = ["DEFAULT_TIMEOUT", "Client", "Structured"]
 
 log = logging.getLogger("mcpkit.client")
 
-_DEFAULT: Any = object()
+DEFAULT_TIMEOUT: Any = object()
+"""A call's `timeout=` when it gives none: `ClientOptions.timeout` applies."""
+T = TypeVar("T")
+Structured = dict[str, Any] | None
+"""What `CallToolResult.data` is when the call names no type: the structured content."""
 _UNSET_INFO: dict[str, Any] = {"name": "mcpkit", "version": __version__}
 
 
@@ -127,7 +145,7 @@ class Client:
         """Self-reported by the server: display it, never trust it (META-8)."""
         self.server_capabilities: dict[str, Any] | None = None
         self.instructions: str | None = None
-        self.tools: dict[str, dict[str, Any]] = {}
+        self.tools: dict[str, Tool] = {}
         """The usable tools from the last `list_tools()`, by name."""
         self.rejected_tools: list[RejectedTool] = []
         """Tool definitions the last `list_tools()` dropped as unusable, with the reason."""
@@ -183,7 +201,7 @@ class Client:
         method: str,
         params: dict[str, Any],
         on_notification: Any = None,
-        timeout: float | None = _DEFAULT,
+        timeout: float | None = DEFAULT_TIMEOUT,
     ) -> dict[str, Any]:
         """One wire round trip; returns the result object or raises the error."""
         transport = self._transport
@@ -195,7 +213,7 @@ class Client:
         message = {"jsonrpc": "2.0", "id": next(self._ids), "method": method, "params": params}
         send = exchange if (tracer := active()) is None else client_exchange(
             tracer, exchange, self.protocol_version, self._connector or transport)
-        wait = self.options.timeout if timeout is _DEFAULT else timeout
+        wait = self.options.timeout if timeout is DEFAULT_TIMEOUT else timeout
         on_notification = on_notification or self._logs
         try:
             response = await send(transport, message, on_notification, wait)
@@ -231,7 +249,7 @@ class Client:
 
     async def _call(self, method: str, fields: dict[str, Any], what: str, *,
                     progress: ProgressHandler | None = None, log: LogHandler | None = None,
-                    log_level: str | None = None, timeout: float | None = _DEFAULT,
+                    log_level: str | None = None, timeout: float | None = DEFAULT_TIMEOUT,
                     meta: Mapping[str, Any] | None = None) -> tuple[dict[str, Any], bool]:
         """A call that may take input rounds or become a task (`mcpkit.client.calls`)."""
         await self.connect()
@@ -254,7 +272,6 @@ class Client:
         await self.connect()
         items, rejected = await list_through_cache(self, method, key, fresh)
         if method == Method.TOOLS_LIST:
-            self.tools = {t["name"]: t for t in items}
             self.rejected_tools = rejected
         return items
 
@@ -276,32 +293,48 @@ class Client:
         await self.connect()
         return await self._adapter.discover(fresh)
 
-    async def list_tools(self, *, fresh: bool = False) -> list[dict[str, Any]]:
+    async def list_tools(self, *, fresh: bool = False) -> list[Tool]:
         """Every usable tool, all pages; invalid definitions land in `rejected_tools`."""
-        return await self._list(Method.TOOLS_LIST, "tools", fresh)
+        items = await self._list(Method.TOOLS_LIST, "tools", fresh)
+        tools = typed_list(Tool, items, "tools/list tools")
+        self.tools = {tool.name: tool for tool in tools}
+        return tools
 
-    async def list_resources(self, *, fresh: bool = False) -> list[dict[str, Any]]:
-        return await self._list(Method.RESOURCES_LIST, "resources", fresh)
+    async def list_resources(self, *, fresh: bool = False) -> list[Resource]:
+        """Every resource the server lists, all pages."""
+        items = await self._list(Method.RESOURCES_LIST, "resources", fresh)
+        return typed_list(Resource, items, "resources/list resources")
 
-    async def list_resource_templates(self, *, fresh: bool = False) -> list[dict[str, Any]]:
-        return await self._list(Method.RESOURCES_TEMPLATES_LIST, "resourceTemplates", fresh)
+    async def list_resource_templates(self, *, fresh: bool = False) -> list[ResourceTemplate]:
+        """Every resource template, all pages."""
+        items = await self._list(Method.RESOURCES_TEMPLATES_LIST, "resourceTemplates", fresh)
+        return typed_list(ResourceTemplate, items, "resources/templates/list resourceTemplates")
 
-    async def list_prompts(self, *, fresh: bool = False) -> list[dict[str, Any]]:
-        return await self._list(Method.PROMPTS_LIST, "prompts", fresh)
+    async def list_prompts(self, *, fresh: bool = False) -> list[Prompt]:
+        """Every prompt, all pages."""
+        items = await self._list(Method.PROMPTS_LIST, "prompts", fresh)
+        return typed_list(Prompt, items, "prompts/list prompts")
 
-    async def call_tool(
-        self,
-        name: str,
-        arguments: Mapping[str, Any] | None = None,
-        *,
-        progress: ProgressHandler | None = None,
-        log: LogHandler | None = None,
-        log_level: str | None = None,
-        timeout: float | None = _DEFAULT,
-        meta: Mapping[str, Any] | None = None,
-        on_status: StatusHandler | None = None,
-    ) -> dict[str, Any]:
-        """Call a tool; returns its CallToolResult (`isError: true` is a result, not raised).
+    @overload
+    async def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None, *,
+                        result: None = None, **options: Unpack[CallOptions]
+                        ) -> CallToolResult[Structured]: ...
+
+    @overload
+    async def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None, *,
+                        result: type[T], **options: Unpack[CallOptions]
+                        ) -> CallToolResult[T]: ...
+
+    async def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None, *,
+                        result: Any = None, **options: Unpack[CallOptions]
+                        ) -> CallToolResult[Any]:
+        """Call a tool; returns its `CallToolResult` (a tool's failure is a result with
+        `is_error`, not raised).
+
+        `result=Sum` (a TypedDict, dataclass, pydantic model or any annotation a parameter
+        may have) reads the structured content into `Sum` as `.data`, once it passed the
+        tool's `outputSchema` (the tool list is read first when it is not known): a value
+        that does not fit raises `ResultTypeError`.
 
         `progress(progress, total, message)` and `log(level, data, logger)` see this call's
         notifications; `timeout` bounds each round trip (None: wait forever). When the
@@ -310,47 +343,70 @@ class Client:
         `timeout` also bounds the whole wait, and a wait that times out, fails on this side
         or is cancelled cancels the task (`tasks/cancel`, best effort).
         """
+        on_status = options.pop("on_status", None)
+        reader = await self._reader(name, result)
         fields, what = tool_call(name, arguments)
-        result = await call_once(self, fields, what, progress=progress, log=log,
-                                 log_level=log_level, timeout=timeout, meta=meta)
-        if is_create_task_result(result):
-            handle = handle_for(self, result, what, name)
+        answer = await call_once(self, fields, what, **options)
+        if is_create_task_result(answer):
+            handle = handle_for(self, answer, what, name, reader)
+            timeout = options.get("timeout", DEFAULT_TIMEOUT)
             try:
                 return await handle.wait(on_status=on_status, timeout=self.options.timeout
-                                         if timeout is _DEFAULT else timeout)
+                                         if timeout is DEFAULT_TIMEOUT else timeout)
             except BaseException:
                 if not handle.done:
                     await handle.cancel_quietly()
                 raise
-        return checked_result(self, name, result, what)
+        return checked_result(self, name, answer, what, reader)
 
-    async def start_tool(
-        self,
-        name: str,
-        arguments: Mapping[str, Any] | None = None,
-        *,
-        progress: ProgressHandler | None = None,
-        log: LogHandler | None = None,
-        log_level: str | None = None,
-        timeout: float | None = _DEFAULT,
-        meta: Mapping[str, Any] | None = None,
-    ) -> TaskHandle:
+    async def _reader(self, name: str, result: Any) -> ResultReader[Any] | None:
+        """The reader of the type a call names (compiled before anything is sent)."""
+        if result is None:
+            return None
+        reader = reader_for(result)
+        await self.connect()
+        await know_tool(self, name)
+        return reader
+
+    @overload
+    async def start_tool(self, name: str, arguments: Mapping[str, Any] | None = None, *,
+                         result: None = None, **options: Unpack[StartOptions]
+                         ) -> TaskHandle[Structured]: ...
+
+    @overload
+    async def start_tool(self, name: str, arguments: Mapping[str, Any] | None = None, *,
+                         result: type[T], **options: Unpack[StartOptions]
+                         ) -> TaskHandle[T]: ...
+
+    async def start_tool(self, name: str, arguments: Mapping[str, Any] | None = None, *,
+                         result: Any = None, **options: Unpack[StartOptions]
+                         ) -> TaskHandle[Any]:
         """Call a tool and return its task's handle at once, declaring Tasks for this request
         whatever `ClientOptions.extensions` says. A server that answers at once gives a
-        handle already done (`task_id` None); `handle.wait()` returns the result either way.
+        handle already done (`task_id` None); `handle.wait()` returns the result either way,
+        read into `result=` as `call_tool` reads it. The options are `call_tool`'s.
         """
         await self.connect()
+        reader = await self._reader(name, result)
         fields, what = tool_call(name, arguments)
-        result = await call_once(self, fields, what, progress=progress, log=log,
-                                 log_level=log_level, timeout=timeout, meta=task_meta(self, meta))
-        if is_create_task_result(result):
-            return handle_for(self, result, what, name)
-        return TaskHandle(self, None, checked_result(self, name, result, what))
+        options["meta"] = task_meta(self, options.get("meta"))
+        answer = await call_once(self, fields, what, **options)
+        if is_create_task_result(answer):
+            return handle_for(self, answer, what, name, reader)
+        return TaskHandle(self, None, checked_result(self, name, answer, what, reader))
 
-    def task(self, task_id: str) -> TaskHandle:
+    @overload
+    def task(self, task_id: str, *, result: None = None) -> TaskHandle[Structured]: ...
+
+    @overload
+    def task(self, task_id: str, *, result: type[T]) -> TaskHandle[T]: ...
+
+    def task(self, task_id: str, *, result: Any = None) -> TaskHandle[Any]:
         """The handle of a task started earlier, by its id (after a restart, say); its first
-        `status()` or `wait()` asks the server about it."""
-        return reattached(self, task_id)
+        `status()` or `wait()` asks the server about it. `result=` reads its result's
+        structured content as `call_tool` does (the tool is unknown, so its `outputSchema`
+        is not checked)."""
+        return reattached(self, task_id, None if result is None else reader_for(result))
 
     async def read_resource(
         self,
@@ -359,25 +415,39 @@ class Client:
         fresh: bool = False,
         progress: ProgressHandler | None = None,
         log: LogHandler | None = None,
-        timeout: float | None = _DEFAULT,
+        timeout: float | None = DEFAULT_TIMEOUT,
         meta: Mapping[str, Any] | None = None,
-    ) -> dict[str, Any]:
-        """Read a resource; a fresh cached read is returned without a round trip."""
+        max_bytes: int | None = None,
+    ) -> ReadResourceResult:
+        """Read a resource; a fresh cached read is returned without a round trip.
+
+        `max_bytes` lets the answer be that large, past the transport's own message limit,
+        for a resource the caller knows to be large (a skill file, sized by its entry). The
+        transport cannot tell one answer from another before it has read it, so while the
+        read runs it accepts any message up to `max_bytes`."""
+        what = f"resources/read {uri!r}"
         if self.options.cache and not fresh:
             cached = self._cache.get(Method.RESOURCES_READ, uri)
             if cached is not None:
-                return cached
+                return ReadResourceResult(cached, what)
+        allowance: contextlib.AbstractContextManager[Any] = contextlib.nullcontext()
+        if max_bytes is not None:
+            await self.connect()
+            allowing = getattr(self._transport, "allowing", None)
+            if allowing is not None:
+                allowance = allowing(max_bytes)
         try:
-            result, rounds = await self._call(
-                Method.RESOURCES_READ, {"uri": uri}, f"resources/read {uri!r}",
-                progress=progress, log=log, timeout=timeout, meta=meta,
-            )
+            with allowance:
+                result, rounds = await self._call(
+                    Method.RESOURCES_READ, {"uri": uri}, what,
+                    progress=progress, log=log, timeout=timeout, meta=meta,
+                )
         except InvalidParamsError as exc:
             raise read_error(exc, uri) from None
-        require_list(result, "contents", f"resources/read {uri!r}")
+        require_list(result, "contents", what)
         if self.options.cache and not rounds:
             self._cache.put(Method.RESOURCES_READ, uri, result)
-        return result
+        return ReadResourceResult(result, what)
 
     async def get_prompt(
         self,
@@ -386,18 +456,20 @@ class Client:
         *,
         progress: ProgressHandler | None = None,
         log: LogHandler | None = None,
-        timeout: float | None = _DEFAULT,
+        timeout: float | None = DEFAULT_TIMEOUT,
         meta: Mapping[str, Any] | None = None,
-    ) -> dict[str, Any]:
+    ) -> GetPromptResult:
+        """Get a prompt's messages, filled in with `arguments` (strings)."""
         fields: dict[str, Any] = {"name": name}
         if arguments is not None:
             fields["arguments"] = dict(arguments)
+        what = f"prompts/get {name!r}"
         result, _ = await self._call(
-            Method.PROMPTS_GET, fields, f"prompts/get {name!r}",
+            Method.PROMPTS_GET, fields, what,
             progress=progress, log=log, timeout=timeout, meta=meta,
         )
-        require_list(result, "messages", f"prompts/get {name!r}")
-        return result
+        require_list(result, "messages", what)
+        return GetPromptResult(result, what)
 
     async def complete(
         self,
@@ -406,7 +478,7 @@ class Client:
         value: str,
         *,
         context: Mapping[str, str] | None = None,
-        timeout: float | None = _DEFAULT,
+        timeout: float | None = DEFAULT_TIMEOUT,
     ) -> dict[str, Any]:
         """Completion values for one argument; `ref` is `{"type": "ref/prompt", "name": ...}`
         or `{"type": "ref/resource", "uri": ...}`. Returns the `completion` object."""

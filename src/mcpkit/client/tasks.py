@@ -26,11 +26,12 @@ import contextlib
 import inspect
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, Final, Protocol
+from typing import Any, Final, Generic, Protocol, TypeVar
 
 from mcpkit.client.adapter import ClientCore
 from mcpkit.client.inputs import InputRequest
 from mcpkit.client.listen import Subscription
+from mcpkit.client.results import CallToolResult
 from mcpkit.client.task_watch import MAX_POLL_S, TaskWatch, poll_delay
 from mcpkit.errors import MCPError, ProtocolViolation, RequestTimeoutError
 from mcpkit.protocol.extensions import TASKS, declared
@@ -40,6 +41,8 @@ __all__ = ["CANCEL_WAIT_S", "TASK_METHODS", "StatusHandler", "TaskHandle", "admi
            "task_meta"]
 
 log = logging.getLogger("mcpkit.client")
+
+T = TypeVar("T")
 
 TASK_METHODS: Final = frozenset({Method.TOOLS_CALL})
 """The requests a server may answer with a task (TASK-2); any other is a protocol violation."""
@@ -82,16 +85,18 @@ def admit_task(method: str, params: Mapping[str, Any], what: str) -> None:
             "declare it (TASK-3)")
 
 
-class TaskHandle:
+class TaskHandle(Generic[T]):
     """One task a call became, or the result of a call that did not become one.
 
     `task_id` is None when the server answered at once: the handle is then already done, and
-    `wait()` returns that result without a round trip.
+    `wait()` returns that result without a round trip. `T` is the type of the result's
+    `data` (`start_tool(..., result=Sum)`).
     """
 
     def __init__(
-        self, client: ClientCore, watch: TaskWatch | None, result: dict[str, Any] | None = None,
-        finish: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+        self, client: ClientCore, watch: TaskWatch | None,
+        result: CallToolResult[T] | None = None,
+        finish: Callable[[dict[str, Any]], CallToolResult[T]] | None = None,
     ) -> None:
         self._client = client
         self._watch = watch
@@ -107,7 +112,8 @@ class TaskHandle:
     def latest(self) -> dict[str, Any]:
         """The task's state as last seen, without a round trip."""
         if self._watch is None:
-            return {"status": "completed", "result": self._result}
+            return {"status": "completed",
+                    "result": self._result.raw if self._result is not None else None}
         return dict(self._watch.latest)
 
     @property
@@ -170,7 +176,7 @@ class TaskHandle:
     # -- waiting ---------------------------------------------------------------------------
 
     async def wait(self, *, on_status: StatusHandler | None = None,
-                   timeout: float | None = None) -> dict[str, Any]:
+                   timeout: float | None = None) -> CallToolResult[T]:
         """The task's final result, once it ends: a completed task's `result`; a failed task
         raises its JSON-RPC error as its `RPCError` class, a cancelled one
         `TaskCancelledError`. Input the task asks for is answered on the way.
@@ -189,13 +195,14 @@ class TaskHandle:
         if not watch.final:
             await _Follower(self, on_status, deadline).run()
         result = watch.outcome()
-        return self._finish(result) if self._finish is not None else result
+        return self._finish(result) if self._finish is not None else CallToolResult(result,
+                                                                                   watch.what)
 
 
 class _Follower:
     """The loop of one wait: observe, answer, pause, until the task ends or time is up."""
 
-    def __init__(self, handle: TaskHandle, on_status: StatusHandler | None,
+    def __init__(self, handle: TaskHandle[Any], on_status: StatusHandler | None,
                  deadline: float | None) -> None:
         self.handle = handle
         self.core = handle._client

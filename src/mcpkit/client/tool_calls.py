@@ -13,27 +13,52 @@ Sees its client through `ToolCaller`, so it does not import `mcpkit.client.clien
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Any, Protocol, TypedDict
 
 from mcpkit.client.adapter import ClientCore
 from mcpkit.client.messages import require_list
 from mcpkit.client.options import LogHandler, ProgressHandler
+from mcpkit.client.results import CallToolResult, Tool
+from mcpkit.client.structured import ResultReader
 from mcpkit.client.task_watch import TaskWatch
-from mcpkit.client.tasks import TaskHandle
+from mcpkit.client.tasks import StatusHandler, TaskHandle
 from mcpkit.client.tools import OutputChecker
 from mcpkit.errors import HeaderMismatchError, InvalidParamsError
 from mcpkit.types.constants import Method
 
-__all__ = ["ToolCaller", "call_once", "checked_result", "handle_for", "reattached", "tool_call"]
+__all__ = ["CallOptions", "StartOptions", "ToolCaller", "call_once", "checked_result", "handle_for", "know_tool", "reattached",
+           "tool_call"]
+
+
+class StartOptions(TypedDict, total=False):
+    """The options of one tool call, by keyword (`start_tool(..., progress=show)`)."""
+
+    progress: ProgressHandler | None
+    """Hears this call's `notifications/progress`: `(progress, total, message)`."""
+    log: LogHandler | None
+    """Hears this call's log messages: `(level, data, logger)`."""
+    log_level: str | None
+    """The least level of log message this call asks for."""
+    timeout: float | None
+    """Seconds to wait for each round trip (None: forever; absent: `ClientOptions.timeout`)."""
+    meta: Mapping[str, Any] | None
+    """Added to the request's `_meta`."""
+
+
+class CallOptions(StartOptions, total=False):
+    """`StartOptions`, and what `call_tool` hears of a call the server makes a task."""
+
+    on_status: StatusHandler | None
+    """Hears each state of the task, when the call became one."""
 
 
 class ToolCaller(ClientCore, Protocol):
     """The parts of a `Client` a tool call works with."""
 
-    tools: dict[str, dict[str, Any]]
+    tools: dict[str, Tool]
     _outputs: OutputChecker
 
-    async def list_tools(self, *, fresh: bool = ...) -> list[dict[str, Any]]: ...
+    async def list_tools(self, *, fresh: bool = ...) -> list[Tool]: ...
 
     async def _call(self, method: str, fields: dict[str, Any], what: str, *,
                     progress: ProgressHandler | None = ..., log: LogHandler | None = ...,
@@ -64,29 +89,42 @@ async def call_once(client: ToolCaller, fields: dict[str, Any], what: str, **kw:
     return result
 
 
-def checked_result(client: ToolCaller, name: str | None, result: dict[str, Any], what: str
-                   ) -> dict[str, Any]:
+async def know_tool(client: ToolCaller, name: str) -> None:
+    """Read the tool list when `name` is not in it yet: a typed call checks the result
+    against the tool's `outputSchema` (a cached list costs no round trip)."""
+    if name not in client.tools:
+        await client.list_tools()
+
+
+def checked_result(client: ToolCaller, name: str | None, result: dict[str, Any], what: str,
+                   reader: ResultReader[Any] | None = None) -> CallToolResult[Any]:
     """`result` once it passed the checks of a CallToolResult (and of the tool's output
-    schema, when asked for and the tool is known)."""
+    schema, when asked for or when the call names a type and the tool is known), with its
+    structured content read by `reader` when the call named a type."""
     require_list(result, "content", what)
     tool = client.tools.get(name) if name is not None else None
-    if client.options.validate_output and tool is not None:
-        client._outputs.check(tool, result)
-    return result
+    if tool is not None and (client.options.validate_output or reader is not None):
+        client._outputs.check(tool.raw, result)
+    if reader is None or result.get("isError") is True:
+        return CallToolResult(result, what)
+    return CallToolResult(result, what, data=reader.read(result.get("structuredContent"), what))
 
 
-def handle_for(client: ToolCaller, created: Mapping[str, Any], what: str, name: str
-               ) -> TaskHandle:
+def handle_for(client: ToolCaller, created: Mapping[str, Any], what: str, name: str,
+               reader: ResultReader[Any] | None = None) -> TaskHandle[Any]:
     """The handle of the task a call to tool `name` became."""
     watch = TaskWatch.created(created, what, client.options.max_rounds)
-    return TaskHandle(client, watch, None, lambda r: checked_result(client, name, r, what))
+    return TaskHandle(client, watch, None,
+                      lambda r: checked_result(client, name, r, what, reader))
 
 
-def reattached(client: ToolCaller, task_id: str) -> TaskHandle:
+def reattached(client: ToolCaller, task_id: str, reader: ResultReader[Any] | None = None
+               ) -> TaskHandle[Any]:
     """The handle of a task known by id only (the tool is unknown: its result gets the
     CallToolResult checks, not a tool's output schema)."""
     if not isinstance(task_id, str) or not task_id:
         raise ValueError(f"task: a task id is a non-empty string, not {task_id!r}")
     what = "tasks/get"  # messages then read "tasks/get: task '...' was cancelled"
     watch = TaskWatch.reattached(task_id, what, client.options.max_rounds)
-    return TaskHandle(client, watch, None, lambda r: checked_result(client, None, r, what))
+    return TaskHandle(client, watch, None,
+                      lambda r: checked_result(client, None, r, what, reader))

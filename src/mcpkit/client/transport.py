@@ -44,6 +44,10 @@ class ClientTransport(Protocol):
     async def close(self) -> None:
         """Release the connection (and, for stdio, end the server process)."""
 
+    # Optional: `allowing(max_bytes)`, a context manager under which the transport accepts
+    # a message up to `max_bytes` past its own limit (HTTP and stdio have it); the client
+    # uses it for a read whose size it knows beforehand (`Client.read_resource(max_bytes=)`).
+
 
 class Connector(Protocol):
     key: str

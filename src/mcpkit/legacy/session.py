@@ -35,6 +35,7 @@ from mcpkit.legacy.shapes import (
 from mcpkit.legacy.subscriptions import served_by, subscribe, unsubscribe
 from mcpkit.protocol.codec import Notification, Request, RequestId
 from mcpkit.protocol.envelope import RequestMeta
+from mcpkit.protocol.principals import current_text
 from mcpkit.protocol.rejections import initialize_error
 from mcpkit.server.context import Notify
 from mcpkit.server.dispatch import call, serve
@@ -136,6 +137,10 @@ class LegacyState:
     principal: str | None = None
     """Who opened the session (`mcpkit.server.mrtr.principal_key`; None: no one signed in):
     a request naming the session with another principal's token is refused."""
+
+    def __post_init__(self) -> None:
+        if self.principal is not None and "\0" in self.principal:  # kept in the old spelling
+            self.principal = current_text(self.principal)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -2,7 +2,10 @@
 tool, colour when the output is a terminal.
 
 Both read the JSON documents (`Report.to_json()`, `Diff.to_json()`), so the terminal shows
-exactly what `--json` says. Colour follows the usual conventions: only on a terminal, never
+exactly what `--json` says. Most of a report is the server's own words (its name, tool names,
+instructions, error messages, stray output), so every value is shown through
+`mcpkit.cli.terminal.shown`, the CLI's one escaping, before any colour is added: no escape
+sequence, control or bidi character of the server's reaches the terminal. Colour follows the usual conventions: only on a terminal, never
 with `NO_COLOR` set, always with `FORCE_COLOR`; the text is the same without it, so nothing is
 said by colour alone (a failed rule reads "fail").
 """
@@ -13,6 +16,7 @@ import os
 from collections.abc import Mapping
 from typing import IO, Any, Final
 
+from mcpkit.cli.terminal import shown
 from mcpkit.probe.surface import short
 
 __all__ = ["BAR_WIDTH", "colour_for", "render_diff", "render_report"]
@@ -43,6 +47,7 @@ class _Paint:
 
 def _table(rows: list[list[str]], paint: _Paint, styles: list[str | None] | None = None
            ) -> list[str]:
+    rows = [[shown(cell) for cell in row] for row in rows]
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     out = []
     for n, row in enumerate(rows):
@@ -59,16 +64,17 @@ def _identity(doc: Mapping[str, Any], paint: _Paint) -> list[str]:
     info = ident.get("serverInfo") or {}
     name = " ".join(str(p) for p in (info.get("title") or info.get("name"), info.get("version"))
                     if p) or "(the server gave no name)"
-    lines = [paint("head", f"{name} · {ident['era']} {ident['version']} · {doc['transport']}"),
-             f"  era walk      {ident['evidence']}",
-             f"  versions      {', '.join(ident['supportedVersions']) or '(none named)'}",
-             f"  capabilities  {', '.join(sorted(ident['capabilities'])) or '(none)'}",
-             f"  extensions    {', '.join(sorted(ident['extensions'])) or '(none)'}"]
+    head = f"{name} · {ident['era']} {ident['version']} · {doc['transport']}"
+    lines = [paint("head", shown(head)),
+             shown(f"  era walk      {ident['evidence']}"),
+             shown(f"  versions      {', '.join(ident['supportedVersions']) or '(none named)'}"),
+             shown(f"  capabilities  {', '.join(sorted(ident['capabilities'])) or '(none)'}"),
+             shown(f"  extensions    {', '.join(sorted(ident['extensions'])) or '(none)'}")]
     instructions = ident.get("instructions")
     if instructions:
-        first = instructions.strip().splitlines()[0] if instructions.strip() else ""
+        first = instructions.strip().split("\n")[0] if instructions.strip() else ""
         more = " …" if len(first) > 90 or "\n" in instructions.strip() else ""
-        lines.append(f"  instructions  {first[:90]}{more}")
+        lines.append(f"  instructions  {shown(first[:90])}{more}")
     return lines
 
 
@@ -90,8 +96,8 @@ def _budget(doc: Mapping[str, Any], paint: _Paint) -> list[str]:
     if not budgets:
         return []
     rows = [["", *(b["capset"] for b in budgets)]]
-    for kind, shown in _KIND_NAMES.items():
-        rows.append([f"{shown}", *(f"{b['totals'][kind]} ({b['counts'][kind]})"
+    for kind, label in _KIND_NAMES.items():
+        rows.append([label, *(f"{b['totals'][kind]} ({b['counts'][kind]})"
                                    for b in budgets)])
     rows.append(["instructions", *(str(b["totals"]["instructions"]) for b in budgets)])
     rows.append(["total", *(str(b["totals"]["all"]) for b in budgets)])
@@ -99,10 +105,10 @@ def _budget(doc: Mapping[str, Any], paint: _Paint) -> list[str]:
     lines = [paint("head", f"Token budget ({doc['encoding']}; tokens (entries) per capability "
                            "set)"), *_table(rows, paint)]
     weight = " · ".join(f"{k} {v}" for k, v in last["weight"].items())
-    lines.append(f"  tools' weight ({last['capset']}): {weight}")
-    lines += [f"  $defs {r['name']!r} repeated in {len(r['tools'])} tools: {r['wasted']} "
-              "tokens for the copies" for r in last["repeatedDefs"][:5]]
-    lines += [paint("warn", f"  ! {p}") for b in budgets for p in b["problems"]]
+    lines.append(shown(f"  tools' weight ({last['capset']}): {weight}"))
+    lines += [shown(f"  $defs {r['name']!r} repeated in {len(r['tools'])} tools: {r['wasted']} "
+                    "tokens for the copies") for r in last["repeatedDefs"][:5]]
+    lines += [paint("warn", shown(f"  ! {p}")) for b in budgets for p in b["problems"]]
     return lines
 
 
@@ -112,11 +118,12 @@ def _chart(doc: Mapping[str, Any], paint: _Paint) -> list[str]:
     last = doc["budgets"][-1]
     tools = sorted(last["tools"], key=lambda t: -t["tokens"])
     top = max(t["tokens"] for t in tools) or 1
-    width = max(len(t["name"]) for t in tools)
-    lines = [paint("head", f"Tokens per tool ({last['capset']}; largest first)")]
+    names = {id(t): shown(t["name"]) for t in tools}
+    width = max(map(len, names.values()))
+    lines = [paint("head", shown(f"Tokens per tool ({last['capset']}; largest first)"))]
     for tool in tools:
         bar = "█" * max(1, round(BAR_WIDTH * tool["tokens"] / top))
-        lines.append(f"  {tool['name'].ljust(width)}  {paint('bar', bar)} {tool['tokens']}")
+        lines.append(f"  {names[id(tool)].ljust(width)}  {paint('bar', bar)} {tool['tokens']}")
     return lines
 
 
@@ -142,17 +149,17 @@ def render_diff(doc: Mapping[str, Any], colour: bool = False) -> str:
     changes = doc["changes"]
     tokens = doc["tokens"]
     if not changes:
-        return (f"no changes ({tokens['new']} tokens, {doc['encoding']})\n")
+        return shown(f"no changes ({tokens['new']} tokens, {doc['encoding']})") + "\n"
     marks = {"added": "+", "removed": "-", "changed": "~"}
     counts = {what: sum(c["change"] == what for c in changes) for what in marks}
-    lines = [paint("head", f"{counts['added']} added, {counts['removed']} removed, "
-                           f"{counts['changed']} changed; tokens {tokens['old']} → "
-                           f"{tokens['new']} ({tokens['delta']:+d}, {doc['encoding']})")]
+    lines = [paint("head", shown(f"{counts['added']} added, {counts['removed']} removed, "
+                                 f"{counts['changed']} changed; tokens {tokens['old']} → "
+                                 f"{tokens['new']} ({tokens['delta']:+d}, {doc['encoding']})"))]
     for change in changes:
         kind = _KIND_NAMES[change["kind"]].rstrip("s")
         delta = change["tokens"]["delta"]
-        lines.append(paint(change["change"], f"{marks[change['change']]} {kind} {change['key']}"
-                                             f" ({delta:+d} tokens)"))
-        lines += [f"    {item['path']}: {short(item['old'])} → {short(item['new'])}"
+        lines.append(paint(change["change"], shown(
+            f"{marks[change['change']]} {kind} {change['key']} ({delta:+d} tokens)")))
+        lines += [shown(f"    {item['path']}: {short(item['old'])} → {short(item['new'])}")
                   for item in change["fields"]]
     return "\n".join(lines) + "\n"

@@ -4,19 +4,26 @@
 `Notification` or `Response`, or raises `ParseError` / `InvalidRequestError`. The invalid-request
 error keeps the id when one could be read, so the error response can echo it (ERR-9).
 
+A message nested deeper than `MAX_NESTING` levels is refused too (a request's with -32602
+naming its method): the JSON decoder takes 1024 levels, but orjson encodes no more than 254
+and Python's recursion stops near 1000, so a deeper value could be neither stored (a task's
+arguments, a legacy session's capabilities), nor sent back, nor walked by a recursive check.
+One bound where every message arrives keeps each of those from failing inside the server.
+
 Encoding is compact orjson, which never emits a newline inside a message: the framing of stdio
 and SSE relies on that.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 import orjson
 
-from mcpkit.errors import InvalidRequestError, ParseError
+from mcpkit.errors import InvalidParamsError, InvalidRequestError, ParseError
 
 __all__ = [
+    "MAX_NESTING",
     "Notification",
     "Request",
     "RequestId",
@@ -30,6 +37,10 @@ __all__ = [
 ]
 
 RequestId = str | int
+
+MAX_NESTING: Final = 250
+"""The deepest a message may nest objects and arrays (the message itself is level 1): below
+orjson's encoding limit of 254, with room for what wraps a value when it is kept or sent back."""
 
 
 class Request:
@@ -100,7 +111,42 @@ def decode(data: bytes | bytearray | memoryview | str) -> Message:
         obj = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
         raise ParseError(f"Parse error: {exc}") from None
-    return classify(obj)
+    message = classify(obj)
+    # Nesting past the bound takes two bytes a level and an opening bracket each: most
+    # messages are ruled out by their length or a count, before any walk.
+    if len(data) > 2 * MAX_NESTING and _brackets(data) > MAX_NESTING and _too_deep(obj):
+        raise _too_deep_error(message)
+    return message
+
+
+def _brackets(data: bytes | bytearray | memoryview | str) -> int:
+    if isinstance(data, str):
+        return data.count("{") + data.count("[")
+    raw = data if isinstance(data, bytes | bytearray) else bytes(data)
+    return raw.count(b"{") + raw.count(b"[")
+
+
+def _too_deep(value: Any) -> bool:
+    """Whether `value` nests containers deeper than `MAX_NESTING` (walked without recursion)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if level > MAX_NESTING:
+            return True
+        children = item.values() if type(item) is dict else item
+        stack.extend((child, level + 1) for child in children
+                     if type(child) is dict or type(child) is list)
+    return False
+
+
+def _too_deep_error(message: Message) -> InvalidRequestError | InvalidParamsError:
+    fix = (f"nest objects and arrays at most {MAX_NESTING} levels deep (the most this side "
+           "can keep and send back)")
+    if isinstance(message, Request):
+        exc = InvalidParamsError(f"{message.method}: params nested too deeply; {fix}")
+        exc.request_id = message.id  # type: ignore[attr-defined]
+        return exc
+    return _invalid(f"the message is nested too deeply; {fix}")
 
 
 def classify(obj: Any) -> Message:

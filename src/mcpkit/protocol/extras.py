@@ -49,6 +49,7 @@ EXTRAS: Final[Mapping[str, str]] = MappingProxyType(
         "toktok": "probe",
         "psycopg": "postgres",
         "redis": "redis",
+        "ruamel": "yaml",
     }
 )
 """Top-level module -> the extra that installs it (`pyproject.toml`'s optional-dependencies)."""

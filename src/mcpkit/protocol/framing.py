@@ -8,13 +8,38 @@ oversized line is reported as `Oversized` once its end is seen and the bytes are
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 
-__all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "LineReader", "Oversized", "SSEDecoder", "sse_event"]
+__all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "Allowance", "LineReader", "Oversized", "SSEDecoder",
+           "sse_event"]
 
 DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024
 _HEAD = 256
 """Bytes of an oversized line kept (`Oversized.head`): enough for the `id` an encoder writes
 first, so the request it answers can fail at once instead of waiting for its timeout."""
+
+
+class Allowance:
+    """Larger messages a transport accepts while a caller expects one (`allowing`): a skill
+    file its entry sizes past the transport's limit. `raised` is the largest allowed now, 0
+    while none is; a transport's limit is the larger of its own and this."""
+
+    __slots__ = ("_allowed",)
+
+    def __init__(self) -> None:
+        self._allowed: list[int] = []
+
+    @property
+    def raised(self) -> int:
+        return max(self._allowed, default=0)
+
+    @contextmanager
+    def allowing(self, max_bytes: int) -> Iterator[None]:
+        self._allowed.append(max_bytes)
+        try:
+            yield
+        finally:
+            self._allowed.remove(max_bytes)
 
 
 class Oversized:

@@ -39,6 +39,7 @@ from typing import Any, Final
 import orjson
 
 from mcpkit.errors import StateRejected
+from mcpkit.protocol.principals import digest_text
 
 __all__ = [
     "FORMAT_VERSION",
@@ -234,7 +235,9 @@ megabytes each)."""
 
 @functools.lru_cache(maxsize=4096)
 def _principal_digest(principal: str) -> bytes:
-    return hashlib.sha256(b"principal\0" + principal.encode()).digest()[:16]
+    # Of the spelling from before principal texts were arrays: what was sealed still opens.
+    spelled = digest_text(principal).encode("utf-8", "surrogatepass")
+    return hashlib.sha256(b"principal\0" + spelled).digest()[:16]
 
 
 def principal_digest(principal: str | None) -> bytes:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Final, Literal, cast
 
 from mcpkit.protocol.extensions import TASKS
+from mcpkit.protocol.principals import storable
 
 __all__ = [
     "CREATE_TASK_RESULT_TYPE",
@@ -281,12 +282,19 @@ def parse_detailed_task(value: object) -> tuple[Task, dict[str, Any] | None]:
 
 # -- request params ----------------------------------------------------------------------------
 
+def _storable_id(value: object) -> bool:
+    """A non-empty string every store holds: no id a server issued is otherwise, so another
+    is refused before a store is asked about it (PostgreSQL fails a query holding a NUL)."""
+    return isinstance(value, str) and bool(value) and storable(value)
+
+
 def task_id_param(params: Mapping[str, Any] | None) -> str:
     """The `taskId` of a `tasks/get|update|cancel` request; ValueError when missing or bad."""
     task_id = (params or {}).get("taskId")
-    if not isinstance(task_id, str) or not task_id:
-        raise ValueError("params.taskId must be a non-empty string")
-    return task_id
+    if not _storable_id(task_id):
+        raise ValueError("params.taskId must be a task id: a non-empty string without NUL "
+                         "or lone surrogates")
+    return task_id  # type: ignore[return-value]
 
 
 def input_responses_param(params: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -307,6 +315,7 @@ def listen_task_ids(notifications: Mapping[str, Any] | None) -> list[str] | None
     if not notifications or "taskIds" not in notifications:
         return None
     ids = notifications["taskIds"]
-    if not isinstance(ids, list) or not all(isinstance(i, str) and i for i in ids):
-        raise ValueError("notifications.taskIds must be a list of task id strings")
+    if not isinstance(ids, list) or not all(_storable_id(i) for i in ids):
+        raise ValueError("notifications.taskIds must be a list of task ids (non-empty strings "
+                         "without NUL or lone surrogates)")
     return list(dict.fromkeys(ids))

@@ -39,6 +39,7 @@ import orjson
 
 from mcpkit.errors import InvalidParamsError, MissingRequiredClientCapabilityError
 from mcpkit.protocol.envelope import missing_capabilities
+from mcpkit.protocol.principals import principal_text
 from mcpkit.protocol.request_state import (
     REQUEST_STATE,
     KeyRing,
@@ -96,12 +97,13 @@ def principal_key(principal: Any) -> str | None:
     """The stable identity a state or handle is bound to, or None for an anonymous caller.
 
     A string is itself; an object or mapping gives its issuer and subject (`issuer`/`iss`
-    and `subject`/`sub`/`client_id`/`id`), so the same caller matches across processes.
+    and `subject`/`sub`/`client_id`/`id`), so the same caller matches across processes. The
+    text is `mcpkit.protocol.principals.principal_text`'s: the same in every store engine.
     """
     if principal is None:
         return None
     if isinstance(principal, str):
-        return principal
+        return principal_text(None, principal)
     get: Callable[[str], Any]
     if isinstance(principal, Mapping):
         get = principal.get
@@ -116,7 +118,7 @@ def principal_key(principal: Any) -> str | None:
             "give it a 'subject' (or 'sub') attribute, or authenticate callers as strings"
         )
     issuer = next((v for n in ("issuer", "iss") if isinstance(v := get(n), str)), "")
-    return f"{issuer}\0{subject}" if issuer else str(subject)
+    return principal_text(issuer or None, str(subject))
 
 
 class Sealer:

@@ -30,6 +30,9 @@ _NAME: Final = "ring"
 class PostgresRingSource:
     """The record as one row; every failure to reach the server is `StoreUnavailableError`."""
 
+    engine = "PostgreSQL"
+    name = "postgresql"
+
     def __init__(self, url: str, *, timeout: float = 2.0) -> None:
         self._psycopg = require("psycopg", "the store postgresql://")
         self.url = url

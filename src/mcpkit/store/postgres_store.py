@@ -6,7 +6,11 @@ first use (so building a server connects to nothing) and checked before each use
 restarted under us costs the one request that finds its connection dead nothing: the pool
 replaces it. While the server is down a request waits at most `timeout` seconds for a
 connection and then fails with `StoreUnavailableError` (-32603, HTTP 503); the process stays
-up and the pool reconnects in the background. Every write commits before the call returns,
+up and the pool reconnects in the background. A server that hangs instead (its processes
+stopped, packets dropped) accepts connections and never answers: every operation, from
+lending a connection through its last statement and the commit, ends within `deadline`
+seconds (the URL's `timeout=`, 5 by default) with the same error, and the connection that
+hung is closed rather than lent again. Every write commits before the call returns,
 so what a caller was told is recorded is on the server.
 
 Tables are created on first use, under a transaction-level advisory lock, so replicas starting
@@ -26,7 +30,7 @@ from typing import Any, Final
 
 from mcpkit.protocol.extras import missing_extra, require
 from mcpkit.store import Store
-from mcpkit.store.outage import unavailable
+from mcpkit.store.outage import DEFAULT_DEADLINE_S, deadline, unavailable
 
 __all__ = ["PostgresEngine", "PostgresStore", "redact"]
 
@@ -60,10 +64,12 @@ class PostgresEngine:
 
     name: Final = "postgresql"
 
-    def __init__(self, url: str, *, timeout: float = 2.0, max_size: int = 10) -> None:
+    def __init__(self, url: str, *, timeout: float = 2.0, max_size: int = 10,
+                 deadline: float = DEFAULT_DEADLINE_S) -> None:
         self._psycopg, self._pool_module = _drivers(f"the store {redact(url)}")
         self.url = url
-        self.timeout = timeout
+        self.deadline = deadline
+        self.timeout = min(timeout, deadline)
         self.max_size = max_size
         self._pool: Any = None
         self._ready: set[str] = set()
@@ -92,9 +98,10 @@ class PostgresEngine:
         an unreachable server is `StoreUnavailableError` naming `what`."""
         pool = await self._get_pool()
         try:
-            async with pool.connection() as conn, conn.transaction():
+            async with deadline(self.deadline), pool.connection() as conn, conn.transaction():
                 yield conn
-        except (self._psycopg.OperationalError, self._pool_module.PoolTimeout) as exc:
+        except (self._psycopg.OperationalError, self._pool_module.PoolTimeout,
+                TimeoutError) as exc:
             raise unavailable("PostgreSQL", self.name, what, exc) from None
 
     async def ensure(self, seam: str, statements: tuple[str, ...]) -> None:

@@ -24,6 +24,9 @@ __all__ = ["RedisKeys", "RedisRingSource"]
 class RedisRingSource:
     """The record as one string; every failure to reach Redis is `StoreUnavailableError`."""
 
+    engine = "Redis"
+    name = "redis"
+
     def __init__(self, url: str, *, prefix: str = "mcpkit:", timeout: float = 2.0) -> None:
         self._redis = require("redis", "the store redis://")
         self.url = url

@@ -4,7 +4,9 @@ the single-use records.
 redis-py's asyncio client keeps a pool of connections, made on first use, so building a
 server connects to nothing. A connection found dead (Redis restarted) is replaced and the
 command sent once more; while Redis is down a command fails within `timeout` seconds with
-`StoreUnavailableError` (-32603, HTTP 503) and the process stays up. A command's reply is its
+`StoreUnavailableError` (-32603, HTTP 503) and the process stays up. A Redis that hangs (its
+process stopped) fails each call the same way within `deadline` seconds (the URL's
+`timeout=`, 5 by default), its connection, retry and reply included. A command's reply is its
 acknowledgement: a call returns only after Redis answered it. Steps that must be atomic run as
 one Lua script (Redis runs a script alone), so replicas cannot interleave them.
 
@@ -22,7 +24,7 @@ from typing import Any, Final
 
 from mcpkit.protocol.extras import require
 from mcpkit.store import Store
-from mcpkit.store.outage import unavailable
+from mcpkit.store.outage import DEFAULT_DEADLINE_S, deadline, unavailable
 
 __all__ = ["RedisEngine", "RedisStore"]
 
@@ -45,10 +47,12 @@ class RedisEngine:
 
     name: Final = "redis"
 
-    def __init__(self, url: str, *, timeout: float = 2.0, prefix: str = "mcpkit:") -> None:
+    def __init__(self, url: str, *, timeout: float = 2.0, prefix: str = "mcpkit:",
+                 deadline: float = DEFAULT_DEADLINE_S) -> None:
         self._redis = require("redis", "the store redis://")
         self.url = url
-        self.timeout = timeout
+        self.deadline = deadline
+        self.timeout = min(timeout, deadline)
         self.prefix = prefix
         self._client: Any = None
         self._scripts: dict[str, Any] = {}
@@ -73,8 +77,9 @@ class RedisEngine:
     async def run(self, what: str, command: str, *args: Any) -> Any:
         """One command; `StoreUnavailableError` naming `what` when Redis cannot be reached."""
         try:
-            return await self.client.execute_command(command, *args)
-        except (self._redis.ConnectionError, self._redis.TimeoutError) as exc:
+            async with deadline(self.deadline):
+                return await self.client.execute_command(command, *args)
+        except (self._redis.ConnectionError, self._redis.TimeoutError, TimeoutError) as exc:
             raise unavailable("Redis", self.name, what, exc) from None
 
     async def script(self, what: str, source: str, keys: Sequence[str],
@@ -84,18 +89,19 @@ class RedisEngine:
         if runner is None:
             runner = self._scripts[source] = self.client.register_script(source)
         try:
-            return await runner(keys=list(keys), args=list(args))
-        except (self._redis.ConnectionError, self._redis.TimeoutError) as exc:
+            async with deadline(self.deadline):
+                return await runner(keys=list(keys), args=list(args))
+        except (self._redis.ConnectionError, self._redis.TimeoutError, TimeoutError) as exc:
             raise unavailable("Redis", self.name, what, exc) from None
 
     async def pipeline(self, what: str, commands: Sequence[tuple[Any, ...]]) -> list[Any]:
         """Several commands in one MULTI/EXEC transaction, one round trip."""
         try:
-            async with self.client.pipeline(transaction=True) as pipe:
+            async with deadline(self.deadline), self.client.pipeline(transaction=True) as pipe:
                 for command in commands:
                     pipe.execute_command(*command)
                 return list(await pipe.execute())
-        except (self._redis.ConnectionError, self._redis.TimeoutError) as exc:
+        except (self._redis.ConnectionError, self._redis.TimeoutError, TimeoutError) as exc:
             raise unavailable("Redis", self.name, what, exc) from None
 
     async def close(self) -> None:

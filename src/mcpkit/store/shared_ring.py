@@ -11,12 +11,14 @@ sealing: by then every replica has read it and opens what it seals. The previous
 sealing until then and opening for `keep` seconds more. `rotate` is one atomic
 read-modify-write of the record, so two rotations at once cannot drop each other's key.
 
-Sealing happens in synchronous code, so the ring is read with the driver's synchronous client:
-once, blocking, when first needed (bounded by the connect timeout; a store that is down is
-`StoreUnavailableError` for that request), and then in a background thread when the copy
-is older than `refresh_s`, while requests go on with the copy they have.
+Sealing happens in synchronous code, so the ring is read with the driver's synchronous client,
+always in a thread of its own: when first needed the caller waits for it at most `deadline`
+seconds (a store that is down or hangs is `StoreUnavailableError` for that request, and the
+read, still running, keeps what it gets for the next), and then in the background when the
+copy is older than `refresh_s`, while requests go on with the copy they have.
 
-Imports: the standard library, `mcpkit.protocol.request_state`, `mcpkit.store.state_keys`.
+Imports: the standard library, `mcpkit.protocol.request_state`, `mcpkit.store.state_keys`,
+`mcpkit.store.outage`.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from collections.abc import Callable
 from typing import Any, Final, Protocol
 
 from mcpkit.protocol.request_state import KeyRing
+from mcpkit.store.outage import DEFAULT_DEADLINE_S, unavailable
 from mcpkit.store.state_keys import DEFAULT_KEEP
 
 __all__ = ["DEFAULT_LEAD", "RingSource", "SharedRing", "rotated", "sealing_and_open"]
@@ -40,6 +43,14 @@ DEFAULT_REFRESH: Final = 5.0
 
 class RingSource(Protocol):
     """Where the record lives: a JSON text, read and changed atomically."""
+
+    @property
+    def engine(self) -> str:
+        """The engine's name for people ("PostgreSQL")."""
+
+    @property
+    def name(self) -> str:
+        """Its name in `data.unavailable` ("postgresql")."""
 
     def read(self) -> str | None: ...
 
@@ -96,16 +107,21 @@ class SharedRing:
 
     def __init__(self, source: RingSource, *, refresh_s: float = DEFAULT_REFRESH,
                  random_bytes: Callable[[int], bytes] = os.urandom,
-                 monotonic: Callable[[], float] = time.monotonic) -> None:
+                 monotonic: Callable[[], float] = time.monotonic,
+                 deadline: float = DEFAULT_DEADLINE_S) -> None:
         self.source = source
         self.refresh_s = refresh_s
+        self.deadline = deadline
         self._random = random_bytes
         self._monotonic = monotonic
         self._record: str | None = None
         self._read_at = float("-inf")
         self._ring: KeyRing | None = None
         self._ring_for: tuple[str, ...] = ()
-        self._refreshing = threading.Lock()
+        self._guard = threading.Lock()
+        self._reading: threading.Event | None = None
+        """Set when the read in flight ends (None: no read in flight)."""
+        self._failure: Exception | None = None
 
     def load(self) -> str:
         """Read the record now (creating it if there is none), blocking."""
@@ -116,26 +132,45 @@ class SharedRing:
         self._read_at = self._monotonic()
         return record
 
-    def _refresh_in_background(self) -> None:
-        if not self._refreshing.acquire(blocking=False):
-            return  # one refresh at a time
+    def _read_in_background(self) -> threading.Event:
+        """Start a read in a thread unless one is in flight; the event set when it ends."""
+        with self._guard:
+            if self._reading is not None:
+                return self._reading
+            reading = self._reading = threading.Event()
 
         def work() -> None:
             try:
                 self.load()
-            except Exception:  # the store is down: keep the copy, try again later
+                self._failure = None
+            except Exception as exc:  # the store is down: keep the copy, try again later
+                self._failure = exc
                 self._read_at = self._monotonic()
             finally:
-                self._refreshing.release()
+                with self._guard:
+                    self._reading = None
+                reading.set()
 
         threading.Thread(target=work, name="mcpkit-state-keys", daemon=True).start()
+        return reading
+
+    def _first_record(self) -> str:
+        """The record, read for the first time: waited for at most `deadline` seconds."""
+        if not self._read_in_background().wait(self.deadline):
+            raise unavailable(self.source.engine, self.source.name, "reading the state keys",
+                              TimeoutError(f"no answer within {self.deadline:g} s"))
+        record, failure = self._record, self._failure
+        if record is None and failure is not None:
+            raise failure  # the store's own error: down, or its record unreadable
+        assert record is not None, "a read that ended without a failure kept its record"
+        return record
 
     def ring(self, now: float) -> KeyRing:
         record = self._record
         if record is None:
-            record = self.load()
+            record = self._first_record()
         elif self._monotonic() - self._read_at >= self.refresh_s:
-            self._refresh_in_background()
+            self._read_in_background()
         keys = sealing_and_open(record, now)
         if self._ring is None or keys != self._ring_for:
             self._ring = KeyRing(keys, os.urandom)

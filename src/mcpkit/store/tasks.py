@@ -29,6 +29,8 @@ from typing import Any
 
 import orjson
 
+from mcpkit.protocol.principals import current_text
+
 __all__ = ["TaskRecord", "TaskStore", "record_from_json", "record_to_json"]
 
 
@@ -87,6 +89,8 @@ def record_to_json(record: TaskRecord) -> bytes:
 def record_from_json(data: bytes | str) -> TaskRecord:
     """A record back from `record_to_json` (fields a newer version added are ignored)."""
     raw = orjson.loads(data)
+    if isinstance(raw.get("owner"), str):  # kept before principals were spelled for every engine
+        raw["owner"] = current_text(raw["owner"])
     return TaskRecord(**{k: v for k, v in raw.items() if k in _FIELDS})
 
 

@@ -192,7 +192,8 @@ def _postgres(url: str, clock: Callable[[], float]) -> Backend:
     from mcpkit.store.postgres_sessions import PostgresSessionStore
     from mcpkit.store.postgres_store import PostgresEngine, PostgresStore, redact
 
-    engine = PostgresEngine(url)
+    url, deadline = _split_deadline(url)
+    engine = PostgresEngine(url, deadline=deadline)
 
     def sessions(state_type: Any, *, max_sessions: int = 10_000,
                  idle_s: float = 3600.0) -> Any:
@@ -203,7 +204,8 @@ def _postgres(url: str, clock: Callable[[], float]) -> Backend:
         return PostgresEventStore(engine, **bounds)
 
     return Backend("postgresql", redact(url), PostgresStore(engine, clock=clock), sessions,
-                   events, PostgresKeys(url), _task_store("postgres", engine, clock),
+                   events, PostgresKeys(url, deadline=deadline),
+                   _task_store("postgres", engine, clock),
                    [engine.close])
 
 
@@ -215,7 +217,8 @@ def _redis(url: str, clock: Callable[[], float]) -> Backend:
     from mcpkit.store.redis_store import RedisEngine, RedisStore
 
     url, prefix = _split_prefix(url)
-    engine = RedisEngine(url, prefix=prefix)
+    url, deadline = _split_deadline(url)
+    engine = RedisEngine(url, prefix=prefix, deadline=deadline)
 
     def sessions(state_type: Any, *, max_sessions: int = 10_000,
                  idle_s: float = 3600.0) -> Any:
@@ -226,7 +229,8 @@ def _redis(url: str, clock: Callable[[], float]) -> Backend:
         return RedisEventStore(engine, **bounds)
 
     return Backend("redis", redact(url), RedisStore(engine, clock=clock), sessions, events,
-                   RedisKeys(url, prefix=engine.prefix), _task_store("redis", engine, clock),
+                   RedisKeys(url, prefix=engine.prefix, deadline=deadline),
+                   _task_store("redis", engine, clock),
                    [engine.close])
 
 
@@ -245,15 +249,42 @@ def _task_store(kind: str, engine: Any, clock: Callable[[], float]) -> Callable[
     return tasks
 
 
-def _split_prefix(url: str) -> tuple[str, str]:
-    """A Redis URL's own `prefix=` query parameter (the key prefix, `mcpkit:` by default, so
-    deployments can share one Redis) taken off before redis-py reads the rest."""
+def _take_option(url: str, name: str) -> tuple[str, str | None]:
+    """The URL without mcpkit's own query parameter `name`, and its value (None: not given),
+    taken off before the driver, which would refuse it, reads the rest."""
     from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
     parts = urlsplit(url)
     query = parse_qsl(parts.query, keep_blank_values=True)
-    prefix = next((v for k, v in query if k == "prefix"), None)
-    if prefix is None:
-        return url, "mcpkit:"
-    rest = urlencode([(k, v) for k, v in query if k != "prefix"])
-    return urlunsplit(parts._replace(query=rest)), prefix
+    value = next((v for k, v in query if k == name), None)
+    if value is None:
+        return url, None
+    rest = urlencode([(k, v) for k, v in query if k != name])
+    return urlunsplit(parts._replace(query=rest)), value
+
+
+def _split_prefix(url: str) -> tuple[str, str]:
+    """A Redis URL's own `prefix=` query parameter (the key prefix, `mcpkit:` by default, so
+    deployments can share one Redis)."""
+    url, prefix = _take_option(url, "prefix")
+    return url, "mcpkit:" if prefix is None else prefix
+
+
+def _split_deadline(url: str) -> tuple[str, float]:
+    """A shared store URL's own `timeout=SECONDS`: the most one store operation may take
+    (`mcpkit.store.outage.deadline`), 5 s by default."""
+    import math
+
+    from mcpkit.store.outage import DEFAULT_DEADLINE_S
+
+    rest, text = _take_option(url, "timeout")
+    if text is None:
+        return url, DEFAULT_DEADLINE_S
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = math.nan
+    if not math.isfinite(seconds) or seconds <= 0:
+        raise StoreURLError(rest, f"timeout={text!r} must be a number of seconds above zero, "
+                            "e.g. timeout=5")
+    return rest, seconds

@@ -1,7 +1,7 @@
 """Helpers for testing servers and clients: a client on a server in one line, and the wire.
 
     async with connect(server) as client:
-        assert (await client.call_tool("add", {"a": 1, "b": 2}))["structuredContent"] == ...
+        assert (await client.call_tool("add", {"a": 1, "b": 2})).structured == ...
 
 `connect(server, json=True)` pushes every message through a real JSON encode and decode, as a
 byte stream would. `WireRecorder` keeps every message in both directions, for assertions and
@@ -21,7 +21,8 @@ from typing import Any
 
 import orjson
 
-from mcpkit.client import Client, ClientOptions
+from mcpkit.client import ClientOptions
+from mcpkit.clients import Client
 from mcpkit.transports.memory import InMemory
 from mcpkit.transports.stream import StreamConnection
 from mcpkit.types.constants import (

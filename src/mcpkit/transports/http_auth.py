@@ -257,7 +257,7 @@ class AuthGate:
 
     async def _check_proof(self, scope: Scope, resource: str, token: str, jkt: str,
                            settings: ChallengeSettings) -> None:
-        from mcpkit.auth.dpop import verify_proof
+        from mcpkit.auth.dpop import replay_key, verify_proof
 
         proofs = [value for name, value in scope["headers"] if name == _DPOP]
         dpop = self.resource.dpop
@@ -281,7 +281,7 @@ class AuthGate:
                     continue  # perhaps signed with the nonce of the window before
                 raise _Refused(challenge_refusal(settings, exc.error, str(exc), dpop=True,
                                                  nonce=fresh)) from None
-        key = f"mcpkit.dpop.jti\0{proof.jkt}\0{proof.jti}"
+        key = replay_key(proof.jkt, proof.jti)
         if not await self.server.sealer.store.add(key, b"", now + dpop.max_age_s + 60):
             raise _Refused(challenge_refusal(settings, INVALID_DPOP_PROOF, "this DPoP proof "
                                              "was used before", dpop=True, nonce=fresh))

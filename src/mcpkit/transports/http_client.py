@@ -48,7 +48,7 @@ from mcpkit.errors import (
 )
 from mcpkit.errors import BrokenStreamError as _BrokenStream
 from mcpkit.protocol.codec import RequestId, encode, result_message
-from mcpkit.protocol.framing import SSEDecoder
+from mcpkit.protocol.framing import Allowance, SSEDecoder
 from mcpkit.protocol.http import ScreenedTools, Status, screen_tools
 from mcpkit.protocol.rejections import error_response
 from mcpkit.transports.http_client_era import HTTPEra, ModernHTTP
@@ -93,6 +93,9 @@ class HTTPClientTransport:
         self.url = url
         self.auth = auth
         self.max_message_bytes = max_message_bytes
+        self._allowance = Allowance()
+        self.allowing = self._allowance.allowing
+        """Accept responses up to a larger size while the block runs (a skill file's read)."""
         self._own_client = client is None
         self._client = client or httpx.AsyncClient(**{
             "timeout": timeout if timeout is not None else httpx.Timeout(30.0, read=None),
@@ -283,12 +286,12 @@ class HTTPClientTransport:
     async def _read_body(self, response: httpx.Response, method: Any) -> bytes:
         chunks: list[bytes] = []
         size = 0
+        limit = self._limit()
         async for chunk in response.aiter_bytes():
             size += len(chunk)
-            if size > self.max_message_bytes:
+            if size > limit:
                 raise TransportError(
-                    f"{method}: the response is larger than {self.max_message_bytes} bytes "
-                    "(max_message_bytes)")
+                    f"{method}: the response is larger than {limit} bytes (max_message_bytes)")
             chunks.append(chunk)
         return b"".join(chunks)
 
@@ -296,7 +299,10 @@ class HTTPClientTransport:
                            on_notification: Any) -> dict[str, Any]:
         return await read_response(response, message, on_notification,
                                    lambda incoming: self._spawn(self._answer(incoming)),
-                                   self.max_message_bytes)
+                                   self._limit())
+
+    def _limit(self) -> int:
+        return max(self.max_message_bytes, self._allowance.raised)
 
     async def _resume(self, message: Mapping[str, Any], on_notification: Any,
                       broken: _BrokenStream) -> dict[str, Any]:

@@ -24,7 +24,7 @@ from mcpkit.protocol.codec import encode
 from mcpkit.protocol.framing import sse_event
 from mcpkit.protocol.http import Status
 
-__all__ = ["WATCH_GRACE_S", "Exchange", "Watchlist", "json_headers", "plain_response"]
+__all__ = ["WATCH_GRACE_S", "Exchange", "Watchlist", "json_headers", "plain_response", "send_last"]
 
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
@@ -41,6 +41,20 @@ _SSE_HEADERS: Final = (
 )
 _KEEPALIVE: Final = {"type": "http.response.body", "body": b":\n\n", "more_body": True}
 _END: Final = {"type": "http.response.body", "body": b"", "more_body": False}
+_DRAINED_BYTES: Final = 1024 * 1024
+"""A last body part this large is followed by an empty one: the ASGI server waits for the
+connection to take a part before it sends the next (flow control), so the exchange, and what
+its handler holds until it ends (a large skill file's share of its read budget), ends once
+the body has left, not while it still waits in a buffer."""
+
+
+async def send_last(send: Send, body: bytes) -> None:
+    """The last part of a response's body."""
+    if len(body) < _DRAINED_BYTES:
+        await send({"type": "http.response.body", "body": body, "more_body": False})
+        return
+    await send({"type": "http.response.body", "body": body, "more_body": True})
+    await send(_END)
 
 
 def json_headers(body: bytes, extra: list[tuple[bytes, bytes]] | None = None
@@ -243,13 +257,12 @@ class Exchange:
         """The final message: the JSON body, or the stream's last event."""
         self.done = True
         if self.streaming:
-            await self.send({"type": "http.response.body", "body": sse_event(encode(message)),
-                             "more_body": False})
+            await send_last(self.send, sse_event(encode(message)))
             return
         body = encode(message)
         await self.send({"type": "http.response.start", "status": status,
                          "headers": json_headers(body, self.extra)})
-        await self.send({"type": "http.response.body", "body": body})
+        await send_last(self.send, body)
 
     async def abandon(self) -> None:
         """End a cancelled exchange without a response (CANC-4): close an open stream, or

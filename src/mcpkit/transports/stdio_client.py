@@ -31,7 +31,7 @@ import orjson
 from mcpkit.client.routing import RoutedTransport, StreamRouter
 from mcpkit.errors import RPCError, TransportError
 from mcpkit.protocol.codec import encode
-from mcpkit.protocol.framing import DEFAULT_MAX_MESSAGE_BYTES, LineReader, Oversized
+from mcpkit.protocol.framing import DEFAULT_MAX_MESSAGE_BYTES, Allowance, LineReader, Oversized
 
 __all__ = ["StdioServer", "StdioTransport", "python_server"]
 
@@ -131,6 +131,9 @@ class StdioTransport(RoutedTransport):
         self.spec = spec
         self._tap = spec.tap
         self._router = StreamRouter(self._write, self._drain)
+        self._allowance = Allowance()
+        self.allowing = self._allowance.allowing
+        """Accept lines up to a larger size while the block runs (a skill file's read)."""
         self._stderr: deque[bytes] = deque()
         self._stderr_size = 0
         self._reader = asyncio.ensure_future(self._read())
@@ -253,6 +256,7 @@ class StdioTransport(RoutedTransport):
                 chunk = await stdout.read(65536)
                 if not chunk:
                     break
+                reader.max_bytes = max(self.spec.max_message_bytes, self._allowance.raised)
                 for line in reader.feed(chunk):
                     self._line(line)
             for line in reader.close():

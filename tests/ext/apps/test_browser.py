@@ -97,7 +97,7 @@ async def hosting(session: dict[str, Any], client: Client,
     async def call(request: Request) -> JSONResponse:
         params = await request.json()
         calls.append(params)
-        return JSONResponse(await client.call_tool(params["name"], params.get("arguments")))
+        return JSONResponse((await client.call_tool(params["name"], params.get("arguments"))).raw)
 
     app = Starlette(routes=[Route("/", index), Route("/call", call, methods=["POST"])])
     listener = socket.socket()
@@ -117,7 +117,7 @@ async def render(client: Client, arguments: dict[str, Any], profile: Path
                  ) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]:
     """What the view shows after the host delivered `create_event(arguments)`, the host's
     message log, and the tools/calls its server side made."""
-    tools = {tool["name"]: tool for tool in await client.list_tools()}
+    tools = {tool.name: tool.raw for tool in await client.list_tools()}
     read = await client.read_resource(tools["create_event"]["_meta"]["ui"]["resourceUri"])
     view = read["contents"][0]
     assert view["mimeType"] == MIME_TYPE

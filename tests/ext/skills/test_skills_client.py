@@ -225,6 +225,37 @@ async def test_a_failed_fetch_leaves_nothing_behind(connect: Callable[[Server], 
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize(("name", "why"), [
+    ("a" * 297 + ".md", "a name of 300 bytes"),  # past the 255 a file system holds
+    ("notes\x1b]0;owned\x07.md", "its name holds control, format or bidi characters"),
+    ("txt\u202egnp.exe", "its name holds control, format or bidi characters"),
+])
+async def test_a_file_name_a_folder_cannot_hold_safely_is_refused_before_anything_is_read(
+        connect: Callable[[Server], Client], tmp_path: Path, name: str, why: str) -> None:
+    uri = f"skill://pdf-processing/{name}"
+    client = connect(tampered(PDF_SKILL, extra_files={uri: "content\n"}))
+    skills = SkillsClient(client)
+    entry = (await skills.list())[0]
+    with pytest.raises(SkillVerificationError, match=f"cannot be written as a file: {why}"):
+        await skills.fetch(entry, tmp_path / "out")
+    assert reads(client) == [] and not (tmp_path / "out").exists()
+
+
+async def test_front_matter_nested_too_deep_is_refused_as_unreadable(
+        connect: Callable[[Server], Client]) -> None:
+    deep: Any = 1
+    for _ in range(1000):
+        deep = [deep]
+    body = PDF_SKILL.replace("---\nname:", "---\ndeep: " + "[" * 1000 + "1" + "]" * 1000
+                             + "\nname:", 1)
+    front = {"name": "pdf-processing", "description": "Extract, fill, and assemble PDF documents",
+             "license": "Apache-2.0", "metadata": {"version": "2.1.0", "reviewed": "yes"},
+             "deep": deep}
+    skills = SkillsClient(connect(tampered(body, body, front)))
+    with pytest.raises(SkillVerificationError, match=r"cannot be read .*deeper than 64 levels"):
+        await skills.load((await skills.list())[0])
+
+
 async def test_over_real_http_a_skill_is_listed_got_and_loaded(tmp_path: Path) -> None:
     server = Server("http-skills")
     serve_skills(server, skill_tree(tmp_path))

@@ -88,3 +88,18 @@ def test_line_numbers_count_from_the_file_s_first_line() -> None:
     with pytest.raises(FrontMatterError) as caught:
         parse_front_matter("---\nname: x\ndescription: a: b\n---\n")
     assert caught.value.line == 3
+
+
+@pytest.mark.parametrize("source", [
+    "a: " + "[" * 64 + "]" * 64,  # flow: 65 levels with the mapping around it
+    "".join("  " * i + "k:\n" for i in range(64)) + "  " * 64 + "k: 1",  # block: 65 mappings
+    "a: " + "[" * 1000 + "]" * 1000,  # deeper than the reader's recursion could go
+])
+def test_nesting_past_64_levels_is_refused_not_a_recursion_error(source: str) -> None:
+    # A client reads a server's SKILL.md with this reader, so its depth is the server's choice.
+    with pytest.raises(FrontMatterError, match="deeper than 64 levels"):
+        parse_yaml(source)
+
+
+def test_nesting_of_64_levels_is_read() -> None:
+    assert parse_yaml("a: " + "[" * 63 + "]" * 63) == {"a": eval("[" * 63 + "]" * 63)}

@@ -34,6 +34,7 @@ __all__ = [
     "digest_of",
     "limit_problem",
     "name_of",
+    "read_bound",
     "root_of",
     "skill_uri",
 ]
@@ -45,6 +46,20 @@ MAX_FILES: Final = 512
 """Files per skill, SKILL.md included, that every host must accept and no server should pass."""
 MAX_TOTAL_BYTES: Final = 16 * 1024 * 1024
 """The sum of a skill's file sizes that every host must accept (16 MiB)."""
+
+_ENVELOPE_BYTES: Final = 64 * 1024
+"""What a `resources/read` answer carries besides a file's content: the JSON-RPC envelope,
+the resource's metadata and `_meta`, with room to spare."""
+
+
+def read_bound(size: int, uri: str) -> int:
+    """The most bytes a server's answer to `resources/read` of a skill file of `size` bytes
+    at `uri` may take: the content as base64 (a server sends text whose JSON escapes would
+    take more as a blob), the URI escaped at worst, and the envelope. A host accepts an
+    answer that large for that one read, so a file within the extension's 16 MiB limit is
+    never refused for its size (other messages keep the transport's own limit)."""
+    return 4 * -(-size // 3) + 6 * len(uri) + _ENVELOPE_BYTES
+
 
 _NAME: Final = re.compile(r"(?!.*--)[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?")
 _DIGEST: Final = re.compile(r"sha256:[0-9a-f]{64}")

@@ -30,12 +30,14 @@ from typing import TYPE_CHECKING, Any, Final
 
 from mcpkit.errors import MethodNotFoundError, ProtocolViolation, SkillVerificationError
 from mcpkit.ext.skills.entries import (
+    MAX_TOTAL_BYTES,
     SKILL_FILE,
     EntryError,
     SkillEntry,
     check_entry,
     digest_of,
     limit_problem,
+    read_bound,
 )
 from mcpkit.ext.skills.frontmatter import (
     FrontMatterError,
@@ -196,8 +198,9 @@ class SkillsClient:
             raise SkillVerificationError(f"skill {entry.uri}: {uri} is not one of the files "
                                          "its entry lists, so it is not read",
                                          skill=entry.uri, uri=uri)
-        result = await self.client.read_resource(uri, fresh=True)
-        data = _bytes_of(result, uri, entry.uri)
+        bound = read_bound(listed.size if listed is not None else MAX_TOTAL_BYTES, uri)
+        result = await self.client.read_resource(uri, fresh=True, max_bytes=bound)
+        data = _bytes_of(result.raw, uri, entry.uri)
         if listed is None:
             return data  # a dynamic skill: nothing to verify against
         if len(data) != listed.size:
@@ -217,6 +220,12 @@ class SkillsClient:
         if target.exists():
             raise FileExistsError(f"{target} already exists; remove it or choose another "
                                   "directory (nothing was written)")
+        for file in entry.files or ():
+            problem = _unwritable(file.uri[len(entry.root) + 1:], Path(directory))
+            if problem is not None:
+                raise SkillVerificationError(
+                    f"skill {entry.uri}: {file.uri} cannot be written as a file: {problem}; "
+                    "nothing was read or written", skill=entry.uri, uri=file.uri)
         loaded = await self.load(entry)
         for file in entry.files or ():
             await loaded.read(file.uri)
@@ -236,6 +245,35 @@ class SkillsClient:
             shutil.rmtree(staging, ignore_errors=True)
             raise
         return target
+
+
+def _unwritable(relative: str, directory: Path) -> str | None:
+    """Why the file at `relative` (a path inside a skill, from its entry) cannot be written
+    under `directory`, or None. A server names the files: a name this file system cannot
+    hold fails the write half-way, and one holding controls or bidi characters would reach a
+    terminal later through whatever lists the folder."""
+    limit = _fs_limit(directory, "PC_NAME_MAX", 255)
+    for part in relative.split("/"):
+        if not part.isprintable():
+            return "its name holds control, format or bidi characters"
+        size = len(part.encode("utf-8", "surrogatepass"))
+        if size > limit:
+            return f"a name of {size} bytes ({part[:24]}...), over the {limit} this file system allows"
+    size = len(str(directory.resolve() / relative).encode("utf-8", "surrogatepass"))
+    path_limit = _fs_limit(directory, "PC_PATH_MAX", 4096)
+    if size >= path_limit:
+        return f"a path of {size} bytes, over the {path_limit} this file system allows"
+    return None
+
+
+def _fs_limit(directory: Path, name: str, default: int) -> int:
+    """A limit of the file system `directory` is on (or would be, once made)."""
+    for place in (directory, *directory.resolve().parents):
+        try:
+            return int(os.pathconf(place, name))
+        except (OSError, ValueError, AttributeError):
+            continue
+    return default
 
 
 def _bytes_of(result: dict[str, Any], uri: str, skill: str) -> bytes:

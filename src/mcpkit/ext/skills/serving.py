@@ -17,6 +17,7 @@ Imports `mcpkit.server`, `mcpkit.protocol`, `mcpkit.errors`, `mcpkit.types` and 
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Mapping
 from pathlib import Path
@@ -24,6 +25,12 @@ from typing import TYPE_CHECKING, Any, Final
 
 from mcpkit.errors import InternalError, InvalidParamsError
 from mcpkit.ext.skills.entries import SKILL_FILE, SkillEntry
+from mcpkit.ext.skills.reads import (
+    DEFAULT_READ_BUDGET_BYTES,
+    LARGE_FILE_BYTES,
+    ReadBudget,
+    as_sent,
+)
 from mcpkit.ext.skills.source import (
     LocalFile,
     LocalSkill,
@@ -48,9 +55,12 @@ log = logging.getLogger("mcpkit.ext.skills")
 class Skills:
     """The skills one server serves. Add them with `add_directory` or `add`."""
 
-    def __init__(self, server: Server, *, directory_read: bool = True) -> None:
+    def __init__(self, server: Server, *, directory_read: bool = True,
+                 read_budget_bytes: int = DEFAULT_READ_BUDGET_BYTES) -> None:
         self.server = server
         self.directory_read = directory_read
+        self.read_budget = ReadBudget(read_budget_bytes)
+        """Bytes of large files (`LARGE_FILE_BYTES` and more) sent at once (`reads.py`)."""
         self._skills: dict[str, LocalSkill] = {}
         self._served: set[str] = set()
         self._dirs: dict[str, dict[str, bool]] = {}
@@ -118,15 +128,14 @@ class Skills:
                 log.error("%s", exc)
                 raise InternalError(f"the skill file {uri} cannot be served as its entry "
                                     "describes it (see the server's log)", {"uri": uri}) from None
-            if file.mime_type.startswith("text/") or manifest:
-                try:
-                    return data.decode("utf-8")
-                except UnicodeDecodeError:
-                    return data
-            return data
+            return as_sent(data, file.mime_type.startswith("text/") or manifest)
+
+        async def large_contents() -> str | bytes:
+            await self.read_budget.take(file.size, uri)  # held until this request's task ends
+            return await asyncio.to_thread(contents)
 
         self.server.add_resource(
-            uri, contents,
+            uri, large_contents if file.size >= LARGE_FILE_BYTES else contents,
             name=str(front["name"]) if manifest else file.relative.rpartition("/")[2],
             description=str(front["description"]) if manifest else "",
             mime_type=file.mime_type, size=file.size,
@@ -210,9 +219,9 @@ def _near(uri: str, skills: Mapping[str, LocalSkill]) -> str:
     return f" (did you mean {same[0]}?)" if same else ""
 
 
-def serve_skills(server: Server, directory: str | Path, *, directory_read: bool = True
-                 ) -> Skills:
+def serve_skills(server: Server, directory: str | Path, *, directory_read: bool = True,
+                 read_budget_bytes: int = DEFAULT_READ_BUDGET_BYTES) -> Skills:
     """Offer the Skills extension on `server` and serve every skill under `directory`."""
-    skills = Skills(server, directory_read=directory_read)
+    skills = Skills(server, directory_read=directory_read, read_budget_bytes=read_budget_bytes)
     skills.add_directory(directory)
     return skills
