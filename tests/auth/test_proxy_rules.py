@@ -231,6 +231,7 @@ def test_the_consent_page_escapes_what_others_wrote_and_cannot_be_framed() -> No
     assert b"frame-ancestors 'none'" in headers[b"content-security-policy"]
     assert b"script-src" not in headers[b"content-security-policy"]  # default-src 'none'
     assert headers[b"cache-control"] == b"no-store"
+    assert headers[b"referrer-policy"] == b"same-origin"  # the decision's Origin is not null
     document = ClientRecord("https://app.example.com/c.json", ("https://app.example.com/cb",),
                             "none", ("authorization_code",), client_name="App", source="cimd")
     shown = consent_page(client=document, redirect_uri="https://app.example.com/cb",

@@ -18,7 +18,9 @@ The page is the user's only defence, so it is protected as one:
 - **clickjacking.** `Content-Security-Policy: frame-ancestors 'none'` and
   `X-Frame-Options: DENY`, so no page can frame it under a decoy button; the policy also
   allows no script and no resource from elsewhere;
-- **leaks.** `Cache-Control: no-store` and `Referrer-Policy: no-referrer`.
+- **leaks.** `Cache-Control: no-store`, and `Referrer-Policy: same-origin`: no address of
+  the proxy's reaches another site, while the decision's POST still says its own `Origin`
+  (under `no-referrer` a browser sends `Origin: null`, which the check must refuse).
 
 Everything shown was written by someone else (a client's name, a redirect URI): each value is
 HTML-escaped, and control and bidirectional characters are removed before it is shown.
@@ -45,7 +47,7 @@ PAGE_HEADERS: Final = (
     (b"content-type", b"text/html; charset=utf-8"),
     (b"cache-control", b"no-store"),
     (b"pragma", b"no-cache"),
-    (b"referrer-policy", b"no-referrer"),
+    (b"referrer-policy", b"same-origin"),
     (b"x-frame-options", b"DENY"),
     (b"x-content-type-options", b"nosniff"),
     (b"content-security-policy",
