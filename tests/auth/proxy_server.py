@@ -20,6 +20,7 @@ tokens: the principal's claims, which hold none), `purge` (needs `mcp:admin`).
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import os
 import socket
@@ -58,7 +59,8 @@ def build(settings: dict[str, Any], **options: Any) -> Any:
         async with httpx.AsyncClient(trust_env=False, timeout=10) as http:
             answer = await http.get(f"{settings['upstream']}/me",
                                     headers={"authorization": f"Bearer {token}"})
-        return f"{answer.status_code} {answer.json().get('sub')}"
+        seen = hashlib.sha256(token.encode()).hexdigest()[:12]  # which token, never the token
+        return f"{answer.status_code} {answer.json().get('sub')} {seen}"
 
     @server.tool()
     def leak(ctx: Context) -> str:

@@ -34,9 +34,14 @@ class Clock:
         return time.time() + self.offset
 
 
+UPSTREAM_TTL_S = 5
+"""The provider's access tokens: under the proxy's early-refresh margin, so each tool that
+asks for one gets a refreshed one."""
+
+
 @pytest.fixture(scope="module")
 def upstream() -> Iterator[OIDCProvider]:
-    provider = upstream_for(PORT)
+    provider = upstream_for(PORT, ttl=UPSTREAM_TTL_S)
     yield provider
     provider.stop()
 
@@ -136,3 +141,32 @@ async def test_a_registration_past_its_lifetime_is_forgotten(
     page = await asyncio.to_thread(httpx.get, raw.authorization_url(challenge),
                                    trust_env=False)
     assert page.status_code == 400 and "registration expired" in page.text
+
+
+async def test_an_upstream_token_near_its_expiry_is_refreshed_before_a_tool_gets_it(
+        served: tuple[RawClient, Clock]) -> None:
+    raw, _ = served
+    back, verifier = await signed(raw)
+    tokens = (await asyncio.to_thread(raw.redeem, back, verifier)).json()
+    seen = []
+    for _ in range(2):
+        answer = await asyncio.to_thread(call_tool, raw, tokens["access_token"], "upstream_me")
+        status, subject, digest = answer.split(" ")
+        assert (status, subject) == ("200", "alice")  # the provider took the token
+        seen.append(digest)
+    assert seen[0] != seen[1]  # refreshed at the provider in between
+
+
+def call_tool(raw: RawClient, token: str, name: str) -> str:
+    answer = httpx.post(f"{raw.origin}/mcp", trust_env=False, timeout=30, json={
+        "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": name, "arguments": {}, "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {}}}},
+        headers={"authorization": f"Bearer {token}", "mcp-method": "tools/call",
+                 "mcp-name": name, "mcp-protocol-version": "2026-07-28",
+                 "accept": "application/json, text/event-stream"})
+    result = answer.json()["result"]
+    assert not result.get("isError"), result
+    return str(result["content"][0]["text"])
+
