@@ -119,6 +119,10 @@ def test_the_resource_metadata_names_the_proxy_and_the_proxy_publishes_its_own(
     assert prm["authorization_servers"] == [proxied.origin]
     doc = metadata_of(proxied)
     assert doc["issuer"] == proxied.origin
+    head = httpx.head(f"{proxied.origin}/.well-known/oauth-authorization-server",
+                      trust_env=False)
+    assert head.status_code == 200 and head.content == b""
+    assert int(head.headers["content-length"]) > 0
     assert doc["code_challenge_methods_supported"] == ["S256"]
     assert doc["registration_endpoint"] == f"{proxied.origin}/oauth/register"
     # The upstream offers no registration: the proxy is the only way in.
@@ -214,6 +218,14 @@ def test_a_sign_in_by_hand_gets_a_token_for_this_resource_only(
     assert answer.headers["cache-control"] == "no-store"
     tokens = answer.json()
     assert tokens["token_type"] == "Bearer" and tokens["scope"] == "mcp:read"
+    # Signed by a key the proxy publishes at its jwks_uri, typed as an access token.
+    import base64
+
+    header = json.loads(base64.urlsafe_b64decode(tokens["access_token"].split(".")[0] + "=="))
+    assert header["typ"] == "at+jwt" and header["alg"] == "ES256"
+    jwks = httpx.get(metadata_of(proxied)["jwks_uri"], trust_env=False).json()
+    assert header["kid"] in [k["kid"] for k in jwks["keys"]]
+    assert all("d" not in k for k in jwks["keys"])  # public keys only
     ok = list_tools(proxied.url, tokens["access_token"])
     assert ok.status_code == 200, ok.text
     # The other server's proxy signs with the same keys' kind but names its own resource:

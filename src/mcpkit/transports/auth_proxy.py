@@ -226,12 +226,12 @@ class ProxyRoutes:
     async def _metadata(self, scope: Scope, receive: Receive, send: Send) -> None:
         _only(scope, "GET", "HEAD")
         await send_json(send, 200, authorization_server_metadata(self.proxy), [
-            *CORS, (b"cache-control", b"public, max-age=300")])
+            *CORS, (b"cache-control", b"public, max-age=300")], head=scope["method"] == "HEAD")
 
     async def _jwks(self, scope: Scope, receive: Receive, send: Send) -> None:
         _only(scope, "GET", "HEAD")
         await send_json(send, 200, self.keys().jwks(), [
-            *CORS, (b"cache-control", b"public, max-age=300")])
+            *CORS, (b"cache-control", b"public, max-age=300")], head=scope["method"] == "HEAD")
 
     # -- registration -----------------------------------------------------------------------
 

@@ -47,15 +47,18 @@ async def read_body(receive: Receive, limit: int) -> bytes:
             return bytes(body)
 
 
-async def _send(send: Send, status: int, body: bytes, headers: Headers) -> None:
+async def _send(send: Send, status: int, body: bytes, headers: Headers, *,
+                head: bool = False) -> None:
     await send({"type": "http.response.start", "status": status, "headers": [
         *headers, (b"content-length", b"%d" % len(body))]})
-    await send({"type": "http.response.body", "body": body})
+    await send({"type": "http.response.body", "body": b"" if head else body})
 
 
-async def send_json(send: Send, status: int, doc: Any, headers: Headers = ()) -> None:
+async def send_json(send: Send, status: int, doc: Any, headers: Headers = (), *,
+                    head: bool = False) -> None:
+    """A JSON answer (its headers only, for a HEAD)."""
     await _send(send, status, orjson.dumps(doc),
-                [(b"content-type", b"application/json"), *headers])
+                [(b"content-type", b"application/json"), *headers], head=head)
 
 
 async def send_error(send: Send, error: OAuthRequestError, headers: Headers = ()) -> None:
