@@ -8,10 +8,12 @@ MCPError                                   anything mcpkit raises on purpose
 │   ├── MethodNotFoundError         -32601 unknown, removed or unadvertised method
 │   ├── InvalidParamsError          -32602 params (or `_meta`) do not fit the method
 │   │   ├── ResourceNotFoundError   -32602 (legacy wire: -32002) with data.uri
-│   │   └── StateRejected           -32602 a sealed requestState or handle failed a check
-│   │       └── HandleError                a handle failed one (`isError` in tools/call)
+│   │   ├── StateRejected           -32602 a sealed requestState or handle failed a check
+│   │   │   └── HandleError                a handle failed one (`isError` in tools/call)
+│   │   └── TooManyTasksError       -32602 a principal's share of tasks is full (HTTP 429)
 │   ├── InternalError               -32603 a bug or an unexpected failure; details stay in logs
-│   │   └── StoreUnavailableError   -32603 a shared store or broker is out of reach (HTTP 503)
+│   │   ├── StoreUnavailableError   -32603 a shared store or broker is out of reach (HTTP 503)
+│   │   └── ServiceUnavailableError -32603 the server is stopping or full: retry (HTTP 503)
 │   ├── HeaderMismatchError         -32020 an HTTP header disagrees with the body
 │   ├── MissingRequiredClientCapabilityError -32021 data.requiredCapabilities
 │   ├── UnsupportedProtocolVersionError      -32022 data.supported, data.requested
@@ -28,6 +30,8 @@ MCPError                                   anything mcpkit raises on purpose
 ├── NoCommonVersionError                   the server speaks no version this client speaks
 ├── ResultTypeError                        a structured result does not fit the type the call
 │                                          named (also a TypeError)
+├── NotJSONError                           a request would carry a value JSON cannot (an integer
+│                                          past 64 bits, a set); nothing sent (also a TypeError)
 ├── ServerConfigError                      an mcpServers file or entry cannot be used (.path)
 │                                          (also a ValueError)
 ├── InputRoundsExceededError               a call kept asking for input past the client's limit
@@ -69,12 +73,13 @@ __all__ = [
     "GrantError", "HTTPStatusError", "HandleError", "HeaderMismatchError",
     "InputRoundsExceededError", "InternalError", "InvalidParamsError", "InvalidRequestError",
     "InvalidTokenError", "MCPError", "MethodNotFoundError", "MissingExtraError",
-    "MissingRequiredClientCapabilityError", "NoCommonVersionError", "OAuthRequestError",
-    "ParseError",
+    "MissingRequiredClientCapabilityError", "NoCommonVersionError", "NotJSONError",
+    "OAuthRequestError", "ParseError",
     "ProtocolViolation", "RPCError", "RedirectError", "RequestTimeoutError",
-    "ResourceNotFoundError", "ResultTypeError", "ServerConfigError", "SessionExpiredError",
-    "SkillVerificationError", "StateRejected", "StepUpNeeded", "StoreUnavailableError",
-    "TaskCancelledError", "ToolError", "TransportError", "URLElicitationRequiredError",
+    "ResourceNotFoundError", "ResultTypeError", "ServerConfigError", "ServiceUnavailableError",
+    "SessionExpiredError", "SkillVerificationError", "StateRejected", "StepUpNeeded",
+    "StoreUnavailableError", "TaskCancelledError", "TooManyTasksError", "ToolError",
+    "TransportError", "URLElicitationRequiredError",
     "UnsupportedProtocolVersionError", "VerifierUnavailableError", "error_class_for_code",
 ]
 
@@ -190,6 +195,30 @@ class StoreUnavailableError(InternalError):
                  store: str = "shared") -> None:
         super().__init__(message, {"unavailable": store} if data is None else data)
         self.store = store
+
+
+class TooManyTasksError(InvalidParamsError):
+    """A principal asked for one task more than its share (`TaskOptions.max_*_per_principal`):
+    -32602 naming the share, with `data.retryAfterS`, which HTTP answers 429 with Retry-After.
+    The client's own load, not the server's failure: it may try again after that long."""
+
+    def __init__(self, message: str, share: str, limit: int, retry_after_s: int) -> None:
+        super().__init__(message, {"share": share, "limit": limit,
+                                   "retryAfterS": retry_after_s})
+        self.retry_after_s = retry_after_s
+
+
+class ServiceUnavailableError(InternalError):
+    """The server cannot take this request now but another attempt may succeed: it is
+    stopping (a drain), or it runs as many tasks as it may. -32603 with `data.unavailable`
+    ("stopping", "busy") and `data.retryAfterS`; HTTP answers 503 with Retry-After, so a
+    client or a load balancer tries again, elsewhere or later."""
+
+    default_message = "Service unavailable: try again"
+
+    def __init__(self, message: str, reason: str, retry_after_s: int) -> None:
+        super().__init__(message, {"unavailable": reason, "retryAfterS": retry_after_s})
+        self.retry_after_s = retry_after_s
 
 
 class HeaderMismatchError(RPCError):
@@ -318,6 +347,11 @@ class NoCommonVersionError(MCPError):
 
 class ResultTypeError(MCPError, TypeError):
     """A tool's structured content does not fit the type `call_tool(..., result=T)` named."""
+
+
+class NotJSONError(MCPError, TypeError):
+    """A request the client was asked to send holds a value JSON cannot carry (an integer
+    beyond the 64-bit range, a set, an object); refused before any byte is written."""
 
 
 class ServerConfigError(MCPError, ValueError):
