@@ -20,7 +20,7 @@ from urllib.parse import parse_qs, urlencode, urljoin, urlsplit
 
 import httpx
 
-__all__ = ["Forms", "RawClient", "Walk", "pkce"]
+__all__ = ["Forms", "RawClient", "Walk", "list_tools", "pkce", "query_of"]
 
 HOPS = 20
 
@@ -148,3 +148,18 @@ class RawClient:
 
 def query_of(url: str) -> dict[str, str]:
     return {k: v[0] for k, v in parse_qs(urlsplit(url).query).items()}
+
+
+LIST_TOOLS = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {}}}}
+
+
+def list_tools(url: str, token: str | None = None) -> httpx.Response:
+    """A 2026-07-28 tools/list at the MCP endpoint `url`, with `token` as the bearer token."""
+    headers = {"accept": "application/json, text/event-stream", "mcp-method": "tools/list",
+               "mcp-protocol-version": "2026-07-28"}
+    if token is not None:
+        headers["authorization"] = f"Bearer {token}"
+    return httpx.post(url, json=LIST_TOOLS, headers=headers, trust_env=False)
+

@@ -17,7 +17,7 @@ import httpx
 import pytest
 from oidc_process import OIDCProvider
 from proxy_process import ProxiedServer, free_port, upstream_for
-from proxy_walk import RawClient, Walk, pkce, query_of
+from proxy_walk import RawClient, Walk, list_tools, pkce, query_of
 
 from mcpkit import Client, ClientOptions, HTTPConnector
 from mcpkit.store.tokens import MemoryTokenStorage
@@ -90,20 +90,6 @@ async def text_of(c: Client, tool: str) -> str:
     result = await c.call_tool(tool, {})
     assert not result.get("isError"), result
     return str(result["content"][0]["text"])
-
-
-LIST_TOOLS = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": {
-    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-    "io.modelcontextprotocol/clientCapabilities": {}}}}
-
-
-def list_tools(url: str, token: str | None = None) -> httpx.Response:
-    """A 2026-07-28 tools/list, with `token` as the bearer token."""
-    headers = {"accept": "application/json, text/event-stream", "mcp-method": "tools/list",
-               "mcp-protocol-version": "2026-07-28"}
-    if token is not None:
-        headers["authorization"] = f"Bearer {token}"
-    return httpx.post(url, json=LIST_TOOLS, headers=headers, trust_env=False)
 
 
 def metadata_of(server: ProxiedServer) -> dict[str, Any]:

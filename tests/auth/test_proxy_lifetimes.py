@@ -18,7 +18,7 @@ import uvicorn
 from oidc_process import OIDCProvider
 from proxy_process import CLIENT_ID, CLIENT_SECRET, free_port, upstream_for
 from proxy_server import build
-from proxy_walk import Forms, RawClient, Walk, pkce
+from proxy_walk import Forms, RawClient, Walk, list_tools, pkce
 
 PORT = free_port()
 LIMITS = {"code_ttl_s": 20, "pending_ttl_s": 60, "access_token_ttl_s": 100,
@@ -78,16 +78,6 @@ async def signed(raw: RawClient) -> tuple[str, str]:
     return back, verifier
 
 
-def listed(raw: RawClient, token: str) -> httpx.Response:
-    return httpx.post(f"{raw.origin}/mcp", trust_env=False, json={
-        "jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": {
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientCapabilities": {}}}},
-        headers={"authorization": f"Bearer {token}", "mcp-method": "tools/list",
-                 "mcp-protocol-version": "2026-07-28",
-                 "accept": "application/json, text/event-stream"})
-
-
 async def test_a_code_past_its_lifetime_is_invalid_grant(
         served: tuple[RawClient, Clock]) -> None:
     raw, clock = served
@@ -118,9 +108,9 @@ async def test_tokens_and_the_grant_end_when_their_lifetimes_do(
     back, verifier = await signed(raw)
     tokens = (await asyncio.to_thread(raw.redeem, back, verifier)).json()
     assert tokens["expires_in"] == LIMITS["access_token_ttl_s"]
-    assert (await asyncio.to_thread(listed, raw, tokens["access_token"])).status_code == 200
+    assert (await asyncio.to_thread(list_tools, f"{raw.origin}/mcp", tokens["access_token"])).status_code == 200
     clock.offset = LIMITS["access_token_ttl_s"] + LEEWAY_S + 1
-    expired = await asyncio.to_thread(listed, raw, tokens["access_token"])
+    expired = await asyncio.to_thread(list_tools, f"{raw.origin}/mcp", tokens["access_token"])
     assert expired.status_code == 401 and "expired" in expired.headers["www-authenticate"]
     renewed = await asyncio.to_thread(raw.token, grant_type="refresh_token",
                                       refresh_token=tokens["refresh_token"])

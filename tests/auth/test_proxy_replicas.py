@@ -12,11 +12,10 @@ import itertools
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 from oidc_process import OIDCProvider
 from proxy_process import ProxiedServer, free_port, upstream_for
-from proxy_walk import RawClient, Walk, pkce, query_of
+from proxy_walk import RawClient, Walk, list_tools, pkce, query_of
 
 PORTS = (free_port(), free_port())
 
@@ -85,7 +84,7 @@ def test_every_step_of_a_sign_in_may_reach_another_replica(upstream: OIDCProvide
         assert tokens.status_code == 200, tokens.text
         access, refresh = tokens.json()["access_token"], tokens.json()["refresh_token"]
         for server in servers:  # the keys are the shared ring's: both take the token
-            listed = _list_tools(server.url, access)
+            listed = list_tools(server.url, access)
             assert listed.status_code == 200, listed.text
         raw.origin = survivor.origin
         renewed = raw.token(grant_type="refresh_token", refresh_token=refresh)
@@ -94,18 +93,8 @@ def test_every_step_of_a_sign_in_may_reach_another_replica(upstream: OIDCProvide
         replayed = raw.token(grant_type="refresh_token", refresh_token=refresh)
         assert replayed.json()["error"] == "invalid_grant"
         for server in servers:  # ...which revoked the grant everywhere
-            assert _list_tools(server.url, renewed.json()["access_token"]).status_code == 401
+            assert list_tools(server.url, renewed.json()["access_token"]).status_code == 401
         assert query_of(back)["iss"] == f"http://127.0.0.1:{PORTS[0]}"
     finally:
         for server in servers:
             server.stop()
-
-
-def _list_tools(url: str, token: str) -> httpx.Response:
-    return httpx.post(url, trust_env=False, json={
-        "jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": {
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientCapabilities": {}}}},
-        headers={"authorization": f"Bearer {token}", "mcp-method": "tools/list",
-                 "mcp-protocol-version": "2026-07-28",
-                 "accept": "application/json, text/event-stream"})
