@@ -62,7 +62,9 @@ MCPError                                   anything mcpkit raises on purpose
     ├── VerifierUnavailableError           a resource server cannot check tokens right now
     ├── StepUpNeeded                       a 403 needs scopes a sign-in of the user must add
     │                                      (.scope, .server_url)
-    └── RedirectError                      the browser brought back an error, or nothing (.error)
+    ├── RedirectError                      the browser brought back an error, or nothing (.error)
+    └── OAuthRequestError                  the authorization proxy refuses a client's request
+                                           (.error, .status)
 ```
 
 Errors that a peer sent us are built with `RPCError.from_wire`, so a caller catches the same
@@ -112,6 +114,7 @@ __all__ = [
     "MissingRequiredClientCapabilityError",
     "NoCommonVersionError",
     "NotJSONError",
+    "OAuthRequestError",
     "OpenAPIError",
     "ParseError",
     "ProtocolViolation",
@@ -630,6 +633,23 @@ class OpenAPIError(MCPError, ValueError):
 class UnsupportedOperationError(MCPError):
     """What the bridge cannot express for one operation; it is left out, saying why."""
 
+
+
+class OAuthRequestError(AuthError):
+    """The authorization proxy (`mcpkit.auth.proxy`) refuses what an MCP client or a browser
+    asked of it: a registration, an authorization request, a token request, a revocation.
+
+    `error` is the OAuth code of the answer (`invalid_request`, `invalid_client`,
+    `invalid_grant`, `unauthorized_client`, `unsupported_grant_type`, `invalid_scope`,
+    `access_denied`, `invalid_redirect_uri`, `invalid_client_metadata`, `server_error`,
+    `temporarily_unavailable`), `status` the HTTP status of a direct answer; the message is
+    the `error_description`, naming the parameter and the fix, never a code, token or secret.
+    """
+
+    def __init__(self, message: str, *, error: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.error = error
+        self.status = status
 
 
 _BY_CODE: dict[int, type[RPCError]] = {
