@@ -17,15 +17,15 @@ import pytest
 from mcpkit.cli.usage import UsageError
 from mcpkit.client import InputRequest
 from mcpkit.dev.actions import output_check
-from mcpkit.dev.asking import USER_REJECTED, NoSuchQuestion, Questions
+from mcpkit.dev.asking import USER_REJECTED, Questions
 from mcpkit.dev.copies import curl_line, mcpkit_line
 from mcpkit.dev.events import QUEUE, EventHub
 from mcpkit.dev.guard import Allowed, Guard, Refused, verdict
 from mcpkit.dev.meanings import meaning
 from mcpkit.dev.targets import read_target
-from mcpkit.dev.views import ViewError, Views, policy
+from mcpkit.dev.views import Views, policy
 from mcpkit.dev.wire import WireLog
-from mcpkit.errors import ElicitationAnswerError, RPCError
+from mcpkit.errors import ElicitationAnswerError, QuestionClosedError, RPCError, ViewError
 from mcpkit.ext.apps import MIME_TYPE
 from mcpkit.protocol.codec import encode
 
@@ -288,7 +288,7 @@ async def test_a_form_answer_that_does_not_fit_is_refused_and_the_question_stays
     assert await waiting == {"action": "accept",
                              "content": {"when": "2031-03-04T09:30:00Z", "size": 2}}
     assert questions.hub.state(f"question:{ident}") is None
-    with pytest.raises(NoSuchQuestion):
+    with pytest.raises(QuestionClosedError):
         questions.answer(ident, {"action": "cancel"})
 
 

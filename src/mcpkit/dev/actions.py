@@ -1,7 +1,7 @@
 """What the page may ask the inspector to do: one table from action name to its coroutine.
 
 Each action takes the JSON object the page posted and returns a JSON object. What the page
-sends is checked here (`BadRequest`, HTTP 400, naming the field); what the server answers is
+sends is checked here (`InspectorRequestError`, HTTP 400, naming the field); what the server answers is
 returned as it came, an error included (`{"ok": false, "error": ..., "code": ...,
 "meaning": ...}`, HTTP 200: the server said no, the inspector worked). Long actions (a call
 that asks questions on the way) take as long as they take: their progress and questions
@@ -20,23 +20,26 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final
 
 from mcpkit.client.tools import OutputChecker
-from mcpkit.dev.asking import NoSuchQuestion
 from mcpkit.dev.catalogue import view_of
 from mcpkit.dev.meanings import meaning
-from mcpkit.dev.session import ERAS, NotConnected, Session
+from mcpkit.dev.session import ERAS, Session
 from mcpkit.dev.tasks import TaskBoard, raw
-from mcpkit.dev.views import ViewError
 from mcpkit.errors import (
+    CallCancelledError,
     ElicitationAnswerError,
+    InspectorRequestError,
     MCPError,
     MissingExtraError,
+    NotConnectedError,
     ProtocolViolation,
+    QuestionClosedError,
     RPCError,
+    ViewError,
 )
 from mcpkit.protocol.extensions import TASKS
 from mcpkit.protocol.extras import available
 
-__all__ = ["ACTIONS", "Actions", "BadRequest", "Cancelled"]
+__all__ = ["ACTIONS", "MAX_CALLS", "Actions", "failed", "output_check"]
 
 log = logging.getLogger("mcpkit.dev")
 
@@ -44,13 +47,6 @@ MAX_CALLS: Final = 64
 """Calls in flight at once (each may wait on a question)."""
 
 
-class BadRequest(ValueError):
-    """The page sent something the action cannot take; the message names the field."""
-
-
-class Cancelled(Exception):
-    """The page cancelled the call (`cancel`): a request in flight is cancelled on the wire,
-    a question it waited on is withdrawn, and no retry is sent."""
 
 
 def _text(params: Mapping[str, Any], name: str, *, optional: bool = False) -> Any:
@@ -58,7 +54,7 @@ def _text(params: Mapping[str, Any], name: str, *, optional: bool = False) -> An
     if value is None and optional:
         return None
     if not isinstance(value, str) or not value:
-        raise BadRequest(f"{name!r} must be a non-empty string")
+        raise InspectorRequestError(f"{name!r} must be a non-empty string")
     return value
 
 
@@ -67,7 +63,7 @@ def _object(params: Mapping[str, Any], name: str) -> dict[str, Any] | None:
     if value is None:
         return None
     if not isinstance(value, dict):
-        raise BadRequest(f"{name!r} must be a JSON object")
+        raise InspectorRequestError(f"{name!r} must be a JSON object")
     return value
 
 
@@ -119,11 +115,12 @@ class Actions:
                                                 "mcpkit disagree (reload the page)"}
         try:
             return 200, {"ok": True, **await action(self, params)}
-        except (BadRequest, ElicitationAnswerError, NoSuchQuestion, ViewError) as exc:
+        except (InspectorRequestError, ElicitationAnswerError, QuestionClosedError,
+                ViewError) as exc:
             return 400, failed(exc)
-        except NotConnected as exc:
+        except NotConnectedError as exc:
             return 409, failed(exc)
-        except Cancelled:
+        except CallCancelledError:
             return 200, {"ok": False, "cancelled": True, "error": "cancelled from the page"}
         except MCPError as exc:
             return 200, failed(exc)
@@ -138,7 +135,7 @@ class Actions:
         if ident is None:
             return await work
         if len(self._calls) >= MAX_CALLS:
-            raise BadRequest(f"{MAX_CALLS} calls are in flight already; wait for one to end")
+            raise InspectorRequestError(f"{MAX_CALLS} calls are in flight already; wait for one to end")
         running = asyncio.ensure_future(work)
         self._calls[ident] = running
         try:
@@ -146,7 +143,7 @@ class Actions:
         except asyncio.CancelledError:
             this = asyncio.current_task()
             if running.cancelled() and this is not None and not this.cancelling():
-                raise Cancelled from None  # `cancel` stopped the call, not the app
+                raise CallCancelledError("cancelled from the page") from None  # `cancel` stopped the call, not the app
             raise
         finally:
             self._calls.pop(ident, None)
@@ -156,7 +153,7 @@ class Actions:
     async def connect(self, params: Mapping[str, Any]) -> dict[str, Any]:
         era = params.get("era")
         if era is not None and era not in ERAS:
-            raise BadRequest(f"'era' is one of {', '.join(ERAS)}")
+            raise InspectorRequestError(f"'era' is one of {', '.join(ERAS)}")
         return {"connection": await self.session.open(era)}
 
     async def refresh(self, params: Mapping[str, Any]) -> dict[str, Any]:
@@ -171,7 +168,7 @@ class Actions:
         if params.get("from") == "app":
             view = view_of(tool) if tool is not None else None
             if view is None or "app" not in view["visibility"]:
-                raise BadRequest(f"the view may not call {name!r}: its visibility lacks "
+                raise InspectorRequestError(f"the view may not call {name!r}: its visibility lacks "
                                  "'app' (a host refuses such calls, SEP-1865)")
         call = params.get("callId")
         hub = self.session.hub
@@ -212,7 +209,7 @@ class Actions:
         client = self.session.require()
         ref = _object(params, "ref")
         if ref is None:
-            raise BadRequest("'ref' is the completion's reference object")
+            raise InspectorRequestError("'ref' is the completion's reference object")
         context = _object(params, "context")
         value = params.get("value")
         return {"completion": await client.complete(
@@ -223,7 +220,7 @@ class Actions:
         client = self.session.require()
         arguments = _object(params, "arguments")
         if arguments is not None and not all(isinstance(v, str) for v in arguments.values()):
-            raise BadRequest("a prompt's arguments are strings")
+            raise InspectorRequestError("a prompt's arguments are strings")
         result = await self._tracked(params, client.get_prompt(_text(params, "name"), arguments))
         return {"result": raw(result)}
 
@@ -240,18 +237,18 @@ class Actions:
     async def answer(self, params: Mapping[str, Any]) -> dict[str, Any]:
         answer = _object(params, "answer")
         if answer is None:
-            raise BadRequest("'answer' is the result object to send")
+            raise InspectorRequestError("'answer' is the result object to send")
         self.session.questions.answer(_text(params, "id"), answer)
         return {}
 
     async def roots(self, params: Mapping[str, Any]) -> dict[str, Any]:
         given = params.get("roots")
         if not isinstance(given, list):
-            raise BadRequest("'roots' is a list of {uri, name}")
+            raise InspectorRequestError("'roots' is a list of {uri, name}")
         try:
             return {"roots": self.session.questions.set_roots(given)}
         except ValueError as exc:
-            raise BadRequest(str(exc)) from None
+            raise InspectorRequestError(str(exc)) from None
 
     async def view(self, params: Mapping[str, Any]) -> dict[str, Any]:
         client = self.session.require()
@@ -267,7 +264,7 @@ class Actions:
         handle = self.tasks.handle(ident)
         if op == "attach" or handle is None:
             if op not in ("attach", "get", "cancel", "update"):
-                raise BadRequest("'op' is one of attach, get, cancel, update")
+                raise InspectorRequestError("'op' is one of attach, get, cancel, update")
             handle = client.task(ident)
             if op == "attach":
                 self.tasks.follow(handle)
@@ -282,13 +279,13 @@ class Actions:
         if op == "update":
             responses = _object(params, "responses")
             if responses is None:
-                raise BadRequest("'responses' maps each input request key to its answer")
+                raise InspectorRequestError("'responses' maps each input request key to its answer")
             try:
                 await handle.update(responses)
             except TypeError as exc:
-                raise BadRequest(str(exc)) from None
+                raise InspectorRequestError(str(exc)) from None
             return {}
-        raise BadRequest("'op' is one of attach, get, cancel, update")
+        raise InspectorRequestError("'op' is one of attach, get, cancel, update")
 
     async def stderr(self, params: Mapping[str, Any]) -> dict[str, Any]:
         return {"stderr": self.session.stderr()}
@@ -297,7 +294,7 @@ class Actions:
         session = self.session
         url = session.target.url
         if url is None:
-            raise BadRequest("signing in is for a server reached over HTTP")
+            raise InspectorRequestError("signing in is for a server reached over HTTP")
         if self._signing_in is not None and not self._signing_in.done():
             return {"started": False}
         self._signing_in = asyncio.ensure_future(_sign_in(session, url))

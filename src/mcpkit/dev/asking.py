@@ -26,16 +26,12 @@ from typing import Any, Final
 from mcpkit.client import InputRequest, check_answer, read_form
 from mcpkit.client.inputs import fill_defaults
 from mcpkit.dev.events import EventHub
-from mcpkit.errors import ElicitationAnswerError, RPCError
+from mcpkit.errors import ElicitationAnswerError, QuestionClosedError, RPCError
 
-__all__ = ["ACTIONS", "USER_REJECTED", "NoSuchQuestion", "Questions"]
+__all__ = ["ACTIONS", "USER_REJECTED", "Questions"]
 
 ACTIONS: Final = ("accept", "decline", "cancel")
 _FORM, _URL, _SAMPLING = "form", "url", "sampling"
-
-
-class NoSuchQuestion(LookupError):
-    """The page answered a question that is not open (answered already, or withdrawn)."""
 
 
 USER_REJECTED: Final = -1
@@ -102,10 +98,10 @@ class Questions:
 
     def answer(self, ident: str, reply: Mapping[str, Any]) -> None:
         """Take the page's answer to question `ident`; `ElicitationAnswerError` (with each
-        field's problem) when it does not fit, `NoSuchQuestion` when nothing is asked."""
+        field's problem) when it does not fit, `QuestionClosedError` when nothing is asked."""
         found = self._open.get(ident)
         if found is None or found[0].done():
-            raise NoSuchQuestion(f"question {ident!r} is not open (answered already, or the "
+            raise QuestionClosedError(f"question {ident!r} is not open (answered already, or the "
                                  "call that asked it ended)")
         future, kind, request = found
         if not isinstance(reply, Mapping):

@@ -32,11 +32,11 @@ from mcpkit.dev.events import EventHub
 from mcpkit.dev.targets import Target
 from mcpkit.dev.views import Views
 from mcpkit.dev.wire import WireLog
-from mcpkit.errors import AuthError, MCPError
+from mcpkit.errors import AuthError, MCPError, NotConnectedError
 from mcpkit.ext.apps import APPS, MIME_TYPE
 from mcpkit.types.constants import Method
 
-__all__ = ["CLIENT_INFO", "ERAS", "NotConnected", "Session"]
+__all__ = ["CLIENT_INFO", "ERAS", "Session"]
 
 log = logging.getLogger("mcpkit.dev")
 
@@ -45,10 +45,6 @@ ERAS: Final = ("auto", "modern", "legacy")
 """What the page may ask the connection to use: probe, or pin one era."""
 _LIST_CHANGES: Final = frozenset({Method.TOOLS_LIST_CHANGED, Method.PROMPTS_LIST_CHANGED,
                                   Method.RESOURCES_LIST_CHANGED})
-
-
-class NotConnected(RuntimeError):
-    """An action that needs the connection while there is none; the message says why."""
 
 
 class Session:
@@ -165,7 +161,7 @@ class Session:
     def require(self) -> Client:
         if self.client is None:
             why = (self._failure or {}).get("error")
-            raise NotConnected(f"not connected{f': {why}' if why else ''}; reconnect first")
+            raise NotConnectedError(f"not connected{f': {why}' if why else ''}; reconnect first")
         return self.client
 
     # -- what the page sees ----------------------------------------------------------------------

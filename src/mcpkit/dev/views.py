@@ -22,18 +22,15 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Final
 
+from mcpkit.errors import ViewError
 from mcpkit.ext.apps import MIME_TYPE, Csp, view_ui
 
-__all__ = ["KEPT", "View", "ViewError", "Views", "policy"]
+__all__ = ["KEPT", "View", "Views", "policy"]
 
 KEPT: Final = 64
 """Views kept ready at once; the oldest is dropped first."""
 _PERMISSION_POLICY: Final = {"camera": "camera", "microphone": "microphone",
                              "geolocation": "geolocation", "clipboardWrite": "clipboard-write"}
-
-
-class ViewError(ValueError):
-    """A view that cannot be shown as it is; the message says why."""
 
 
 @dataclass(frozen=True, slots=True)
