@@ -56,6 +56,17 @@ def test_no_two_importable_modules_share_a_name() -> None:
     assert shared == {}, f"rename one of each: {shared}"
 
 
+def test_no_test_folder_is_imported_as_a_package() -> None:
+    """`from store.backends import X` makes tests/store a namespace package named `store`, and
+    then the calendar example's own `store` module cannot be imported in the same run."""
+    # A folder named like a standard module (tests/typing) never shadows it: a namespace
+    # package is found only where no module of that name is.
+    folders = {p.name for p in TESTS.iterdir() if p.is_dir()} - set(sys.stdlib_module_names)
+    found = sorted(str(p.relative_to(ROOT)) for p in python_files()
+                   if imported_modules(p) & folders)
+    assert found == [], f"import these helpers by module name instead: {found}"
+
+
 def collected(*args: str) -> list[str]:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTEST_ADDOPTS", REQUIRE_VARIABLE)}
     out = subprocess.run(

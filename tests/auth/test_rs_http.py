@@ -14,7 +14,7 @@ import orjson
 import pytest
 from http_peer import Peer
 from rs_peers import ISSUER, Issuer, KeyServer, key_server, protected
-from store.backends import KINDS, make_url
+from store_urls import KINDS, make_url
 
 import mcpkit
 from mcpkit.auth.dpop import DPoPKey
