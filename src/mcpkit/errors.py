@@ -15,6 +15,7 @@ MCPError                                   anything mcpkit raises on purpose
 │   ├── HeaderMismatchError         -32020 an HTTP header disagrees with the body
 │   ├── MissingRequiredClientCapabilityError -32021 data.requiredCapabilities
 │   ├── UnsupportedProtocolVersionError      -32022 data.supported, data.requested
+│   ├── RateLimitedError            -32029 mcpkit's: too many requests (data.retryAfterMs, HTTP 429)
 │   └── URLElicitationRequiredError          -32042 (2025-11-25 only) data.elicitations
 ├── ToolError                              a tool failed: becomes `isError: true`, never a JSON-RPC error
 ├── TransportError                         the connection itself failed (closed, timed out, refused)
@@ -68,7 +69,7 @@ __all__ = [
     "InputRoundsExceededError", "InternalError", "InvalidParamsError", "InvalidRequestError",
     "InvalidTokenError", "MCPError", "MethodNotFoundError", "MissingExtraError",
     "MissingRequiredClientCapabilityError", "NoCommonVersionError", "ParseError",
-    "ProtocolViolation", "RPCError", "RedirectError", "RequestTimeoutError",
+    "ProtocolViolation", "RPCError", "RateLimitedError", "RedirectError", "RequestTimeoutError",
     "ResourceNotFoundError", "ResultTypeError", "ServerConfigError", "SessionExpiredError",
     "SkillVerificationError", "StateRejected", "StepUpNeeded", "StoreUnavailableError",
     "TaskCancelledError", "ToolError", "TransportError", "URLElicitationRequiredError",
@@ -215,6 +216,32 @@ class UnsupportedProtocolVersionError(RPCError):
             f"Unsupported protocol version {requested!r}; supported: {', '.join(supported)}",
             {"supported": list(supported), "requested": requested},
         )
+
+
+class RateLimitedError(RPCError):
+    """Too many requests from this caller (`mcpkit.server.middleware.rate_limit`): try again
+    after `retry_after` seconds. The code is mcpkit's own, from the range JSON-RPC leaves to
+    implementations; the wait travels as `data.retryAfterMs`, and over Streamable HTTP as
+    status 429 with a `Retry-After` header too."""
+
+    code = -32029
+    default_message = "Rate limited"
+
+    def __init__(self, message: str | None = None, data: Any = None, *,
+                 retry_after: float | None = None) -> None:
+        if retry_after is not None:
+            data = {**(data if isinstance(data, Mapping) else {}),
+                    "retryAfterMs": max(1, int(retry_after * 1000 + 0.999))}
+        super().__init__(message, data)
+
+    @property
+    def retry_after(self) -> float | None:
+        """Seconds to wait before trying again, as the server said (None when it did not)."""
+        data = self.data
+        wait = data.get("retryAfterMs") if isinstance(data, Mapping) else None
+        if isinstance(wait, bool) or not isinstance(wait, int | float) or wait < 0:
+            return None
+        return wait / 1000
 
 
 class URLElicitationRequiredError(RPCError):
@@ -460,6 +487,7 @@ _BY_CODE: dict[int, type[RPCError]] = {
         HeaderMismatchError,
         MissingRequiredClientCapabilityError,
         UnsupportedProtocolVersionError,
+        RateLimitedError,
     )
 }
 _BY_CODE[ResourceNotFoundError.LEGACY_CODE] = ResourceNotFoundError

@@ -26,6 +26,7 @@ from mcpkit.errors import (
     MethodNotFoundError,
     MissingRequiredClientCapabilityError,
     ParseError,
+    RateLimitedError,
     UnsupportedProtocolVersionError,
 )
 from mcpkit.protocol.codec import Message
@@ -60,6 +61,7 @@ __all__ = [
     "check_request_headers",
     "classify_era",
     "client_headers",
+    "error_headers",
     "error_status",
     "http_status",
     "is_json_content",
@@ -80,6 +82,7 @@ STATUS_BY_CODE: Final[Mapping[int, int]] = MappingProxyType(
         UnsupportedProtocolVersionError.code: 400,
         MethodNotFoundError.code: 404,
         InternalError.code: 500,
+        RateLimitedError.code: 429,
     }
 )
 """JSON-RPC error code -> HTTP status of a modern response. Codes not listed (an application's
@@ -89,6 +92,18 @@ own) travel with 200: the body says everything. Legacy sessions answer every han
 
 def http_status(code: int) -> int:
     return STATUS_BY_CODE.get(code, Status.OK)
+
+
+def error_headers(error: Mapping[str, Any]) -> list[tuple[bytes, bytes]] | None:
+    """Headers an error response carries besides its body: `Retry-After` (whole seconds,
+    rounded up) for a rate limit that says how long to wait (`RateLimitedError`)."""
+    if error.get("code") != RateLimitedError.code:
+        return None
+    data = error.get("data")
+    wait = data.get("retryAfterMs") if isinstance(data, Mapping) else None
+    if isinstance(wait, bool) or not isinstance(wait, int) or wait < 0:
+        return None
+    return [(b"retry-after", b"%d" % -(-wait // 1000))]
 
 
 def error_status(error: Mapping[str, Any]) -> int:

@@ -15,7 +15,7 @@ from typing import Any, Final
 from mcpkit.legacy.session_quota import PRINCIPAL_SCOPE_KEY
 from mcpkit.protocol.codec import Message, Notification, Request, encode
 from mcpkit.protocol.headers import RequestHeaders
-from mcpkit.protocol.http import Status, accepts, error_status
+from mcpkit.protocol.http import Status, accepts, error_headers, error_status
 from mcpkit.protocol.http_refusals import not_allowed, request_refusal, response_refusal
 from mcpkit.tracing.spans import active, in_scope
 from mcpkit.transports.http_endpoint import Receive, Scope, Send, refuse
@@ -61,15 +61,19 @@ class ModernEndpoint:
                 await exchange.abandon()
                 return
             error_body = response.get("error")
-            status = error_status(error_body) if error_body is not None else Status.OK
+            status, extra = Status.OK, None
+            if error_body is not None:
+                status, extra = error_status(error_body), error_headers(error_body)
             if exchange.streaming or not json_ok:
                 if not exchange.streaming:  # the client accepts only a stream
                     await exchange.start_stream()
                 await exchange.finish(response, status)
                 return
             body = encode(response)
-            await send({"type": "http.response.start", "status": status,
-                        "headers": [_JSON_TYPE, (b"content-length", b"%d" % len(body))]})
+            sent = [_JSON_TYPE, (b"content-length", b"%d" % len(body))]
+            if extra:
+                sent += extra
+            await send({"type": "http.response.start", "status": status, "headers": sent})
             await send({"type": "http.response.body", "body": body})
         elif type(decoded) is Notification:
             await plain_response(send, Status.ACCEPTED)
