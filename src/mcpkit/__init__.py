@@ -33,6 +33,7 @@ if TYPE_CHECKING:
         MethodNotFoundError,
         MissingExtraError,
         ProtocolViolation,
+        RateLimitedError,
         ResourceNotFoundError,
         ResultTypeError,
         RPCError,
@@ -45,6 +46,8 @@ if TYPE_CHECKING:
     from mcpkit.server.asking import Elicit, Elicited, ElicitURL, ListRoots, Sample, Sampled
     from mcpkit.server.content import Audio, Blob, Image, ResourceLink, Text, ToolResult
     from mcpkit.server.context import Context
+    from mcpkit.server.dependencies import Depends
+    from mcpkit.server.middleware import CallNext, Middleware, MiddlewareContext
     from mcpkit.server.prompts import Message
     from mcpkit.server.resources import CacheHint
     from mcpkit.server.server import ServerOptions
@@ -56,11 +59,13 @@ __all__ = [
     "Audio",
     "Blob",
     "CacheHint",
+    "CallNext",
     "CallToolResult",
     "Client",
     "ClientOptions",
     "Clients",
     "Context",
+    "Depends",
     "Elicit",
     "ElicitURL",
     "ElicitationCompleteHandler",
@@ -77,11 +82,14 @@ __all__ = [
     "MCPError",
     "Message",
     "MethodNotFoundError",
+    "Middleware",
+    "MiddlewareContext",
     "MissingExtraError",
     "Param",
     "ProgressHandler",
     "ProtocolViolation",
     "RPCError",
+    "RateLimitedError",
     "ResourceLink",
     "ResourceNotFoundError",
     "ResultTypeError",
@@ -107,6 +115,11 @@ _LAZY = {
     "Server": "mcpkit.app",
     "ServerOptions": "mcpkit.server.server",
     "Context": "mcpkit.server.context",
+    "Depends": "mcpkit.server.dependencies",
+    "Middleware": "mcpkit.server.middleware",
+    "MiddlewareContext": "mcpkit.server.middleware",
+    "CallNext": "mcpkit.server.middleware",
+    "RateLimitedError": "mcpkit.errors",
     "Elicit": "mcpkit.server.asking",
     "ElicitURL": "mcpkit.server.asking",
     "Elicited": "mcpkit.server.asking",
