@@ -8,14 +8,16 @@ MCPError                                   anything mcpkit raises on purpose
 │   ├── MethodNotFoundError         -32601 unknown, removed or unadvertised method
 │   ├── InvalidParamsError          -32602 params (or `_meta`) do not fit the method
 │   │   ├── ResourceNotFoundError   -32602 (legacy wire: -32002) with data.uri
-│   │   └── StateRejected           -32602 a sealed requestState or handle failed a check
-│   │       └── HandleError                a handle failed one (`isError` in tools/call)
+│   │   ├── StateRejected           -32602 a sealed requestState or handle failed a check
+│   │   │   └── HandleError                a handle failed one (`isError` in tools/call)
+│   │   ├── TooManyTasksError       -32602 a principal's share of tasks is full (HTTP 429)
+│   │   └── RateLimitedError        -32602 a caller past its rate limit (data.retryAfterS, HTTP 429)
 │   ├── InternalError               -32603 a bug or an unexpected failure; details stay in logs
-│   │   └── StoreUnavailableError   -32603 a shared store or broker is out of reach (HTTP 503)
+│   │   ├── StoreUnavailableError   -32603 a shared store or broker is out of reach (HTTP 503)
+│   │   └── ServiceUnavailableError -32603 the server is stopping or full: retry (HTTP 503)
 │   ├── HeaderMismatchError         -32020 an HTTP header disagrees with the body
 │   ├── MissingRequiredClientCapabilityError -32021 data.requiredCapabilities
 │   ├── UnsupportedProtocolVersionError      -32022 data.supported, data.requested
-│   ├── RateLimitedError            -32029 mcpkit's: too many requests (data.retryAfterMs, HTTP 429)
 │   └── URLElicitationRequiredError          -32042 (2025-11-25 only) data.elicitations
 ├── ToolError                              a tool failed: becomes `isError: true`, never a JSON-RPC error
 ├── TransportError                         the connection itself failed (closed, timed out, refused)
@@ -29,6 +31,8 @@ MCPError                                   anything mcpkit raises on purpose
 ├── NoCommonVersionError                   the server speaks no version this client speaks
 ├── ResultTypeError                        a structured result does not fit the type the call
 │                                          named (also a TypeError)
+├── NotJSONError                           a request would carry a value JSON cannot (an integer
+│                                          past 64 bits, a set); nothing sent (also a TypeError)
 ├── ServerConfigError                      an mcpServers file or entry cannot be used (.path)
 │                                          (also a ValueError)
 ├── InputRoundsExceededError               a call kept asking for input past the client's limit
@@ -68,11 +72,12 @@ __all__ = [
     "GrantError", "HTTPStatusError", "HandleError", "HeaderMismatchError",
     "InputRoundsExceededError", "InternalError", "InvalidParamsError", "InvalidRequestError",
     "InvalidTokenError", "MCPError", "MethodNotFoundError", "MissingExtraError",
-    "MissingRequiredClientCapabilityError", "NoCommonVersionError", "ParseError",
+    "MissingRequiredClientCapabilityError", "NoCommonVersionError", "NotJSONError", "ParseError",
     "ProtocolViolation", "RPCError", "RateLimitedError", "RedirectError", "RequestTimeoutError",
-    "ResourceNotFoundError", "ResultTypeError", "ServerConfigError", "SessionExpiredError",
-    "SkillVerificationError", "StateRejected", "StepUpNeeded", "StoreUnavailableError",
-    "TaskCancelledError", "ToolError", "TransportError", "URLElicitationRequiredError",
+    "ResourceNotFoundError", "ResultTypeError", "ServerConfigError", "ServiceUnavailableError",
+    "SessionExpiredError", "SkillVerificationError", "StateRejected", "StepUpNeeded",
+    "StoreUnavailableError", "TaskCancelledError", "TooManyTasksError", "ToolError",
+    "TransportError", "URLElicitationRequiredError",
     "UnsupportedProtocolVersionError", "VerifierUnavailableError", "error_class_for_code",
 ]
 
@@ -108,6 +113,9 @@ class RPCError(MCPError):
         code = error.get("code")
         message = error.get("message")
         cls = error_class_for_code(code) if isinstance(code, int) else None
+        data = error.get("data")
+        if cls is InvalidParamsError and isinstance(data, Mapping) and "rateLimit" in data:
+            cls = RateLimitedError  # a rate limit says how long to wait: the caller may
         if cls is None:
             exc = RPCError(str(message) if message is not None else None, error.get("data"))
             exc.code = code if isinstance(code, int) else -32603  # type: ignore[misc]
@@ -190,6 +198,30 @@ class StoreUnavailableError(InternalError):
         self.store = store
 
 
+class TooManyTasksError(InvalidParamsError):
+    """A principal asked for one task more than its share (`TaskOptions.max_*_per_principal`):
+    -32602 naming the share, with `data.retryAfterS`, which HTTP answers 429 with Retry-After.
+    The client's own load, not the server's failure: it may try again after that long."""
+
+    def __init__(self, message: str, share: str, limit: int, retry_after_s: int) -> None:
+        super().__init__(message, {"share": share, "limit": limit,
+                                   "retryAfterS": retry_after_s})
+        self.retry_after_s = retry_after_s
+
+
+class ServiceUnavailableError(InternalError):
+    """The server cannot take this request now but another attempt may succeed: it is
+    stopping (a drain), or it runs as many tasks as it may. -32603 with `data.unavailable`
+    ("stopping", "busy") and `data.retryAfterS`; HTTP answers 503 with Retry-After, so a
+    client or a load balancer tries again, elsewhere or later."""
+
+    default_message = "Service unavailable: try again"
+
+    def __init__(self, message: str, reason: str, retry_after_s: int) -> None:
+        super().__init__(message, {"unavailable": reason, "retryAfterS": retry_after_s})
+        self.retry_after_s = retry_after_s
+
+
 class HeaderMismatchError(RPCError):
     code = -32020
     default_message = "Header mismatch"
@@ -218,30 +250,27 @@ class UnsupportedProtocolVersionError(RPCError):
         )
 
 
-class RateLimitedError(RPCError):
-    """Too many requests from this caller (`mcpkit.server.middleware.rate_limit`): try again
-    after `retry_after` seconds. The code is mcpkit's own, from the range JSON-RPC leaves to
-    implementations; the wait travels as `data.retryAfterMs`, and over Streamable HTTP as
-    status 429 with a `Retry-After` header too."""
-
-    code = -32029
-    default_message = "Rate limited"
+class RateLimitedError(InvalidParamsError):
+    """A caller made more requests than its rate limit allows
+    (`mcpkit.server.middleware.rate_limit`): -32602 with `data.rateLimit` (`limit`, `perS`)
+    and `data.retryAfterS`, which HTTP answers 429 with Retry-After, as `TooManyTasksError`.
+    The client's own load: it may try again after that long (`retry_after`)."""
 
     def __init__(self, message: str | None = None, data: Any = None, *,
-                 retry_after: float | None = None) -> None:
-        if retry_after is not None:
-            data = {**(data if isinstance(data, Mapping) else {}),
-                    "retryAfterMs": max(1, int(retry_after * 1000 + 0.999))}
+                 limit: int | None = None, per_s: float | None = None,
+                 retry_after_s: int | None = None) -> None:
+        if retry_after_s is not None:
+            data = {"rateLimit": {"limit": limit, "perS": per_s}, "retryAfterS": retry_after_s}
         super().__init__(message, data)
 
     @property
     def retry_after(self) -> float | None:
         """Seconds to wait before trying again, as the server said (None when it did not)."""
         data = self.data
-        wait = data.get("retryAfterMs") if isinstance(data, Mapping) else None
+        wait = data.get("retryAfterS") if isinstance(data, Mapping) else None
         if isinstance(wait, bool) or not isinstance(wait, int | float) or wait < 0:
             return None
-        return wait / 1000
+        return float(wait)
 
 
 class URLElicitationRequiredError(RPCError):
@@ -342,6 +371,11 @@ class NoCommonVersionError(MCPError):
 
 class ResultTypeError(MCPError, TypeError):
     """A tool's structured content does not fit the type `call_tool(..., result=T)` named."""
+
+
+class NotJSONError(MCPError, TypeError):
+    """A request the client was asked to send holds a value JSON cannot carry (an integer
+    beyond the 64-bit range, a set, an object); refused before any byte is written."""
 
 
 class ServerConfigError(MCPError, ValueError):
@@ -487,7 +521,6 @@ _BY_CODE: dict[int, type[RPCError]] = {
         HeaderMismatchError,
         MissingRequiredClientCapabilityError,
         UnsupportedProtocolVersionError,
-        RateLimitedError,
     )
 }
 _BY_CODE[ResourceNotFoundError.LEGACY_CODE] = ResourceNotFoundError

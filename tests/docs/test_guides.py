@@ -1,5 +1,5 @@
-"""The guides stay true: every Python block of docs/client.md, docs/testing-servers.md and
-docs/legacy.md runs, in order, and prints what the guide says it prints.
+"""The guides stay true: every Python block of docs/client.md, docs/testing-servers.md,
+docs/legacy.md and docs/openapi.md runs, in order, and prints what the guide says it prints.
 
 The blocks of one guide share a namespace, as if typed into one file. A block preceded by
 `<!-- file: PATH -->` is a part of that file, shown rather than run here: it must appear in the
@@ -225,3 +225,15 @@ def test_every_block_of_each_framework_guide_runs_and_prints_what_it_says(
     out = capsys.readouterr().out
     missing = [shown for shown in FRAMEWORK_GUIDES[guide] if shown not in out]
     assert not missing, f"docs/{guide} should print {missing!r}:\n{out}"
+
+
+def test_every_block_of_the_openapi_guide_runs_and_prints_what_it_says(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:
+    run_guide("openapi.md", monkeypatch)
+    out = capsys.readouterr().out
+    text = (DOCS / "openapi.md").read_text(encoding="utf-8")
+    shown = re.findall(r"^prints\n\n```\n(.*?)^```", text, re.S | re.M)
+    assert len(shown) == 2, "docs/openapi.md shows what two blocks print"
+    for printed in shown:
+        assert printed in out, f"docs/openapi.md should print:\n{printed}\ngot:\n{out}"

@@ -47,7 +47,8 @@ async def test_over_stdio_the_lifespan_dependencies_middleware_and_a_mount_serve
     events = tmp_path / "events"
     tap = SchemaTap()
     connector = StdioServer([sys.executable, "-m", "mcpkit", "run", SERVER],
-                            env={**os.environ, "FRAMEWORK_EVENTS": str(events)}, tap=tap)
+                            env={**os.environ, "FRAMEWORK_EVENTS": str(events),
+                                 "MCPKIT_STORE": "memory"}, tap=tap)
     async with Client(connector, options=ClientOptions(era=era)) as client:
         who = (await client.call_tool("whoami", {})).text
         pid = int(who.split()[0])
@@ -68,7 +69,8 @@ async def test_over_stdio_the_lifespan_dependencies_middleware_and_a_mount_serve
 async def test_over_http_the_lifespan_is_held_from_startup_to_shutdown(
         era: str, tmp_path: Path) -> None:
     events = tmp_path / "events"
-    server = ServerProcess.start(SERVER, env={"FRAMEWORK_EVENTS": str(events)})
+    server = ServerProcess.start(SERVER, env={"FRAMEWORK_EVENTS": str(events),
+                                              "MCPKIT_STORE": "memory"})
     try:
         wait_for(lambda: len(lines(events)) == 1, "the lifespan was not entered at startup")
         transport = checked_transport(server.url, check_server=True)
@@ -152,7 +154,8 @@ async def test_two_workers_each_hold_the_lifespan_and_share_one_rate_limit(
                                                   "2026-07-28",
                                               "io.modelcontextprotocol/clientCapabilities": {}}}})
         assert reply.status_code == 429, reply.text
-        assert reply.json()["error"]["code"] == -32029
+        assert reply.json()["error"]["code"] == -32602
+        assert reply.json()["error"]["data"]["rateLimit"] == {"limit": limit, "perS": 3600.0}
         assert 1 <= int(reply.headers["retry-after"]) <= 3600
     finally:
         stop(proc, log)

@@ -179,10 +179,11 @@ async def test_the_rate_limit_refuses_a_caller_past_its_window_and_says_when_to_
     finally:
         a.close()
         b.close()
-    assert codes == [None, None, -32029, None]
-    assert refused["error"]["data"] == {"retryAfterMs": 60_000}
+    assert codes == [None, None, -32602, None]
+    assert refused["error"]["data"] == {"rateLimit": {"limit": 2, "perS": 60.0},
+                                        "retryAfterS": 60}
     assert "more than 2 requests in 60 s" in refused["error"]["message"]
-    assert still["error"]["data"] == {"retryAfterMs": 40_000}
+    assert still["error"]["data"]["retryAfterS"] == 40
     assert "result" in again
     assert runs["tool"] == 4
     assert not a.tap.problems  # type: ignore[union-attr]

@@ -96,8 +96,10 @@ class _StdinProtocol(asyncio.Protocol):
 
 
 async def serve_stdio(server: Any, *, stdin_fd: int = 0, stdout_fd: int | None = None) -> None:
-    """Serve `server` on stdin/stdout until stdin closes, holding its lifespan meanwhile
-    (entered before the first message is read, exited once serving ended, errors included)."""
+    """Serve `server` on stdin/stdout until stdin closes (or SIGTERM); then its tasks are
+    drained (`TaskRunner.drain`, within `ServerOptions.grace_s`) before it returns. Its
+    lifespan is held meanwhile: entered before the first message is read, exited once the
+    serving ended, errors included."""
     async with server.running():
         await _serve_stdio(server, stdin_fd, stdout_fd)
 
@@ -124,6 +126,9 @@ async def _serve_stdio(server: Any, stdin_fd: int, stdout_fd: int | None) -> Non
         loop.add_signal_handler(signal.SIGTERM, done.set)
     try:
         await done.wait()
+        runner = server.task_runner
+        if runner is not None:  # hand tasks back, or let them finish: they outlive the client
+            await runner.drain(server.options.grace_s)
         await conn.close()
     finally:
         if transport is not None:

@@ -4,8 +4,9 @@ Counted in the server's store (`ServerOptions.store`, MCPKIT_STORE) with its ato
 one count per caller and window, so replicas sharing a PostgreSQL or Redis store share the
 limit (SQLite: the processes of one host; memory: this process). The windows are fixed
 (`per` seconds from the Unix epoch): a caller over the limit is refused until its window
-ends, and that wait is the answer's retry-after: `RateLimitedError` (-32029,
-`data.retryAfterMs`; over Streamable HTTP status 429 and `Retry-After`). A refused request
+ends, and that wait is the answer's retry-after: `RateLimitedError` (-32602 with
+`data.rateLimit` and `data.retryAfterS`, whole seconds rounded up; over Streamable HTTP
+status 429 and `Retry-After`, as for a caller over its share of tasks). A refused request
 counts too, so a caller that keeps trying does not get in sooner; a fixed window lets up to
 twice the limit through around a window's edge, the usual price of a count the store can
 keep in one step.
@@ -24,6 +25,7 @@ Imports the server's middleware and mrtr modules and `mcpkit.errors`.
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING, Any
 
@@ -98,7 +100,8 @@ class RateLimitingMiddleware(Middleware):
             what = context.method + (f" {context.name!r}" if context.name else "")
             raise RateLimitedError(
                 f"{what}: this caller made more than {self.limit} requests in {self.per:g} s; "
-                f"try again in {wait:.1f} s", retry_after=wait)
+                f"try again in {wait:.1f} s", limit=self.limit, per_s=self.per,
+                retry_after_s=max(1, math.ceil(wait)))
         return await call_next(context)
 
     def __repr__(self) -> str:
