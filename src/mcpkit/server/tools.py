@@ -48,6 +48,7 @@ from mcpkit.server.listing import require
 from mcpkit.server.mrtr import in_rounds
 from mcpkit.server.scopes import scopes_of
 from mcpkit.server.task_runner import TASK_MODES, TaskMode
+from mcpkit.server.threads import invoke
 from mcpkit.server.tool_filters import tool_page
 from mcpkit.server.tool_output import output_checker, typed_output_checker
 from mcpkit.types.constants import SERVER_INFO_KEY, Method
@@ -447,7 +448,10 @@ async def run_handler(tool: Tool, params: dict[str, Any], ctx: Context) -> dict[
         injected = tool.signature.injected
         if injected:
             inject(injected, kwargs, ctx)
-        result = await call_handler(tool, kwargs, ctx, partial(call_result, tool))
+        if tool.signature.provided:
+            result = await call_handler(tool, kwargs, ctx, partial(call_result, tool))
+        else:  # every plain call's path: no frame or partial more than before dependencies
+            result = call_result(tool, await invoke(tool.fn, tool.is_async, kwargs))
     except (ToolError, HandleError) as exc:
         if getattr(ctx, "_raise_failures", False):
             raise
