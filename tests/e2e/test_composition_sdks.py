@@ -13,13 +13,24 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from auth.sdk_process import TS_SDKS, install_python, install_typescript, run_client
 from listening import listening
-from sdk_clients import SCRIPTS, TS_SDKS, install_python, install_typescript, run_client
 from wire import LEGACY, MODERN, check_client_message, check_server_message
 
 pytestmark = pytest.mark.asyncio
 
 HERE = Path(__file__).resolve().parent
+SCRIPTS = HERE / "sdk_clients"
+PYTHON_SDK = "2.3.0"
+"""mcp 2.x speaks 2026-07-28, and 2025-11-25 in its legacy mode (1.x would be the
+initialize era only: 2.x covers both)."""
+
+
+async def seen_by(argv: list[str], cwd: Path | None = None) -> dict[str, Any]:
+    """What a client script saw: the one JSON line it printed (no sign-in to walk here)."""
+    said = await run_client(argv, None, cwd=cwd)
+    assert len(said) == 1, said
+    return said[0]
 
 
 class Checked:
@@ -116,9 +127,9 @@ def assert_composed(seen: dict[str, Any]) -> None:
 async def test_the_python_sdk_lists_and_calls_two_mounted_examples(
         composed: tuple[str, Checked], mode: str, era: str) -> None:
     url, gate = composed
-    python = install_python()
-    seen = await run_client([str(python), str(SCRIPTS / "compose_client.py"), url,
-                             *(["legacy"] if mode == "legacy" else [])])
+    python = install_python(PYTHON_SDK)
+    seen = await seen_by([str(python), str(SCRIPTS / "compose_client.py"), url,
+                          *(["legacy"] if mode == "legacy" else [])])
     assert seen["era"] == era
     assert_composed(seen)
     assert not gate.problems and gate.checked > 10
@@ -133,7 +144,7 @@ async def test_the_typescript_sdk_lists_and_calls_two_mounted_examples(
     folder = install_typescript()
     script = folder / "compose_client.mjs"  # beside its node_modules, where imports resolve
     script.write_text((SCRIPTS / "compose_client.mjs").read_text())
-    seen = await run_client(["node", str(script), url, package], cwd=folder)
+    seen = await seen_by(["node", str(script), url, package], cwd=folder)
     assert seen["era"] == era
     assert_composed(seen)
     assert not gate.problems and gate.checked > 10

@@ -239,6 +239,18 @@ SETTINGS: Final[tuple[Setting, ...]] = (
     _run("auth_public_url", TEXT, "the URL clients reach this server by: its resource "
          "identifier and the default audience; needed when bound off loopback, where the Host "
          "header is never taken for it", metavar="URL"),
+    _run("auth_upstream", TEXT, "with --http: users sign in at this identity provider through "
+         "an authorization proxy of the server's own: github, google, entra:TENANT, "
+         "auth0:DOMAIN, okta:DOMAIN/oauth2/SERVER, keycloak:REALM_URL, or an OpenID provider's "
+         "URL", metavar="PROVIDER"),
+    _run("auth_upstream_client_id", TEXT, "the proxy's client at the provider, made in its "
+         "console (its redirect URI: the public URL's origin + /oauth/callback)", metavar="ID"),
+    Setting("auth_upstream_client_secret", SECRET, "the secret of --auth-upstream-client-id "
+            "(never a flag: a command line is shown by ps)"),
+    _run("auth_upstream_scopes", TEXT, "what the proxy asks the provider for, space-separated "
+         "(default: the provider's usual ones)", metavar="SCOPES"),
+    _run("auth_token_lifetime", SECONDS, "with --auth-upstream: how long the proxy's access "
+         "tokens live (default 3600)"),
     _run("openapi", TEXT, "serve the operations of this OpenAPI 3.0/3.1 document (a path or an "
          "http(s) URL, JSON or YAML) as tools; alone, or added to FILE's server",
          metavar="SPEC"),

@@ -89,9 +89,9 @@ def app() -> Any:
     if spec.get("session_idle") is not None:
         settings["session_idle_s"] = spec["session_idle"]
     if spec.get("auth") is not None:
-        from mcpkit.cli.run_auth import AuthSettings, protected_resource
+        from mcpkit.cli.run_auth import protected_resource, settings_from_json
 
-        settings["auth"] = protected_resource(AuthSettings.from_json(spec["auth"]))
+        settings["auth"] = protected_resource(settings_from_json(spec["auth"]))
     return HTTPApp(server, HTTPOptions(**settings))
 
 

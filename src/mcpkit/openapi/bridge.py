@@ -32,9 +32,14 @@ from urllib.parse import urljoin
 import httpx
 
 from mcpkit._version import __version__
-from mcpkit.errors import InternalError, InvalidParamsError, ResourceNotFoundError, ToolError
+from mcpkit.errors import (
+    InternalError,
+    InvalidParamsError,
+    ResourceNotFoundError,
+    ToolError,
+    UnsupportedOperationError,
+)
 from mcpkit.openapi.calls import exchange
-from mcpkit.openapi.dialect import Unsupported
 from mcpkit.openapi.documents import Document, OpenAPIError, load_document
 from mcpkit.openapi.inputs import Inputs, inputs_of, is_json
 from mcpkit.openapi.operations import Operation, operations_of, route_of
@@ -107,7 +112,7 @@ def add_openapi(server: Server, spec: Any, *, client: httpx.AsyncClient | None =
     for operation in operations_of(document, options):
         try:
             inputs = inputs_of(document, operation, options)
-        except Unsupported as exc:
+        except UnsupportedOperationError as exc:
             _skip(bridged, operation, str(exc))
             continue
         route = route_of(operation, options, inputs.resource_ready)

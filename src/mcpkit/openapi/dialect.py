@@ -18,7 +18,7 @@ are an older dialect, translated keyword by keyword:
 In both: `example` becomes `examples: [example]`; `discriminator`, `xml`, `externalDocs`,
 `$schema`, `$id`, `$comment`, anchors and `x-` extensions are left out (they would only cost
 the model reading the schema; a `$ref` here is always a pointer into the document);
-`$dynamicRef` and `$recursiveRef` are refused (`Unsupported`).
+`$dynamicRef` and `$recursiveRef` are refused (`UnsupportedOperationError`).
 
 The direction matters for `readOnly` and `writeOnly` (OpenAPI: a read-only property is sent
 in responses only): in a request's schema a `readOnly` property is left out, with its name
@@ -34,10 +34,11 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final, Literal
 
+from mcpkit.errors import UnsupportedOperationError
 from mcpkit.openapi.documents import Document
 from mcpkit.openapi.refs import target
 
-__all__ = ["Direction", "SchemaSet", "Unsupported"]
+__all__ = ["Direction", "SchemaSet", "UnsupportedOperationError"]
 
 Direction = Literal["request", "response"]
 
@@ -54,10 +55,6 @@ _DROPPED: Final = frozenset({"discriminator", "xml", "externalDocs", "$schema", 
 _REFUSED: Final = frozenset({"$dynamicRef", "$recursiveRef"})
 _KEPT_BESIDE_REF_30: Final = ("description", "title")
 _NAME: Final = re.compile(r"[^A-Za-z0-9_.-]+")
-
-
-class Unsupported(Exception):
-    """What the bridge cannot express for one operation; it is left out, saying why."""
 
 
 class SchemaSet:
@@ -99,7 +96,7 @@ class SchemaSet:
 
     def _ref(self, ref: Any, where: str) -> str:
         if not isinstance(ref, str) or not ref.startswith("#/"):
-            raise Unsupported(f"{where}: $ref {ref!r} is not a pointer into the document")
+            raise UnsupportedOperationError(f"{where}: $ref {ref!r} is not a pointer into the document")
         name = self._names.get(ref)
         if name is None:
             target(self.document, ref, where)  # names something, or refused now
@@ -118,10 +115,10 @@ class SchemaSet:
         if isinstance(node, bool):
             return node
         if not isinstance(node, Mapping):
-            raise Unsupported(f"{where}: a schema is an object, not {type(node).__name__}")
+            raise UnsupportedOperationError(f"{where}: a schema is an object, not {type(node).__name__}")
         refused = sorted(_REFUSED & node.keys())
         if refused:
-            raise Unsupported(f"{where}: {refused[0]} is not supported in OpenAPI schemas here")
+            raise UnsupportedOperationError(f"{where}: {refused[0]} is not supported in OpenAPI schemas here")
         if "$ref" in node:
             out: dict[str, Any] = {"$ref": self._ref(node["$ref"], where)}
             if self.v30:  # 3.0 ignores what sits beside a $ref

@@ -37,6 +37,7 @@ from typing import Any, Final
 
 import orjson
 
+from mcpkit.errors import OpenAPIError
 from mcpkit.openapi.options import OpenAPIOptions
 from mcpkit.protocol.extras import require
 from mcpkit.schema.walk import Limits, Wording, check_schema_structure
@@ -70,11 +71,6 @@ _WORDING: Final = Wording(
               "{max_expanded} schemas"),
 )
 _LIMITS: Final = Limits(MAX_NODES, MAX_DEPTH, MAX_FAN_OUT, _MAX_EXPANDED)
-
-
-class OpenAPIError(ValueError):
-    """An OpenAPI document mcpkit cannot serve, said in one line naming the document and the
-    place in it."""
 
 
 @dataclass(frozen=True, slots=True)

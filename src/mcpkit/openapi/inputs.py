@@ -31,7 +31,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
-from mcpkit.openapi.dialect import SchemaSet, Unsupported
+from mcpkit.errors import UnsupportedOperationError
+from mcpkit.openapi.dialect import SchemaSet
 from mcpkit.openapi.documents import Document
 from mcpkit.openapi.operations import Operation
 from mcpkit.openapi.options import OpenAPIOptions
@@ -148,7 +149,7 @@ def _scalar_schema(schemas: SchemaSet, schema: Any) -> bool:
 
 
 def inputs_of(document: Document, operation: Operation, options: OpenAPIOptions) -> Inputs:
-    """The tool input of `operation`; `Unsupported` when it cannot be one."""
+    """The tool input of `operation`; `UnsupportedOperationError` when it cannot be one."""
     schemas = SchemaSet(document, "request")
     credentials = _credentials(document, options)
     configured = {name.lower() for name in options.headers}
@@ -163,7 +164,7 @@ def inputs_of(document: Document, operation: Operation, options: OpenAPIOptions)
     for parameter in ordered:
         location, wire = parameter["in"], parameter["name"]
         if location not in _LOCATIONS:
-            raise Unsupported(f"its parameter {wire!r} is in {location!r}, which is not sent "
+            raise UnsupportedOperationError(f"its parameter {wire!r} is in {location!r}, which is not sent "
                               "here (path, query, header and cookie are)")
         key = wire.lower() if location == "header" else wire
         if (location == "header" and (key in _IGNORED_HEADERS - _CREDENTIAL_HEADERS
@@ -171,7 +172,7 @@ def inputs_of(document: Document, operation: Operation, options: OpenAPIOptions)
             continue
         style = parameter.get("style", DEFAULT_STYLES[location])
         if style not in STYLES[location]:
-            raise Unsupported(f"its parameter {wire!r} has style {style!r}, which a {location} "
+            raise UnsupportedOperationError(f"its parameter {wire!r} has style {style!r}, which a {location} "
                               f"parameter cannot have")
         explode = parameter.get("explode", style == "form")
         as_json = False
@@ -180,7 +181,7 @@ def inputs_of(document: Document, operation: Operation, options: OpenAPIOptions)
         elif isinstance(parameter.get("content"), dict) and parameter["content"]:
             media, entry = next(iter(parameter["content"].items()))
             if not is_json(media):
-                raise Unsupported(f"its parameter {wire!r} is described as {media}, which is "
+                raise UnsupportedOperationError(f"its parameter {wire!r} is described as {media}, which is "
                                   "not sent here (JSON is)")
             raw_schema = entry.get("schema", True) if isinstance(entry, dict) else True
             as_json = True
@@ -221,7 +222,7 @@ def _body(document: Document, operation: Operation, schemas: SchemaSet, used: se
     is_required = isinstance(request, dict) and request.get("required") is True
     if chosen is None:
         if is_required:
-            raise Unsupported(f"its request body is sent only as {', '.join(content)}, which "
+            raise UnsupportedOperationError(f"its request body is sent only as {', '.join(content)}, which "
                               "is not sent here (JSON, forms, text and bytes are)")
         return None
     media, kind = chosen

@@ -27,8 +27,8 @@ from typing import Any, Final
 
 import orjson
 
-from mcpkit.errors import ToolError
-from mcpkit.openapi.dialect import SchemaSet, Unsupported
+from mcpkit.errors import ToolError, UnsupportedOperationError
+from mcpkit.openapi.dialect import SchemaSet
 from mcpkit.openapi.documents import Document
 from mcpkit.openapi.inputs import is_json
 from mcpkit.openapi.operations import Operation
@@ -103,7 +103,7 @@ def output_of(document: Document, operation: Operation) -> Output:
         return Output(None, False, accept, mime)
     try:
         return _published(document, operation, schemas, accept, mime)
-    except (Unsupported, ValueError, TypeError) as exc:
+    except (UnsupportedOperationError, ValueError, TypeError) as exc:
         # The tool still answers, with the JSON as text: its schema cannot be published.
         log.warning("%s: its response schema is not published: %s", operation.label, exc)
         return Output(None, False, accept, mime)

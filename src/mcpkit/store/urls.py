@@ -30,6 +30,7 @@ from typing import Any, Final
 
 import orjson
 
+from mcpkit.errors import StoreURLError
 from mcpkit.store import Store
 
 __all__ = ["STORE_ENV", "STORE_FORMS", "Backend", "StoreURLError", "open_backend",
@@ -41,14 +42,6 @@ STORE_FORMS: Final = ("memory, sqlite:///PATH (or sqlite:PATH), postgresql://USE
                       "redis://HOST:PORT/DB")
 SHARED: Final = frozenset({"postgresql", "redis"})
 """Kinds whose every seam is shared by all the processes that open the same URL."""
-
-
-class StoreURLError(ValueError):
-    """A store URL of no form this release knows; the message lists the forms."""
-
-    def __init__(self, value: str, reason: str) -> None:
-        super().__init__(f"store {value!r}: {reason}")
-        self.reason = reason
 
 
 @dataclass(frozen=True, slots=True)

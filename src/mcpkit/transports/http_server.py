@@ -101,7 +101,8 @@ class HTTPOptions:
     """The listener's limits on heads, slow clients and connections, applied by `run_http`
     (under another ASGI server, that server's settings apply)."""
     auth: Any = None
-    """A `ProtectedResource` (`mcpkit.transports.http_auth`, both eras); None: open to all."""
+    """A `ProtectedResource` (`mcpkit.transports.http_auth`, both eras), or an `AuthProxy`
+    (`mcpkit.auth.proxy`: sign-in at an upstream identity provider); None: open to all."""
     health: HealthPaths = field(default_factory=HealthPaths)
     """Paths of the probes (`/healthz`, `/readyz`), served to anyone."""
 
@@ -151,9 +152,17 @@ class HTTPApp:
         self._draining = False
         self._drained: asyncio.Future[None] | None = None
         self._auth = None
-        if options.auth is not None:  # loaded only for a protected server
+        self._proxy: Any = None
+        """An authorization proxy's endpoints (`mcpkit.transports.auth_proxy`), when the
+        server signs users in at an upstream identity provider."""
+        auth = options.auth
+        if getattr(auth, "upstream", None) is not None:  # an AuthProxy
+            from mcpkit.transports.auth_proxy import ProxyRoutes
+            self._proxy = ProxyRoutes(server, auth, self._policy)
+            auth = self._proxy.resource
+        if auth is not None:  # loaded only for a protected server
             from mcpkit.transports.http_auth import AuthGate
-            self._auth = AuthGate(server, options.auth, self._path, self._policy)
+            self._auth = AuthGate(server, auth, self._path, self._policy)
 
     @property
     def closed(self) -> bool:
@@ -175,6 +184,9 @@ class HTTPApp:
         if refusal is not None and refusal.status == Status.BAD_REQUEST:
             await refuse(send, forbidden(refusal))  # a Host naming no host, or two: nothing
             return  # after this may act on a value whose meaning is a guess (RFC 9112 §3.2)
+        if self._proxy is not None and self._proxy.serves(scope):  # its own Host and CSRF rules
+            await self._proxy.serve(scope, receive, send)
+            return
         auth = self._auth
         if auth is not None and auth.is_metadata(scope):  # public, asked before any token
             if refusal is not None:
