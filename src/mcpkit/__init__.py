@@ -34,6 +34,7 @@ if TYPE_CHECKING:
         MissingExtraError,
         NotJSONError,
         ProtocolViolation,
+        RateLimitedError,
         ResourceNotFoundError,
         ResultTypeError,
         RPCError,
@@ -46,6 +47,8 @@ if TYPE_CHECKING:
     from mcpkit.server.asking import Elicit, Elicited, ElicitURL, ListRoots, Sample, Sampled
     from mcpkit.server.content import Audio, Blob, Image, ResourceLink, Text, ToolResult
     from mcpkit.server.context import Context
+    from mcpkit.server.dependencies import Depends
+    from mcpkit.server.middleware import CallNext, Middleware, MiddlewareContext
     from mcpkit.server.prompts import Message
     from mcpkit.server.resources import CacheHint
     from mcpkit.server.server import ServerOptions
@@ -57,11 +60,13 @@ __all__ = [
     "Audio",
     "Blob",
     "CacheHint",
+    "CallNext",
     "CallToolResult",
     "Client",
     "ClientOptions",
     "Clients",
     "Context",
+    "Depends",
     "Elicit",
     "ElicitURL",
     "ElicitationCompleteHandler",
@@ -78,12 +83,15 @@ __all__ = [
     "MCPError",
     "Message",
     "MethodNotFoundError",
+    "Middleware",
+    "MiddlewareContext",
     "MissingExtraError",
     "NotJSONError",
     "Param",
     "ProgressHandler",
     "ProtocolViolation",
     "RPCError",
+    "RateLimitedError",
     "ResourceLink",
     "ResourceNotFoundError",
     "ResultTypeError",
@@ -109,6 +117,11 @@ _LAZY = {
     "Server": "mcpkit.app",
     "ServerOptions": "mcpkit.server.server",
     "Context": "mcpkit.server.context",
+    "Depends": "mcpkit.server.dependencies",
+    "Middleware": "mcpkit.server.middleware",
+    "MiddlewareContext": "mcpkit.server.middleware",
+    "CallNext": "mcpkit.server.middleware",
+    "RateLimitedError": "mcpkit.errors",
     "Elicit": "mcpkit.server.asking",
     "ElicitURL": "mcpkit.server.asking",
     "Elicited": "mcpkit.server.asking",

@@ -10,7 +10,8 @@ MCPError                                   anything mcpkit raises on purpose
 │   │   ├── ResourceNotFoundError   -32602 (legacy wire: -32002) with data.uri
 │   │   ├── StateRejected           -32602 a sealed requestState or handle failed a check
 │   │   │   └── HandleError                a handle failed one (`isError` in tools/call)
-│   │   └── TooManyTasksError       -32602 a principal's share of tasks is full (HTTP 429)
+│   │   ├── TooManyTasksError       -32602 a principal's share of tasks is full (HTTP 429)
+│   │   └── RateLimitedError        -32602 a caller past its rate limit (data.retryAfterS, HTTP 429)
 │   ├── InternalError               -32603 a bug or an unexpected failure; details stay in logs
 │   │   ├── StoreUnavailableError   -32603 a shared store or broker is out of reach (HTTP 503)
 │   │   └── ServiceUnavailableError -32603 the server is stopping or full: retry (HTTP 503)
@@ -132,6 +133,7 @@ __all__ = [
     "ProtocolViolation",
     "QuestionClosedError",
     "RPCError",
+    "RateLimitedError",
     "RedirectError",
     "RequestTimeoutError",
     "ResourceNotFoundError",
@@ -193,6 +195,9 @@ class RPCError(MCPError):
         code = error.get("code")
         message = error.get("message")
         cls = error_class_for_code(code) if isinstance(code, int) else None
+        data = error.get("data")
+        if cls is InvalidParamsError and isinstance(data, Mapping) and "rateLimit" in data:
+            cls = RateLimitedError  # a rate limit says how long to wait: the caller may
         if cls is None:
             exc = RPCError(str(message) if message is not None else None, error.get("data"))
             exc.code = code if isinstance(code, int) else -32603  # type: ignore[misc]
@@ -325,6 +330,29 @@ class UnsupportedProtocolVersionError(RPCError):
             f"Unsupported protocol version {requested!r}; supported: {', '.join(supported)}",
             {"supported": list(supported), "requested": requested},
         )
+
+
+class RateLimitedError(InvalidParamsError):
+    """A caller made more requests than its rate limit allows
+    (`mcpkit.server.middleware.rate_limit`): -32602 with `data.rateLimit` (`limit`, `perS`)
+    and `data.retryAfterS`, which HTTP answers 429 with Retry-After, as `TooManyTasksError`.
+    The client's own load: it may try again after that long (`retry_after`)."""
+
+    def __init__(self, message: str | None = None, data: Any = None, *,
+                 limit: int | None = None, per_s: float | None = None,
+                 retry_after_s: int | None = None) -> None:
+        if retry_after_s is not None:
+            data = {"rateLimit": {"limit": limit, "perS": per_s}, "retryAfterS": retry_after_s}
+        super().__init__(message, data)
+
+    @property
+    def retry_after(self) -> float | None:
+        """Seconds to wait before trying again, as the server said (None when it did not)."""
+        data = self.data
+        wait = data.get("retryAfterS") if isinstance(data, Mapping) else None
+        if isinstance(wait, bool) or not isinstance(wait, int | float) or wait < 0:
+            return None
+        return float(wait)
 
 
 class URLElicitationRequiredError(RPCError):

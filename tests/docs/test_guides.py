@@ -190,6 +190,43 @@ def test_the_testing_guides_example_tests_pass_under_pytest() -> None:
     assert "skipped" not in summary or not spec_available(), summary
 
 
+FRAMEWORK_GUIDES = {
+    "middleware.md": (
+        "{'result': 3.0}",
+        "[\"price {'item': 'pear', 'quantity': 4} by alice (modern)\"]",
+        "{'result': 0.5}\ndurians are not sold here\nInvalid arguments for tool 'price'",
+        "'plum'",
+        "results for a\nresults for b\nrefused, retry in at most",
+        "basket: 1.75\n3",
+    ),
+    "lifespan.md": (
+        "{'result': 2}\n['pool opened for people']\n['pool opened for people', 'pool closed']",
+        "{'type': 'object', 'properties': {'handle': {'type': 'string'}}, 'required': ['handle']}",
+        "Ada Lovelace\nTrue\n['pool opened for people', 'begin', 'commit', 'begin', 'rollback', "
+        "'pool closed']",
+    ),
+    "composition.md": (
+        "['billing_pay', 'billing_who', 'support_open_ticket']\npaid 12.5 on invoice 7\n"
+        "invoice 7 of 2026\nbilling",
+        "True",
+        "mount('billing', 'billing') into 'clash' collides: tool 'billing_pay' already "
+        "registered here",
+        "ticket opened: login",
+    ),
+}
+"""The guides of the framework layer, and what each must print."""
+
+
+@pytest.mark.parametrize("guide", sorted(FRAMEWORK_GUIDES))
+def test_every_block_of_each_framework_guide_runs_and_prints_what_it_says(
+    guide: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:
+    run_guide(guide, monkeypatch)
+    out = capsys.readouterr().out
+    missing = [shown for shown in FRAMEWORK_GUIDES[guide] if shown not in out]
+    assert not missing, f"docs/{guide} should print {missing!r}:\n{out}"
+
+
 def test_every_block_of_the_openapi_guide_runs_and_prints_what_it_says(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
 ) -> None:

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -21,6 +22,17 @@ def children(pid: int) -> list[int]:
     out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(pid)], capture_output=True,
                          text=True, check=False).stdout
     return [int(p) for p in out.split()]
+
+
+def stop(proc: subprocess.Popen[bytes], log: Any) -> None:
+    """SIGTERM to `mcpkit run --workers` (its workers stop with it), a kill if it lingers."""
+    proc.terminate()
+    try:
+        proc.wait(30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        log.close()
 
 
 def workers_of(pid: int) -> list[int]:
@@ -88,13 +100,7 @@ async def test_workers_share_one_legacy_session(engine: str, request: pytest.Fix
                 assert reply.message["result"]["content"][0]["text"] == "W"
     finally:
         workers = workers_of(proc.pid)
-        proc.terminate()
-        try:
-            proc.wait(30)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-            log.close()
+        stop(proc, log)
     assert proc.returncode == 0, (tmp_path / "run.log").read_text()
     for pid in workers:  # the workers went with the parent
         assert not Path(f"/proc/{pid}").exists() or b"spawn_main" not in Path(

@@ -46,6 +46,46 @@ async def test_the_first_add_wins_and_a_record_is_read_back(url: str, opened: An
     assert await store.add("once:a", b"v3", clock.now + 60)  # deleted: free again
 
 
+async def test_incr_counts_once_per_call_and_starts_again_past_its_expiry(url: str, opened: Any
+                                                                         ) -> None:
+    clock = Clock()
+    store = opened(url, clock).store
+    assert [await store.incr("rate:a", clock.now + 10) for _ in range(3)] == [1, 2, 3]
+    assert await store.incr("rate:b", clock.now + 10) == 1  # keys count apart
+    clock.advance(9)
+    assert await store.incr("rate:a", clock.now + 10) == 4  # the first expiry holds
+    clock.advance(1)
+    assert await store.incr("rate:a", clock.now + 10) == 1  # expired: counted afresh
+
+
+async def test_concurrent_incr_never_loses_a_count(url: str, opened: Any) -> None:
+    clock = Clock()
+    store = opened(url, clock).store
+    counts = await asyncio.gather(*(store.incr("rate:c", clock.now + 60) for _ in range(25)))
+    assert sorted(counts) == list(range(1, 26))
+
+
+async def test_the_fallback_incr_of_a_store_without_one_counts_with_add() -> None:
+    from mcpkit.store import Store
+    from mcpkit.store.memory import MemoryStore
+
+    class AddOnly(Store):
+        def __init__(self) -> None:
+            self.inner = MemoryStore()
+
+        async def add(self, key: str, value: bytes, expires_at: float) -> bool:
+            return await self.inner.add(key, value, expires_at)
+
+        async def get(self, key: str) -> bytes | None:
+            return await self.inner.get(key)
+
+        async def delete(self, key: str) -> None:
+            await self.inner.delete(key)
+
+    store = AddOnly()
+    assert [await store.incr("k", 1e12) for _ in range(3)] == [1, 2, 3]
+
+
 async def test_an_expired_record_is_absent_and_may_be_added_again(url: str, opened: Any) -> None:
     clock = Clock()
     store = opened(url, clock).store
@@ -80,6 +120,15 @@ async def test_a_record_written_through_one_replica_is_seen_by_another(
     assert await a.add("once:shared", b"x", clock.now + 60)
     assert not await b.add("once:shared", b"y", clock.now + 60)
     assert await b.get("once:shared") == b"x"
+
+
+async def test_two_replicas_incrementing_one_key_share_one_count(shared_url: str, opened: Any
+                                                                 ) -> None:
+    clock = Clock()
+    a, b = opened(shared_url, clock).store, opened(shared_url, clock).store
+    counts = await asyncio.gather(*((a if i % 2 else b).incr("rate:shared", clock.now + 60)
+                                    for i in range(20)))
+    assert sorted(counts) == list(range(1, 21))
 
 
 # -- legacy sessions ---------------------------------------------------------------------------

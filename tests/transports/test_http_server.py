@@ -78,6 +78,11 @@ async def _internal_error(peer: Peer) -> Reply:
     return await call(peer, "fail_late")
 
 
+async def _rate_limited(peer: Peer) -> Reply:
+    await call(peer, "limited")  # the first call of the hour may pass; the next cannot
+    return await call(peer, "limited")
+
+
 STATUS_CASES: dict[int, tuple[Callable[[Peer], Awaitable[Reply]], Any]] = {
     -32700: (_parse_error, None),
     -32600: (_invalid_request, 7),
@@ -106,6 +111,16 @@ async def test_each_error_code_travels_with_its_status_and_the_request_id(
     if expected_id == "id":
         expected_id = peer.ids
     assert reply.message.get("id") == expected_id
+
+
+async def test_a_rate_limited_call_says_when_to_retry_in_its_data_and_retry_after(
+        peer: Peer) -> None:
+    reply = await _rate_limited(peer)
+    assert reply.status == 429
+    assert reply.error["code"] == -32602
+    wait = reply.error["data"]["retryAfterS"]
+    assert 0 < wait <= 3600
+    assert int(reply.headers["retry-after"]) == wait
 
 
 async def test_capability_and_version_errors_carry_their_data(peer: Peer) -> None:

@@ -28,7 +28,7 @@ import functools
 import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final, get_args, get_origin
+from typing import Annotated, Any, Final, get_args, get_origin
 
 from mcpkit.schema.checkers import FieldPlan
 from mcpkit.schema.compiler import Compiler
@@ -89,6 +89,10 @@ class Signature:
     description: str | None
     parameters: tuple[ParameterInfo, ...]
     _validator: ArgumentsValidator = field(repr=False, compare=False)
+    provided: dict[str, Any] = field(default_factory=dict)
+    """Parameters the server fills and the client never sees, by name: each one's marker (an
+    instance of a `markers` type, in its `Annotated` metadata or as its default), which says
+    how (`mcpkit.server.dependencies.Depends`). Left out of the input schema and the checks."""
 
     def validate(self, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
         """The keyword arguments to call the function with, coerced to the annotated types.
@@ -127,8 +131,23 @@ def _injectable(annotation: Any, injectables: tuple[type, ...]) -> type | None:
     return None
 
 
+def _marker(p: inspect.Parameter, markers: tuple[type, ...]) -> Any:
+    """The marker saying the server provides `p` (in its `Annotated` metadata, or its default,
+    as `db: Pool = Depends(get_pool)`), or None."""
+    if not markers:
+        return None
+    if isinstance(p.default, markers):
+        return p.default
+    if p.annotation is not _EMPTY and get_origin(p.annotation) is Annotated:
+        for item in p.annotation.__metadata__:
+            if isinstance(item, markers):
+                return item
+    return None
+
+
 def _split_parameters(
-    sig: inspect.Signature, injectables: tuple[type, ...], name: str
+    sig: inspect.Signature, injectables: tuple[type, ...], name: str,
+    markers: tuple[type, ...] = (), provided: dict[str, Any] | None = None,
 ) -> tuple[dict[str, type], list[inspect.Parameter], bool]:
     injected: dict[str, type] = {}
     params: list[inspect.Parameter] = []
@@ -143,6 +162,11 @@ def _split_parameters(
             raise TypeError(
                 f"{name}: parameter {p.name!r} is positional-only; arguments are passed by name"
             )
+        marker = _marker(p, markers)
+        if marker is not None:
+            if provided is not None:
+                provided[p.name] = marker
+            continue
         kind = _injectable(p.annotation, injectables)
         if kind is not None:
             injected[p.name] = kind
@@ -166,13 +190,14 @@ def _parameter_info(p: inspect.Parameter, documented: Mapping[str, str]) -> Para
 
 
 def describe_parameters(
-    fn: Callable[..., Any], *, injectables: tuple[type, ...] = ()
+    fn: Callable[..., Any], *, injectables: tuple[type, ...] = (),
+    markers: tuple[type, ...] = (),
 ) -> tuple[ParameterInfo, ...]:
     """Name, description, requiredness and default of each parameter, in declaration order."""
     name = _name_of(fn)
     sig = _inspect(fn, name)
     documented = parameter_descriptions(docstring_of(fn))
-    params = _split_parameters(sig, injectables, name)[1]
+    params = _split_parameters(sig, injectables, name, markers)[1]
     return tuple(_parameter_info(p, documented) for p in params)
 
 
@@ -241,6 +266,7 @@ def derive_signature(
     fn: Callable[..., Any],
     *,
     injectables: tuple[type, ...] = (),
+    markers: tuple[type, ...] = (),
     input_schema: Mapping[str, Any] | None = None,
     output_schema: Mapping[str, Any] | None = None,
     structured_output: bool | None = None,
@@ -256,13 +282,15 @@ def derive_signature(
     anything else is wrapped as `{"result": value}`. `structured_output` forces either way, but
     a passthrough annotation cannot be forced: it describes no schema (`output_schema` does).
     `clock` times each call checked against a raw `input_schema` (its `MAX_SECONDS` budget);
-    without one, only its steps are counted.
+    without one, only its steps are counted. A parameter marked by an instance of a `markers`
+    type is the server's to fill (`Signature.provided`) and no part of either.
     """
     name = _name_of(fn)
     sig = _inspect(fn, name)
     description = docstring_of(fn)
     documented = parameter_descriptions(description)
-    injected, params, pass_extra = _split_parameters(sig, injectables, name)
+    provided: dict[str, Any] = {}
+    injected, params, pass_extra = _split_parameters(sig, injectables, name, markers, provided)
     parameters = tuple(_parameter_info(p, documented) for p in params)
     if input_schema is not None:
         schema = copied_schema(input_schema, f"{name}: input schema")
@@ -302,4 +330,5 @@ def derive_signature(
     out_schema, wrap = _derive_output(
         sig, name, structured_output, output_schema, passthrough_types
     )
-    return Signature(schema, out_schema, wrap, injected, description, parameters, validator)
+    return Signature(schema, out_schema, wrap, injected, description, parameters, validator,
+                     provided)

@@ -23,6 +23,10 @@ __all__ = ["complete", "completion_of"]
 
 async def complete(params: dict[str, Any], ctx: Context) -> dict[str, Any]:
     server = ctx.server
+    delegate = _delegate_of(server, params.get("ref"))
+    if delegate is not None:  # a prompt or template of a mounted server: it completes it
+        result: dict[str, Any] = await delegate.complete(params, ctx)
+        return result
     handler = server.completion
     if handler is None:
         raise MethodNotFoundError(
@@ -50,6 +54,22 @@ async def complete(params: dict[str, Any], ctx: Context) -> dict[str, Any]:
     if asyncio.iscoroutine(outcome):
         outcome = await outcome
     return {"resultType": "complete", "completion": completion_of(outcome)}
+
+
+def _delegate_of(server: Any, ref: Any) -> Any:
+    """The delegation of the prompt or template `ref` names, when a mounted server serves it."""
+    if type(ref) is not dict:
+        return None
+    if ref.get("type") == "ref/prompt":
+        prompt = server.prompts.get(ref.get("name")) if type(ref.get("name")) is str else None
+        return getattr(prompt, "delegate", None)
+    if ref.get("type") == "ref/resource" and type(ref.get("uri")) is str:
+        for template in server.templates:
+            if template.template.template == ref["uri"]:
+                return template.delegate
+        resource = server.resources.get(ref["uri"])
+        return getattr(resource, "delegate", None)
+    return None
 
 
 def completion_of(outcome: Any) -> dict[str, Any]:

@@ -35,6 +35,7 @@ from mcpkit.server.asking import (
 )
 from mcpkit.server.threads import serving_loop
 from mcpkit.types.constants import LOG_LEVELS, PROGRESS_TOKEN_KEY, Method
+from mcpkit.types.era import LEGACY, MODERN, Era
 
 if TYPE_CHECKING:
     from mcpkit.server.mrtr import Round
@@ -74,9 +75,15 @@ class Context:
     """The request being served, as a handler sees it."""
 
     __slots__ = (
-        "_last_progress", "_notify", "_round", "in_request_only", "meta", "method", "principal",
-        "request_id", "server"
+        "_caller", "_last_progress", "_notify", "_raise_failures", "_round", "in_request_only",
+        "meta", "method", "principal", "request_id", "server"
     )
+    # `_caller` (the context of the handler whose `ctx.call_tool` made this request) and
+    # `_raise_failures` (a middleware chain turns the handler's exceptions into answers, so
+    # they pass up through it) are set only when they apply, and read with `getattr`: a plain
+    # request never pays for them.
+    _caller: Context | None
+    _raise_failures: bool
 
     def __init__(
         self,
@@ -100,6 +107,28 @@ class Context:
         self._notify = notify
         self._last_progress: float | None = None
         self._round: Round | None = None
+
+    @property
+    def era(self) -> Era:
+        """The era the client speaks: "modern" (2026-07-28) or "legacy" (a 2025-11-25
+        session, whose requests the adapter serves as modern ones)."""
+        return LEGACY if self.in_request_only else MODERN
+
+    @property
+    def depth(self) -> int:
+        """0 for a request a client sent; 1 for one a handler made with `call_tool`,
+        `read_resource` or `get_prompt`, and so on down."""
+        depth, caller = 0, getattr(self, "_caller", None)
+        while caller is not None:
+            depth += 1
+            caller = getattr(caller, "_caller", None)
+        return depth
+
+    @property
+    def lifespan_context(self) -> Any:
+        """What the server's lifespan yielded (`Server(lifespan=...)`), entered once per
+        process by the transport serving it; RuntimeError naming the fix while it is not."""
+        return self.server.lifespan_context
 
     @property
     def client_info(self) -> dict[str, Any] | None:
@@ -302,3 +331,34 @@ class Context:
 
         where = self._round.where if self._round is not None else self.method
         return open_handle(self.server.sealer, self.principal, kind, handle, where)
+
+    # -- the same server's own tools, resources and prompts ------------------------------------
+
+    async def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None
+                        ) -> dict[str, Any]:
+        """Call this server's tool `name` as a client would, through the same argument check,
+        scopes and middleware: the `CallToolResult` (a tool's failure is `isError` in it); an
+        `RPCError` when the request itself is refused (an unknown tool). From an async
+        handler; questions the tool asks are asked in this request's round."""
+        from mcpkit.server.calls import call_own
+
+        params: dict[str, Any] = {"name": name}
+        if arguments is not None:
+            params["arguments"] = dict(arguments)
+        return await call_own(self, Method.TOOLS_CALL, params)
+
+    async def read_resource(self, uri: str) -> dict[str, Any]:
+        """Read this server's resource `uri` as a client would (`ReadResourceResult`)."""
+        from mcpkit.server.calls import call_own
+
+        return await call_own(self, Method.RESOURCES_READ, {"uri": uri})
+
+    async def get_prompt(self, name: str, arguments: Mapping[str, str] | None = None
+                         ) -> dict[str, Any]:
+        """Get this server's prompt `name` as a client would (`GetPromptResult`)."""
+        from mcpkit.server.calls import call_own
+
+        params: dict[str, Any] = {"name": name}
+        if arguments is not None:
+            params["arguments"] = dict(arguments)
+        return await call_own(self, Method.PROMPTS_GET, params)

@@ -7,7 +7,8 @@ awaitable), so it knows nothing of who does it: `Server.handle` passes `call` on
 request, the legacy adapter its own exchange.
 
 `call` checks the envelope (`_meta`), finds the method in the server's routes, builds the
-`Context` and returns the method's result, adding `serverInfo` where the method did not. The
+`Context` and returns the method's result (through the server's middleware chain, when it has
+one), adding `serverInfo` where the method did not. The
 routes are built once per server by `routes`: every modern request a client sends, as
 `mcpkit.types.methods.METHODS` lists them, with the function serving it, which lives beside what
 it serves (`tools.py`, `resources.py`, `prompts.py`, `discover.py`, `completion.py`,
@@ -124,7 +125,11 @@ async def call(
     ctx = Context(server, method, request_id, meta, notify, principal)
     if in_request_only:  # set after, not passed: a keyword costs every request's Context
         ctx.in_request_only = True
-    result = await handler(params, ctx)  # type: ignore[arg-type]
+    chain = server.chain
+    if chain is None:
+        result = await handler(params, ctx)  # type: ignore[arg-type]
+    else:  # the middleware (`mcpkit.server.middleware`), then the handler
+        result = await chain.run(method, params, ctx, handler)  # type: ignore[arg-type]
     if "_meta" not in result:
         result["_meta"] = server.result_meta
     return result

@@ -264,7 +264,11 @@ def _default_store(clock: Callable[[], float]) -> Store:
 
 def begin_round(ctx: Any, target: str, arguments: Any, params: dict[str, Any]) -> Round:
     """The round of one `tools/call`, `prompts/get` or `resources/read`; the context asks
-    through it. The method catches `InputRequired` and answers `round.input_required()`."""
+    through it. The method catches `InputRequired` and answers `round.input_required()`.
+    A request a handler made of its own server (`ctx.call_tool`) has its caller's round
+    already, and asks through it (`mcpkit.server.calls`)."""
+    if ctx._round is not None:
+        return ctx._round  # type: ignore[no-any-return]
     rnd = Round(ctx.server.sealer, ctx.method, target, arguments, params, ctx.principal)
     ctx._round = rnd
     return rnd

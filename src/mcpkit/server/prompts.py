@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, TypedDict, Unpack
@@ -19,14 +19,15 @@ from mcpkit.errors import InternalError, InvalidParamsError, RPCError
 from mcpkit.schema import Signature, derive_signature
 from mcpkit.server.content import ContentBlock, is_content_block, json_problem, text_block
 from mcpkit.server.context import Context, inject
+from mcpkit.server.dependencies import Depends, call_handler, check_dependencies
 from mcpkit.server.failures import failure_text
 from mcpkit.server.listing import page, require
 from mcpkit.server.mrtr import in_rounds
 from mcpkit.server.scopes import viewer, visible
-from mcpkit.server.threads import invoke
 from mcpkit.types.constants import Method
 
-__all__ = ["Message", "Prompt", "PromptOptions", "build_prompt", "get_prompt", "list_prompts", "prompt_messages"]
+__all__ = ["Message", "Prompt", "PromptOptions", "build_prompt", "get_prompt", "list_prompts",
+           "prompt_failure", "prompt_messages"]
 
 log = logging.getLogger("mcpkit.server")
 
@@ -66,6 +67,8 @@ class Prompt:
     is_async: bool
     scopes: tuple[str, ...] = ()
     """The OAuth scopes a `prompts/get` needs (`mcpkit.server.scopes`)."""
+    delegate: Callable[[dict[str, Any], Context], Awaitable[dict[str, Any]]] | None = None
+    """Who serves it instead: the mounted server it came from (`Server.mount`)."""
 
 
 class PromptOptions(TypedDict, total=False):
@@ -84,7 +87,9 @@ def build_prompt(
     prompt_name = name or fn.__name__
     title, description = options.get("title"), options.get("description")
     icons, meta = options.get("icons"), options.get("meta")
-    sig = derive_signature(fn, injectables=(Context,), structured_output=False)
+    sig = derive_signature(fn, injectables=(Context,), markers=(Depends,),
+                           structured_output=False)
+    check_dependencies(sig.provided, f"prompt {prompt_name!r}")
     arguments = []
     for p in sig.parameters:
         arg: dict[str, Any] = {"name": p.name}
@@ -160,11 +165,14 @@ async def get_prompt(params: dict[str, Any], ctx: Context) -> dict[str, Any]:
     prompt = ctx.server.prompts.get(name)
     if prompt is None:
         raise InvalidParamsError(f"Unknown prompt: {name!r}", {"name": name})
+    if prompt.delegate is not None:
+        delegated: dict[str, Any] = await prompt.delegate(params, ctx)
+        return delegated
     kwargs = check_arguments(prompt, params.get("arguments"))
     if prompt.signature.injected:
         inject(prompt.signature.injected, kwargs, ctx)
     return await in_rounds(ctx, name, params.get("arguments"), params,
-                           partial(_get, prompt, kwargs, ctx.server.options.expose_errors))
+                           partial(_get, prompt, kwargs, ctx))
 
 
 def _messages(prompt: Prompt, value: Any) -> list[dict[str, Any]]:
@@ -181,15 +189,22 @@ def _messages(prompt: Prompt, value: Any) -> list[dict[str, Any]]:
     raise InternalError(message, {"name": prompt.name})
 
 
-async def _get(prompt: Prompt, kwargs: dict[str, Any], expose: bool) -> dict[str, Any]:
+def prompt_failure(name: str, exc: Exception, ctx: Context) -> InternalError:
+    """The -32603 of the prompt `name` whose function raised `exc` (its error id in `data`,
+    the traceback logged)."""
+    text, error_id = failure_text("prompt", name, exc, expose=ctx.server.options.expose_errors)
+    return InternalError(text, {"name": name, "errorId": error_id})
+
+
+async def _get(prompt: Prompt, kwargs: dict[str, Any], ctx: Context) -> dict[str, Any]:
     try:
-        value = await invoke(prompt.fn, prompt.is_async, kwargs)
-        messages = _messages(prompt, value)
+        messages = await call_handler(prompt, kwargs, ctx, partial(_messages, prompt))
     except RPCError:
         raise  # a refusal the function means, or ours of what it returned
     except Exception as exc:
-        text, error_id = failure_text("prompt", prompt.name, exc, expose=expose)
-        raise InternalError(text, {"name": prompt.name, "errorId": error_id}) from None
+        if getattr(ctx, "_raise_failures", False):
+            raise  # a middleware chain is above: the function's exception goes up through it
+        raise prompt_failure(prompt.name, exc, ctx) from None
     result: dict[str, Any] = {"resultType": "complete", "messages": messages}
     if prompt.definition.get("description"):
         result["description"] = prompt.definition["description"]

@@ -14,7 +14,7 @@ from __future__ import annotations
 import inspect
 import logging
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypedDict
@@ -30,11 +30,11 @@ from mcpkit.errors import (
 from mcpkit.schema import Signature, derive_signature, output_to_json
 from mcpkit.server.content import Blob, blob_block, json_refusal, json_text
 from mcpkit.server.context import Context, inject
+from mcpkit.server.dependencies import Depends, call_handler, check_dependencies
 from mcpkit.server.failures import failure_text
 from mcpkit.server.listing import page
 from mcpkit.server.mrtr import in_rounds
 from mcpkit.server.scopes import viewer, visible
-from mcpkit.server.threads import invoke
 from mcpkit.types.constants import Method
 
 if TYPE_CHECKING:
@@ -51,6 +51,7 @@ __all__ = [
     "list_resources",
     "list_templates",
     "read_contents",
+    "read_failure",
     "read_resource",
 ]
 
@@ -190,11 +191,16 @@ class Readable:
             )
 
 
+Delegate = Callable[[dict[str, Any], Context], Awaitable[dict[str, Any]]]
+"""Who serves a read instead: the mounted server a resource came from (`Server.mount`)."""
+
+
 @dataclass(slots=True)
 class Resource(Readable):
     uri: str
     scopes: tuple[str, ...] = ()
     """The OAuth scopes a read needs (`mcpkit.server.scopes`)."""
+    delegate: Delegate | None = None
 
 
 @dataclass(slots=True)
@@ -202,6 +208,7 @@ class ResourceTemplate(Readable):
     template: UriTemplate
     scopes: tuple[str, ...] = ()
     """The OAuth scopes a read of any URI it matches needs."""
+    delegate: Delegate | None = None
 
 
 def describe(
@@ -236,7 +243,9 @@ def describe(
 
 
 def signature_of(fn: Callable[..., Any], where: str) -> tuple[Signature, bool]:
-    sig = derive_signature(fn, injectables=(Context,), structured_output=False)
+    sig = derive_signature(fn, injectables=(Context,), markers=(Depends,),
+                           structured_output=False)
+    check_dependencies(sig.provided, f"resource {where!r}")
     return sig, inspect.iscoroutinefunction(fn)
 
 
@@ -314,23 +323,38 @@ async def read_resource(params: dict[str, Any], ctx: Context) -> dict[str, Any]:
                 break
         else:
             raise ResourceNotFoundError(uri)
+    if entry.delegate is not None:
+        delegated: dict[str, Any] = await entry.delegate(params, ctx)
+        return delegated
     if entry.signature.injected:
         inject(entry.signature.injected, kwargs, ctx)
-    return await in_rounds(ctx, uri, None, params, partial(_read, server, entry, uri, kwargs))
+    return await in_rounds(ctx, uri, None, params, partial(_read, ctx, entry, uri, kwargs))
 
 
-async def _read(server: Server, entry: Readable, uri: str, kwargs: dict[str, Any]
+def _contents(uri: str, entry: Readable, value: Any) -> list[dict[str, Any]]:
+    if value is None:
+        raise ResourceNotFoundError(uri)
+    return read_contents(uri, entry.mime_type, value)
+
+
+def read_failure(uri: str, exc: Exception, ctx: Context) -> InternalError:
+    """The -32603 of the resource `uri` whose function raised `exc` (its error id in `data`,
+    the traceback logged)."""
+    text, error_id = failure_text("resource", uri, exc, expose=ctx.server.options.expose_errors)
+    return InternalError(text, {"uri": uri, "errorId": error_id})
+
+
+async def _read(ctx: Context, entry: Readable, uri: str, kwargs: dict[str, Any]
                 ) -> dict[str, Any]:
+    server = ctx.server
     try:
-        value = await invoke(entry.fn, entry.is_async, kwargs)
-        if value is None:
-            raise ResourceNotFoundError(uri)
-        contents = read_contents(uri, entry.mime_type, value)
+        contents = await call_handler(entry, kwargs, ctx, partial(_contents, uri, entry))
     except RPCError:
         raise  # a refusal the function means (not found, a missing capability) or ours
     except Exception as exc:
-        text, error_id = failure_text("resource", uri, exc, expose=server.options.expose_errors)
-        raise InternalError(text, {"uri": uri, "errorId": error_id}) from None
+        if getattr(ctx, "_raise_failures", False):
+            raise  # a middleware chain is above: the function's exception goes up through it
+        raise read_failure(uri, exc, ctx) from None
     result = {"resultType": "complete", "contents": contents}
     cache: CacheHint = entry.cache or server.options.read_cache
     return cache.apply(result)

@@ -13,15 +13,19 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Coroutine, Iterable, Mapping
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar, Unpack
 
 from mcpkit.protocol.framing import DEFAULT_MAX_MESSAGE_BYTES
+from mcpkit.server.composition import Link, merge_extensions, merged_extensions
 from mcpkit.server.context import Notify
 from mcpkit.server.dispatch import call as _call
 from mcpkit.server.dispatch import routes
 from mcpkit.server.dispatch import serve as _serve
 from mcpkit.server.extensions import Extensions, MethodHandler
+from mcpkit.server.lifespan import Lifespan, LifespanState
+from mcpkit.server.middleware import Chain, FunctionMiddleware, Middleware, MiddlewareFunction
 from mcpkit.server.mrtr import Sealer
 from mcpkit.server.prompts import Prompt, PromptOptions, build_prompt
 from mcpkit.server.resources import (
@@ -103,12 +107,19 @@ class ServerOptions:
     the tasks it runs finish. Resumable tasks are handed back at once; a request still running
     when it ends is answered with a retryable error (HTTP 503 with Retry-After), a task still
     running ends `failed`, saying why."""
+    max_call_depth: int = 8
+    """How deep handlers may nest calls of their own server (`ctx.call_tool`,
+    `ctx.read_resource`, `ctx.get_prompt`): one more is -32603 naming the call."""
 
     def __post_init__(self) -> None:
         grace = self.grace_s
         if not isinstance(grace, int | float) or isinstance(grace, bool) or not (
                 0 <= grace < float("inf")):
             raise ValueError(f"ServerOptions.grace_s must be seconds, 0 or more, not {grace!r}")
+        depth = self.max_call_depth
+        if type(depth) is not int or depth < 1:
+            raise ValueError(f"ServerOptions.max_call_depth must be a positive integer, not "
+                             f"{depth!r}")
 
 
 class Server:
@@ -125,6 +136,7 @@ class Server:
         icons: list[dict[str, Any]] | None = None,
         options: ServerOptions | None = None,
         broker: Broker | None = None,
+        lifespan: Lifespan | None = None,
     ) -> None:
         info: dict[str, Any] = {"name": name, "version": version}
         if title:
@@ -160,6 +172,105 @@ class Server:
         """Runs the calls of `task=` tools (`mcpkit.ext.tasks`); None: they answer in the call."""
         self.listen_parts: list[ListenPart] = []
         """What extensions add to `subscriptions/listen` (the Tasks extension's `taskIds`)."""
+        self.chain: Chain | None = None
+        """The middleware every request passes (`add_middleware`); None: none, and a request
+        pays nothing for the chain."""
+        self.lifespan_state = LifespanState(self, lifespan)
+        """The lifespan and its holders (`running()`; a transport that cannot hold a block
+        open calls its `acquire` and `release`)."""
+        self._links: list[Link] = []
+        """The servers mounted or included here (`mount`, `include`)."""
+        self._parents: list[Link] = []
+        """Where this server is mounted: what it registers later appears there."""
+        self.change_listeners: list[Callable[[Change], None]] = []
+        """Called with each change the server announces (a list, a resource's update), in
+        the announcing thread: the response cache forgets what a change makes stale."""
+
+    # -- middleware, lifespan -------------------------------------------------------------------
+
+    def add_middleware(self, middleware: Middleware | MiddlewareFunction) -> None:
+        """Add a link to the chain every request passes (`mcpkit.server.middleware`): a
+        `Middleware`, or a function `(context, call_next) -> result` for every request. Links
+        run in the order added, the first one outermost."""
+        if not isinstance(middleware, Middleware):
+            if not callable(middleware):
+                raise TypeError(f"add_middleware takes a Middleware or a function (context, "
+                                f"call_next), not {middleware!r}")
+            middleware = FunctionMiddleware(middleware)
+        links = [*(self.chain.links if self.chain is not None else ()), middleware]
+        self.chain = Chain(links)
+
+    def middleware(self, *methods: str) -> Callable[[F], F]:
+        """Decorator form of `add_middleware` for a function `(context, call_next)`: it wraps
+        every request, or only those of `methods` (`@server.middleware("tools/call")`)."""
+
+        def register(fn: F) -> F:
+            self.add_middleware(FunctionMiddleware(fn, methods or None))
+            return fn
+
+        return register
+
+    def running(self) -> AbstractAsyncContextManager[Any]:
+        """Hold the server's lifespan (`Server(lifespan=...)`) while the block runs; it is
+        entered by the first holder and exited by the last. Every transport holds it while it
+        serves; hold it yourself around a server you drive another way."""
+        return self.lifespan_state.held()
+
+    @property
+    def lifespan_context(self) -> Any:
+        """What the lifespan yielded; RuntimeError naming the fix while it is not entered."""
+        return self.lifespan_state.context()
+
+    def mounted_servers(self) -> list[Server]:
+        """The servers `mount`ed here (their lifespans are entered with this one's)."""
+        return [link.child for link in self._links if link.live]
+
+    # -- composition ------------------------------------------------------------------------------
+
+    def mount(self, other: Server, namespace: str | None = None) -> None:
+        """Serve `other`'s tools, resources and prompts here, live, under `namespace`
+        (`billing_pay`, `invoice://billing/...`; `mcpkit.server.composition`): what it
+        registers later appears here, and its calls are served by it, with its middleware and
+        lifespan. A name or URI that would collide is refused (ValueError naming each)."""
+        self._compose(other, namespace, live=True)
+
+    def include(self, other: Server, prefix: str | None = None) -> None:
+        """Copy `other`'s tools, resources and prompts here, under `prefix` (namespaced as
+        `mount` does): they are this server's own from now on, run with its middleware and
+        lifespan; later changes of `other` do not appear."""
+        self._compose(other, prefix, live=False)
+
+    def _compose(self, other: Server, namespace: str | None, *, live: bool) -> None:
+        how = "mount" if live else "include"
+        if not isinstance(other, Server):
+            raise TypeError(f"{how}() takes a Server, not {type(other).__name__}")
+        if other is self or self in other._descendants():
+            raise ValueError(f"{how}({other.name!r}): a server cannot hold itself")
+        link = Link(self, other, namespace, live)
+        collisions = link.collisions() + merged_extensions(link)
+        if collisions:
+            raise ValueError(
+                f"{how}({other.name!r}, {namespace!r}) into {self.name!r} collides: "
+                f"{', '.join(collisions)} already registered here")
+        for kind in ("tools", "resources", "templates", "prompts"):
+            link.install(kind)
+        merge_extensions(link)
+        self._links.append(link)
+        if live:
+            other._parents.append(link)
+        for kind in ("tools", "resources", "prompts"):
+            self._changed(kind)
+
+    def _descendants(self) -> list[Server]:
+        found: list[Server] = []
+        for link in self._links:
+            found += [link.child, *link.child._descendants()]
+        return found
+
+    def _claim(self, kind: str, name: str) -> None:
+        """Refuse a new entry that would collide where this server is mounted."""
+        for link in self._parents:
+            link.claims(kind, name)
 
     # -- registration -------------------------------------------------------------------
 
@@ -167,7 +278,12 @@ class Server:
         self.generation += 1
         self._cache.clear()
         if kind is not None:
-            self.broker.publish(Change(kind))
+            change = Change(kind)
+            self.broker.publish(change)
+            for listener in self.change_listeners:
+                listener(change)
+        for link in self._parents:  # where it is mounted, the change appears too
+            link.changed(kind)
 
     def notify_tools_changed(self) -> None:
         """Tell listening clients that the tool list changed (registration does it itself)."""
@@ -183,7 +299,12 @@ class Server:
         """Tell clients subscribed to `uri` (or a parent of it) that its contents changed;
         `changes`: how many changes this one notification stands for, when several were
         coalesced (it travels in the notification's `_meta`, `CHANGES_KEY`)."""
-        self.broker.publish(Change("resource", uri, max(1, changes)))
+        change = Change("resource", uri, max(1, changes))
+        self.broker.publish(change)
+        for listener in self.change_listeners:
+            listener(change)
+        for link in self._parents:
+            link.updated(uri, max(1, changes))
 
     def add_tool(
         self, fn: Callable[..., Any], name: str | None = None, **options: Unpack[ToolOptions]
@@ -192,6 +313,7 @@ class Server:
         tool = build_tool(fn, name, **options)
         if tool.name in self.tools:
             raise ValueError(f"a tool named {tool.name!r} is already registered")
+        self._claim("tools", tool.name)
         self.tools[tool.name] = tool
         if tool.task is not None and self.task_runner is None:
             self._task_tool_added()
@@ -253,6 +375,7 @@ class Server:
             )
         if uri in self.resources:
             raise ValueError(f"a resource with URI {uri!r} is already registered")
+        self._claim("resources", uri)
         if "://" not in uri and ":" not in uri:
             raise ValueError(f"resource URI {uri!r} has no scheme")
         sig, is_async = signature_of(fn, uri)
@@ -325,6 +448,9 @@ class Server:
         )
         entry = ResourceTemplate(fn, sig, definition, mime_type, cache, is_async, template=template,
                                  scopes=scopes_of(scopes, f"resource template {uri_template!r}"))
+        if any(t.template.template == uri_template for t in self.templates):
+            raise ValueError(f"a resource template {uri_template!r} is already registered")
+        self._claim("templates", uri_template)
         self.templates.append(entry)
         self._changed("resources")
         return entry
@@ -349,6 +475,7 @@ class Server:
         prompt.scopes = scopes_of(scopes, f"prompt {prompt.name!r}")
         if prompt.name in self.prompts:
             raise ValueError(f"a prompt named {prompt.name!r} is already registered")
+        self._claim("prompts", prompt.name)
         self.prompts[prompt.name] = prompt
         self._changed("prompts")
         return prompt
@@ -412,6 +539,11 @@ class Server:
 
     # -- what the server offers ------------------------------------------------------------
 
+    def _completes(self) -> bool:
+        """A server mounted here completes arguments of its prompts or templates."""
+        return any(link.child.completion is not None or link.child._completes()
+                   for link in self._links if link.live)
+
     def capabilities(self) -> dict[str, Any]:
         caps: dict[str, Any] = {}
         if self.tools:
@@ -420,7 +552,7 @@ class Server:
             caps["resources"] = {"subscribe": True, "listChanged": True}
         if self.prompts:
             caps["prompts"] = {"listChanged": True}
-        if self.completion is not None:
+        if self.completion is not None or self._completes():
             caps["completions"] = {}
         if self.options.logging:
             caps["logging"] = {}

@@ -41,6 +41,7 @@ from mcpkit.server.content import (
     to_content,
 )
 from mcpkit.server.context import Context, inject
+from mcpkit.server.dependencies import Depends, call_handler, check_dependencies
 from mcpkit.server.failures import failure_text
 from mcpkit.server.handles import HandleError
 from mcpkit.server.listing import require
@@ -52,8 +53,8 @@ from mcpkit.server.tool_filters import tool_page
 from mcpkit.server.tool_output import output_checker, typed_output_checker
 from mcpkit.types.constants import SERVER_INFO_KEY, Method
 
-__all__ = ["Tool", "ToolOptions", "build_tool", "call_result", "call_tool", "list_tools",
-           "run_handler", "run_tool"]
+__all__ = ["Tool", "ToolOptions", "build_tool", "call_result", "call_tool", "error_result",
+           "list_tools", "run_handler", "run_tool", "tool_failure"]
 
 log = logging.getLogger("mcpkit.server")
 
@@ -78,6 +79,8 @@ class Tool:
     task: TaskMode | None = None
     """Whether a call may become a task (`ToolOptions.task`); None: never."""
     resumable: bool = False
+    delegate: Callable[[dict[str, Any], Context], Awaitable[dict[str, Any]]] | None = None
+    """Who serves its calls instead: the mounted server it came from (`Server.mount`)."""
 
 
 class ToolOptions(TypedDict, total=False):
@@ -124,6 +127,7 @@ def build_tool(
         sig = derive_signature(
             fn,
             injectables=(Context,),
+            markers=(Depends,),
             input_schema=options.get("input_schema"),
             output_schema=output_schema,
             structured_output=options.get("structured_output"),
@@ -138,6 +142,7 @@ def build_tool(
         if name is None:
             raise
         raise type(exc)(f"tool {tool_name!r}: {exc}") from None
+    check_dependencies(sig.provided, f"tool {tool_name!r}")
     schema = sig.input_schema
     if schema.get("type") != "object":
         raise ValueError(f"tool {tool_name!r}: inputSchema must have \"type\": \"object\" at its root")
@@ -400,7 +405,10 @@ def call_tool(params: dict[str, Any], ctx: Context) -> Awaitable[dict[str, Any]]
     """
     require(ctx.server, "tools", Method.TOOLS_CALL)
     tool = lookup(ctx.server.tools, params)
+    if tool.delegate is not None:
+        return tool.delegate(params, ctx)
     if tool.task is not None and ctx.server.task_runner is not None:
+        ctx._raise_failures = False  # the runner answers a task's failures itself
         return ctx.server.task_runner.call(tool, params, ctx)  # type: ignore[no-any-return]
     # `run_tool`, inlined: this is every plain call's path, and a frame costs it measurably.
     if tool.signature.injected:
@@ -418,8 +426,18 @@ def run_tool(tool: Tool, params: dict[str, Any], ctx: Context) -> Awaitable[dict
     return run_handler(tool, params, ctx)
 
 
+def tool_failure(name: str, exc: Exception, ctx: Context) -> dict[str, Any]:
+    """The `isError` result of the tool `name` that raised `exc` (a `ToolError` or a
+    `HandleError` with its own text, anything else with an error id, the traceback logged)."""
+    if isinstance(exc, ToolError | HandleError):
+        return error_result(str(exc) or f"tool {name!r} failed")
+    text, _ = failure_text("tool", name, exc, expose=ctx.server.options.expose_errors)
+    return error_result(text)
+
+
 async def run_handler(tool: Tool, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
-    """Run the tool and make its result; every failure of either is an `isError` result.
+    """Run the tool and make its result; every failure of either is an `isError` result
+    (`tool_failure`), or, under a middleware chain, passes up through it to be made there.
 
     Passed through: `RPCError`s but `HandleError` (refusals of the request, or errors the
     tool means as JSON-RPC errors: a missing client capability, a URL elicitation) and the
@@ -430,15 +448,20 @@ async def run_handler(tool: Tool, params: dict[str, Any], ctx: Context) -> dict[
         injected = tool.signature.injected
         if injected:
             inject(injected, kwargs, ctx)
-        value = await invoke(tool.fn, tool.is_async, kwargs)
-        result = call_result(tool, value)
+        if tool.signature.provided:
+            result = await call_handler(tool, kwargs, ctx, partial(call_result, tool))
+        else:  # every plain call's path: no frame or partial more than before dependencies
+            result = call_result(tool, await invoke(tool.fn, tool.is_async, kwargs))
     except (ToolError, HandleError) as exc:
+        if getattr(ctx, "_raise_failures", False):
+            raise
         return error_result(str(exc) or f"tool {tool.name!r} failed")
     except RPCError:
         raise
     except Exception as exc:
-        text, _ = failure_text("tool", tool.name, exc, expose=ctx.server.options.expose_errors)
-        return error_result(text)
+        if getattr(ctx, "_raise_failures", False):
+            raise
+        return tool_failure(tool.name, exc, ctx)
     meta = result.get("_meta")
     if meta is not None and SERVER_INFO_KEY not in meta:
         result["_meta"] = {**meta, **ctx.server.result_meta}

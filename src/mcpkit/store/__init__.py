@@ -1,7 +1,8 @@
 """State backends behind one small interface: `Store`.
 
 A store keeps short-lived records by key, each with an expiry. Today it holds the nonces of
-single-use request states (`add` is the atomic "first one wins" that single use needs); it is
+single-use request states (`add` is the atomic "first one wins" that single use needs) and the
+counts of rate limits (`incr`, an atomic count per window); it is
 also the seam through which shared backends (PostgreSQL, Redis) and the Tasks extension will
 plug in. Implementations: `MemoryStore` (one process), `SQLiteStore` (processes sharing a file).
 
@@ -38,6 +39,19 @@ class Store(abc.ABC):
     @abc.abstractmethod
     async def delete(self, key: str) -> None:
         """Forget `key` (nothing happens if it is absent)."""
+
+    async def incr(self, key: str, expires_at: float) -> int:
+        """Count one more under `key` and return the count, atomically across every process
+        sharing the store (what a rate limit shared by replicas counts with); a count past its
+        expiry counts as absent, so it starts again at 1 with this `expires_at`.
+
+        Every engine of mcpkit's does it in one step. This fallback, for a store of another
+        kind that does not, counts with `add` alone, one record per step (correct, but a round
+        trip per count so far)."""
+        count = 1
+        while not await self.add(f"{key}#{count}", b"", expires_at):
+            count += 1
+        return count
 
     async def close(self) -> None:  # noqa: B027 -- optional for backends without resources
         """Release what the store holds open."""

@@ -39,6 +39,17 @@ class MemoryStore(Store):
         self._records[key] = (value, expires_at)
         return True
 
+    async def incr(self, key: str, expires_at: float) -> int:
+        now = self._clock()
+        held = self._records.get(key)
+        if held is None or held[1] <= now:
+            count, expires = 1, expires_at
+            await self.add(key, b"1", expires_at)  # a new record: swept and bounded as one
+        else:
+            count, expires = int(held[0]) + 1, held[1]
+        self._records[key] = (b"%d" % count, expires)
+        return count
+
     async def get(self, key: str) -> bytes | None:
         held = self._records.get(key)
         if held is None or held[1] <= self._clock():

@@ -42,6 +42,20 @@ _RECORDS: Final = (
     "key TEXT PRIMARY KEY, value BYTEA NOT NULL, expires_at DOUBLE PRECISION NOT NULL)",
     "CREATE INDEX IF NOT EXISTS mcpkit_records_expiry ON mcpkit_records (expires_at)",
 )
+_COUNTERS: Final = (
+    "CREATE TABLE IF NOT EXISTS mcpkit_counters ("
+    "key TEXT PRIMARY KEY, count BIGINT NOT NULL, expires_at DOUBLE PRECISION NOT NULL)",
+)
+_INCR: Final = (
+    "INSERT INTO mcpkit_counters (key, count, expires_at) VALUES (%s, 1, %s) "
+    "ON CONFLICT (key) DO UPDATE SET "
+    "count = CASE WHEN mcpkit_counters.expires_at <= %s THEN 1 "
+    "ELSE mcpkit_counters.count + 1 END, "
+    "expires_at = CASE WHEN mcpkit_counters.expires_at <= %s THEN excluded.expires_at "
+    "ELSE mcpkit_counters.expires_at END "
+    "RETURNING count"
+)
+"""One more for the key, atomic under the row lock whichever replica runs it."""
 _ADD: Final = (
     "INSERT INTO mcpkit_records (key, value, expires_at) VALUES (%s, %s, %s) "
     "ON CONFLICT (key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at "
@@ -139,6 +153,18 @@ class PostgresStore(Store):
             if added and self._adds % 1024 == 0:
                 await conn.execute("DELETE FROM mcpkit_records WHERE expires_at <= %s", (now,))
         return added
+
+    async def incr(self, key: str, expires_at: float) -> int:
+        await self._engine.ensure("counters", _COUNTERS)
+        now = self._clock()
+        async with self._engine.transaction("counting for a rate limit") as conn:
+            cur = await conn.execute(_INCR, (key, expires_at, now, now))
+            row = await cur.fetchone()
+            count = int(row[0])
+            self._adds += 1
+            if count == 1 and self._adds % 1024 == 0:
+                await conn.execute("DELETE FROM mcpkit_counters WHERE expires_at <= %s", (now,))
+        return count
 
     async def get(self, key: str) -> bytes | None:
         await self._engine.ensure("records", _RECORDS)

@@ -41,6 +41,20 @@ return 1
 as the caller's clock decides liveness) removes records nobody asks for again."""
 
 
+_INCR: Final = """
+local held = redis.call('HGET', KEYS[1], 'e')
+if (not held) or tonumber(held) <= tonumber(ARGV[2]) then
+  redis.call('HSET', KEYS[1], 'c', 1, 'e', ARGV[1])
+  local ttl = math.ceil(tonumber(ARGV[1]) - tonumber(ARGV[2]))
+  if ttl < 1 then ttl = 1 end
+  redis.call('EXPIRE', KEYS[1], ttl + 60)
+  return 1
+end
+return redis.call('HINCRBY', KEYS[1], 'c', 1)
+"""
+"""One more for the key; a count past its expiry (by the caller's clock) starts again at 1."""
+
+
 class RedisEngine:
     """One client to one Redis database, shared by the seams of a backend, and the one place
     where the driver's failures become `StoreUnavailableError`."""
@@ -123,6 +137,12 @@ class RedisStore(Store):
             "recording a single-use key", _ADD, [self._engine.key("rec", key)],
             [value, repr(float(expires_at)), repr(float(self._clock()))])
         return bool(added)
+
+    async def incr(self, key: str, expires_at: float) -> int:
+        count = await self._engine.script(
+            "counting for a rate limit", _INCR, [self._engine.key("cnt", key)],
+            [repr(float(expires_at)), repr(float(self._clock()))])
+        return int(count)
 
     async def get(self, key: str) -> bytes | None:
         held = await self._engine.run("reading a record", "HMGET",

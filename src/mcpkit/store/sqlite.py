@@ -27,6 +27,20 @@ _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS mcpkit_records ("
     "key TEXT PRIMARY KEY, value BLOB NOT NULL, expires_at REAL NOT NULL)"
 )
+_COUNTERS = (
+    "CREATE TABLE IF NOT EXISTS mcpkit_counters ("
+    "key TEXT PRIMARY KEY, count INTEGER NOT NULL, expires_at REAL NOT NULL)"
+)
+_INCR = (
+    "INSERT INTO mcpkit_counters (key, count, expires_at) VALUES (?, 1, ?) "
+    "ON CONFLICT (key) DO UPDATE SET "
+    "count = CASE WHEN mcpkit_counters.expires_at <= ? THEN 1 ELSE mcpkit_counters.count + 1 END, "
+    "expires_at = CASE WHEN mcpkit_counters.expires_at <= ? THEN excluded.expires_at "
+    "ELSE mcpkit_counters.expires_at END "
+    "RETURNING count"
+)
+"""One more for the key, in one statement (SET reads the row as it was): SQLite's write lock
+makes it atomic across processes."""
 _ADD = (
     "INSERT INTO mcpkit_records (key, value, expires_at) VALUES (?, ?, ?) "
     "ON CONFLICT (key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at "
@@ -66,6 +80,7 @@ class SQLiteStore(Store):
                 db.execute("PRAGMA journal_mode=WAL")
                 db.execute("PRAGMA synchronous=NORMAL")
                 db.execute(_SCHEMA)
+                db.execute(_COUNTERS)
                 return
             except sqlite3.OperationalError as exc:
                 if "locked" not in str(exc) or time.monotonic() >= deadline:
@@ -81,6 +96,16 @@ class SQLiteStore(Store):
             if added and self._adds % 1024 == 0:
                 db.execute("DELETE FROM mcpkit_records WHERE expires_at <= ?", (now,))
             return added
+
+    def _incr(self, key: str, expires_at: float) -> int:
+        now = self._clock()
+        with self._lock:
+            db = self._connect()
+            count = int(db.execute(_INCR, (key, expires_at, now, now)).fetchone()[0])
+            self._adds += 1
+            if count == 1 and self._adds % 1024 == 0:
+                db.execute("DELETE FROM mcpkit_counters WHERE expires_at <= ?", (now,))
+            return count
 
     def _get(self, key: str) -> bytes | None:
         with self._lock:
@@ -99,6 +124,9 @@ class SQLiteStore(Store):
 
     async def get(self, key: str) -> bytes | None:
         return await asyncio.to_thread(self._get, key)
+
+    async def incr(self, key: str, expires_at: float) -> int:
+        return await asyncio.to_thread(self._incr, key, expires_at)
 
     async def delete(self, key: str) -> None:
         await asyncio.to_thread(self._delete, key)

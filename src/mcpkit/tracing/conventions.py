@@ -70,6 +70,9 @@ class Attr:
     CLIENT_ADDRESS: Final = "client.address"
     """The server's view of the client: the peer address of the HTTP connection."""
     CLIENT_PORT: Final = "client.port"
+    HANDLER_DURATION: Final = "mcpkit.handler.duration"
+    """mcpkit's own: seconds from a `TimingMiddleware` link to the end of the request's
+    handling (`mcpkit.server.middleware.timing`), beside the span's own duration."""
 
 
 EXECUTE_TOOL: Final = "execute_tool"

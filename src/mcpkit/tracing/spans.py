@@ -49,6 +49,7 @@ __all__ = [
     "client_exchange",
     "in_scope",
     "left",
+    "note_attributes",
     "note_version",
     "server_span",
     "trace_keys",
@@ -301,6 +302,17 @@ def note_version(version: str) -> None:
     span = _api.trace.get_current_span()
     if span.is_recording():
         span.set_attribute(Attr.PROTOCOL_VERSION, version)
+
+
+def note_attributes(attributes: Mapping[str, Any]) -> None:
+    """Set `attributes` on the current span while tracing is on (a middleware link's timing
+    on the request's SERVER span); nothing otherwise."""
+    if active() is None:
+        return
+    assert _api is not None
+    span = _api.trace.get_current_span()
+    if span.is_recording():
+        span.set_attributes(dict(attributes))
 
 
 # -- the client side -------------------------------------------------------------------------

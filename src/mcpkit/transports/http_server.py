@@ -238,17 +238,38 @@ class HTTPApp:
         await self._routes[chosen].serve(scope, headers, message, receive, send)
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
-        while True:
-            message = await receive()
-            if message["type"] == "lifespan.startup":
-                self.start()
-                await send({"type": "lifespan.startup.complete"})
-            elif message["type"] == "lifespan.shutdown":
-                # The ASGI server has stopped taking requests: what is left stops now (under
-                # `run_http` the drain with its grace has run already; this finds it done).
-                await self.drain(0)
-                await send({"type": "lifespan.shutdown.complete"})
-                return
+        """The ASGI lifespan: the server's own (`Server(lifespan=...)`) is entered at startup
+        (a failure there fails the startup, with its message) and exited at shutdown, once
+        what was left of the serving stopped."""
+        held = False
+        try:
+            while True:
+                message = await receive()
+                if message["type"] == "lifespan.startup":
+                    try:
+                        await self.server.lifespan_state.acquire()
+                    except Exception as exc:
+                        await send({"type": "lifespan.startup.failed",
+                                    "message": f"{self.server.name}: its lifespan failed to "
+                                               f"start: {type(exc).__name__}: {exc}"})
+                        return
+                    held = True
+                    self.start()
+                    await send({"type": "lifespan.startup.complete"})
+                elif message["type"] == "lifespan.shutdown":
+                    # The ASGI server has stopped taking requests: what is left stops now
+                    # (under `run_http` the drain with its grace has run already; this finds
+                    # it done).
+                    await self.drain(0)
+                    if held:
+                        held = False
+                        await self.server.lifespan_state.release()
+                    await send({"type": "lifespan.shutdown.complete"})
+                    return
+        except BaseException as exc:
+            if held:
+                await self.server.lifespan_state.release(exc)
+            raise
 
     # -- shutting down -------------------------------------------------------------------------
 
@@ -300,17 +321,18 @@ class HTTPApp:
         await self.aclose()
 
     def lifespan(self, app: object = None) -> AbstractAsyncContextManager[None]:
-        """A lifespan closing this app on shutdown, for the one it is mounted in:
-        `Starlette(routes=..., lifespan=mcp.lifespan)`, or `async with mcp.lifespan(app):
-        yield` in a lifespan of its own. `app` is not used: nothing here needs starting."""
+        """A lifespan holding the server's (`Server(lifespan=...)`) and closing this app on
+        shutdown, for the one it is mounted in: `Starlette(routes=..., lifespan=mcp.lifespan)`,
+        or `async with mcp.lifespan(app): yield` in a lifespan of its own. `app` is not used."""
         return self._lifespan_context()
 
     @asynccontextmanager
     async def _lifespan_context(self) -> AsyncIterator[None]:
-        try:
-            yield
-        finally:
-            await self.aclose()
+        async with self.server.running():
+            try:
+                yield
+            finally:
+                await self.aclose()
 
     # -- a POST's body ----------------------------------------------------------------------------
 

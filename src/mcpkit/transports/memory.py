@@ -10,6 +10,7 @@ does not survive JSON.
 from __future__ import annotations
 
 import itertools
+from contextlib import AsyncExitStack
 from typing import Any
 
 import orjson
@@ -40,7 +41,13 @@ class InMemory:
         self.key = f"memory:{getattr(server, 'name', 'server')}#{next(_names)}"
 
     async def connect(self) -> MemoryTransport:
-        return MemoryTransport(self.server, json=self.json, tap=self.tap, principal=self.principal)
+        """A new connection, holding the server's lifespan until it is closed."""
+        held = AsyncExitStack()
+        await held.enter_async_context(self.server.running())
+        transport = MemoryTransport(self.server, json=self.json, tap=self.tap,
+                                    principal=self.principal)
+        transport._held = held
+        return transport
 
     def __repr__(self) -> str:
         return f"InMemory({self.server!r}, json={self.json})"
@@ -77,6 +84,8 @@ class MemoryTransport(RoutedTransport):
         else:
             self.conn = _ObjectConnection(server, self._from_server, principal)
         self._closed = False
+        self._held: AsyncExitStack | None = None
+        """The server's lifespan, held while the connection is open (`InMemory.connect`)."""
 
     # -- ClientTransport -------------------------------------------------------------------
 
@@ -85,8 +94,13 @@ class MemoryTransport(RoutedTransport):
             return
         self._closed = True
         self.conn.cancel_all()
-        await self.conn.close()
-        self._router.close("the in-memory connection was closed")
+        try:
+            await self.conn.close()
+        finally:
+            self._router.close("the in-memory connection was closed")
+            held, self._held = self._held, None
+            if held is not None:
+                await held.aclose()
 
     # -- the two directions ----------------------------------------------------------------
 

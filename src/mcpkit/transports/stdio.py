@@ -97,7 +97,14 @@ class _StdinProtocol(asyncio.Protocol):
 
 async def serve_stdio(server: Any, *, stdin_fd: int = 0, stdout_fd: int | None = None) -> None:
     """Serve `server` on stdin/stdout until stdin closes (or SIGTERM); then its tasks are
-    drained (`TaskRunner.drain`, within `ServerOptions.grace_s`) before it returns."""
+    drained (`TaskRunner.drain`, within `ServerOptions.grace_s`) before it returns. Its
+    lifespan is held meanwhile: entered before the first message is read, exited once the
+    serving ended, errors included."""
+    async with server.running():
+        await _serve_stdio(server, stdin_fd, stdout_fd)
+
+
+async def _serve_stdio(server: Any, stdin_fd: int, stdout_fd: int | None) -> None:
     out_fd = stdout_fd if stdout_fd is not None else claim_stdout()
     conn = StreamConnection(server, _Writer(out_fd))
     reader = LineReader(server.options.max_message_bytes)

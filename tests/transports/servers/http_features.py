@@ -11,6 +11,7 @@ from typing import Annotated, Any
 
 from mcpkit import Context, Param, Server, ToolError
 from mcpkit.errors import InternalError, MissingRequiredClientCapabilityError
+from mcpkit.server.middleware import RateLimitingMiddleware
 
 server = Server("http-features", "1.0.0")
 
@@ -166,3 +167,13 @@ def today() -> str:
 def greet(name: str) -> str:
     """Greet someone."""
     return f"Hello, {name}!"
+
+
+@server.tool()
+def limited() -> str:
+    """Behind a rate limit of one call an hour: every call after the first is refused."""
+    return "once"
+
+
+server.add_middleware(RateLimitingMiddleware(
+    limit=1, per=3600.0, key=lambda context: "limited" if context.name == "limited" else None))

@@ -1,0 +1,302 @@
+"""Servers made of servers: `mount` (live, delegating) and `include` (a copy), with names,
+URIs and prompts namespaced, collisions refused in one line, list changes and resource
+updates forwarded, extensions merged and completion delegated. Every message is checked
+against the official schema."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import pytest
+from schema_tap import SchemaTap
+
+from mcpkit import Context, Server
+from mcpkit.client import ClientOptions
+from mcpkit.server.composition import namespaced_uri, plain_uri
+from mcpkit.server.middleware import CallNext, MiddlewareContext
+from mcpkit.testing import ServerWire, connect
+
+pytestmark = pytest.mark.asyncio
+
+
+def billing() -> Server:
+    server = Server("billing")
+
+    @server.tool()
+    def pay(amount: int) -> str:
+        return f"paid {amount}"
+
+    @server.tool()
+    async def whoami(ctx: Context) -> str:
+        return f"{ctx.server.name} at depth {ctx.depth}"
+
+    @server.resource("invoice://latest", mime_type="text/plain")
+    def latest() -> str:
+        return "invoice 7"
+
+    @server.resource("invoice://{year}/{number}")
+    def invoice(year: str, number: str) -> str:
+        return f"invoice {year}/{number}"
+
+    @server.prompt()
+    def remind(customer: str) -> str:
+        return f"Remind {customer} to pay"
+
+    @server.completer()
+    def complete(ref: dict[str, Any], argument: dict[str, Any], context: Any) -> list[str]:
+        return [c for c in ("acme", "apex") if c.startswith(argument["value"])]
+
+    return server
+
+
+@pytest.mark.parametrize("uri, namespaced", [
+    ("invoice://latest", "invoice://billing/latest"),
+    ("invoice://{year}/{n}", "invoice://billing/{year}/{n}"),
+    ("file:///srv/a.txt", "file://billing//srv/a.txt"),
+    ("urn:isbn:123", "urn:billing/isbn:123"),
+    ("data://", "data://billing/"),
+])
+async def test_a_namespaced_uri_keeps_its_scheme_and_reverses_exactly(uri: str, namespaced: str
+                                                                      ) -> None:
+    assert namespaced_uri("billing", uri) == namespaced
+    assert plain_uri("billing", namespaced) == uri
+    assert plain_uri("other", namespaced) is None
+
+
+async def test_a_mounted_servers_tools_resources_and_prompts_are_listed_and_served_namespaced(
+) -> None:
+    main = Server("main")
+
+    @main.tool()
+    def hello() -> str:
+        return "hi"
+
+    main.mount(billing(), namespace="billing")
+    tap = SchemaTap()
+    async with connect(main, recorder=tap) as client:
+        names = [t.name for t in await client.list_tools()]
+        assert names == ["hello", "billing_pay", "billing_whoami"]
+        assert (await client.call_tool("billing_pay", {"amount": 3})).text == "paid 3"
+        # The mounted server serves its own calls: its Context, at the client's depth.
+        assert (await client.call_tool("billing_whoami", {})).text == "billing at depth 0"
+        resources = [r.uri for r in await client.list_resources()]
+        assert resources == ["invoice://billing/latest"]
+        templates = [t.uri_template for t in await client.list_resource_templates()]
+        assert templates == ["invoice://billing/{year}/{number}"]
+        read = await client.read_resource("invoice://billing/2026/7")
+        assert read.text == "invoice 2026/7"
+        assert read.contents[0].uri == "invoice://billing/2026/7"
+        latest = await client.read_resource("invoice://billing/latest")
+        assert (latest.contents[0].uri, latest.text) == ("invoice://billing/latest", "invoice 7")
+        prompt = await client.get_prompt("billing_remind", {"customer": "Ada"})
+        assert prompt.messages[0].content.text == "Remind Ada to pay"
+        done = await client.complete({"type": "ref/prompt", "name": "billing_remind"},
+                                     "customer", "a")
+        assert done["values"] == ["acme", "apex"]
+    assert main.capabilities()["completions"] == {}
+    assert not tap.problems
+
+
+async def test_a_mounts_later_registrations_appear_live_and_an_include_is_a_copy() -> None:
+    main, live, copied = Server("main"), billing(), billing()
+    main.mount(live, namespace="live")
+    main.include(copied, prefix="copy")
+
+    @live.tool()
+    def refund(amount: int) -> str:
+        return f"refunded {amount}"
+
+    @copied.tool()
+    def void() -> str:
+        return "voided"
+
+    live.remove_tool("pay")
+    assert "live_refund" in main.tools and "live_pay" not in main.tools
+    assert "copy_void" not in main.tools and "copy_pay" in main.tools
+    async with connect(main) as client:
+        assert (await client.call_tool("live_refund", {"amount": 2})).text == "refunded 2"
+        # An included tool runs as the including server's own.
+        assert (await client.call_tool("copy_whoami", {})).text == "main at depth 0"
+        assert (await client.read_resource("invoice://copy/2025/1")).text == "invoice 2025/1"
+
+
+async def test_collisions_are_refused_at_mount_time_in_one_line_naming_each() -> None:
+    main = Server("main")
+
+    @main.tool(name="billing_pay")
+    def taken() -> str:
+        return "mine"
+
+    @main.resource("invoice://billing/latest")
+    def mine() -> str:
+        return "mine"
+
+    with pytest.raises(ValueError) as refused:
+        main.mount(billing(), namespace="billing")
+    message = str(refused.value)
+    assert "\n" not in message
+    assert message == ("mount('billing', 'billing') into 'main' collides: tool 'billing_pay', "
+                       "resource 'invoice://billing/latest' already registered here")
+    assert list(main.tools) == ["billing_pay"]  # nothing was half mounted
+
+
+async def test_a_later_registration_that_would_collide_where_it_is_mounted_is_refused() -> None:
+    main, child = Server("main"), billing()
+    main.mount(child, namespace="billing")
+
+    @main.tool(name="billing_refund")
+    def own() -> str:
+        return "main's"
+
+    with pytest.raises(ValueError, match="tool 'refund' of server 'billing' would be "
+                                         "'billing_refund' in server 'main'"):
+        @child.tool()
+        def refund() -> str:
+            return "child's"
+
+    assert "refund" not in child.tools
+    with pytest.raises(ValueError, match="a tool named 'billing_pay' is already registered"):
+        main.add_tool(lambda: "x", name="billing_pay")
+
+
+async def test_mounting_refuses_a_bad_namespace_and_a_cycle() -> None:
+    main, child = Server("main"), billing()
+    with pytest.raises(ValueError, match="namespace 'bad name'"):
+        main.mount(child, namespace="bad name")
+    main.mount(child, namespace="b")
+    with pytest.raises(ValueError, match="a server cannot hold itself"):
+        child.mount(main, namespace="m")
+    with pytest.raises(ValueError, match="a server cannot hold itself"):
+        main.mount(main)
+    with pytest.raises(TypeError, match="takes a Server"):
+        main.mount("billing")  # type: ignore[arg-type]
+
+
+async def test_list_changes_and_resource_updates_of_a_mount_reach_listeners_namespaced() -> None:
+    main, child = Server("main"), billing()
+    main.mount(child, namespace="billing")
+    wire = ServerWire(main, tap=SchemaTap())
+    try:
+        wire.send({"jsonrpc": "2.0", "id": 1, "method": "subscriptions/listen", "params": {
+            "_meta": wire.meta(), "notifications": {
+                "toolsListChanged": True,
+                "resourceSubscriptions": ["invoice://billing/latest"]}}})
+        ack = await wire.next()
+        assert ack["method"] == "notifications/subscriptions/acknowledged"
+
+        @child.tool()
+        def refund() -> str:
+            return "r"
+
+        changed = await wire.next()
+        assert changed["method"] == "notifications/tools/list_changed"
+        child.notify_resource_updated("invoice://latest")
+        updated = await wire.next()
+        assert updated["method"] == "notifications/resources/updated"
+        assert updated["params"]["uri"] == "invoice://billing/latest"
+    finally:
+        wire.close()
+    assert not wire.tap.problems  # type: ignore[union-attr]
+
+
+class Heard(SchemaTap):
+    """A schema tap that says when the client hears that the tool list changed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.changed = asyncio.Event()
+
+    def __call__(self, direction: str, message: dict[str, Any]) -> None:
+        super().__call__(direction, message)
+        if direction == "receive" and message.get("method") == "notifications/tools/list_changed":
+            self.changed.set()
+
+
+async def test_a_legacy_client_hears_a_mounts_changes_and_is_served_as_a_modern_one() -> None:
+    main, child = Server("main"), billing()
+    main.mount(child, namespace="billing")
+    tap = Heard()
+    async with connect(main, options=ClientOptions(era="legacy"), recorder=tap) as client:
+        assert (await client.call_tool("billing_pay", {"amount": 1})).text == "paid 1"
+
+        @child.tool()
+        def refund() -> str:
+            return "r"
+
+        await asyncio.wait_for(tap.changed.wait(), 10)
+        assert (await client.call_tool("billing_refund", {})).text == "r"
+    assert not tap.problems
+
+
+async def test_a_mounted_servers_middleware_and_lifespan_are_its_own() -> None:
+    events: list[str] = []
+
+    @asynccontextmanager
+    async def life(server: Server) -> AsyncIterator[str]:
+        events.append(f"enter {server.name}")
+        yield f"{server.name} pool"
+        events.append(f"exit {server.name}")
+
+    main, child = Server("main", lifespan=life), Server("child", lifespan=life)
+
+    @child.tool()
+    def pool(ctx: Context) -> str:
+        return str(ctx.lifespan_context)
+
+    @child.middleware("tools/call")
+    async def child_only(context: MiddlewareContext, call_next: CallNext) -> dict[str, Any]:
+        events.append(f"child chain {context.name}")
+        return await call_next(context)
+
+    @main.middleware("tools/call")
+    async def main_only(context: MiddlewareContext, call_next: CallNext) -> dict[str, Any]:
+        events.append(f"main chain {context.name}")
+        return await call_next(context)
+
+    main.mount(child, namespace="c")
+    async with connect(main) as client:
+        assert (await client.call_tool("c_pool", {})).text == "child pool"
+    assert events == ["enter main", "enter child", "main chain c_pool", "child chain pool",
+                      "exit child", "exit main"]
+
+
+async def test_extensions_and_their_methods_are_merged_and_differing_settings_collide() -> None:
+    main, child = Server("main"), billing()
+    child.extension("com.example/ledger", {"v": 1})
+
+    async def balance(params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        return {"resultType": "complete", "balance": 42, "from": ctx.server.name}
+
+    child.add_method("com.example/ledger.balance", balance, extension="com.example/ledger")
+    other = Server("other")
+    other.extension("com.example/ledger", {"v": 2})
+    main.mount(child, namespace="billing")
+    assert main.extensions.offered["com.example/ledger"] == {"v": 1}
+    wire = ServerWire(main)
+    try:
+        reply = await wire.request("com.example/ledger.balance", {}, **{
+            "io.modelcontextprotocol/clientCapabilities": {
+                "extensions": {"com.example/ledger": {}}}})
+    finally:
+        wire.close()
+    assert reply["result"]["balance"] == 42 and reply["result"]["from"] == "billing"
+    with pytest.raises(ValueError, match=r"extension 'com\.example/ledger' \(offered by both "
+                                         r"with different settings\)"):
+        main.mount(other, namespace="other")
+
+
+async def test_mounts_nest_and_an_include_of_a_mounting_server_still_delegates() -> None:
+    top, middle, leaf = Server("top"), Server("middle"), billing()
+    middle.mount(leaf, namespace="leaf")
+    top.include(middle, prefix="mid")
+    outer = Server("outer")
+    outer.mount(top, namespace="top")
+    async with connect(outer) as client:
+        assert (await client.call_tool("top_mid_leaf_pay", {"amount": 9})).text == "paid 9"
+        assert (await client.call_tool("top_mid_leaf_whoami", {})).text == "billing at depth 0"
+        read = await client.read_resource("invoice://top/mid/leaf/2024/2")
+        assert read.text == "invoice 2024/2"
+        assert read.contents[0].uri == "invoice://top/mid/leaf/2024/2"
