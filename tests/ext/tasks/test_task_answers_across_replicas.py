@@ -1,6 +1,8 @@
 """An answer acknowledged by a replica that does not run the task is seen at once: `tasks/get`
 right after the `tasks/update`, through either replica, lists only the keys still pending, on
-every engine.
+every engine. And what a client writes into a task (its arguments, its answers) and what the
+tool makes of it (progress messages, the result) may hold any character, NUL included: every
+engine stores it and gives the same back to the other replica.
 
 Two servers in this process share one task store and no broker, and neither runs its upkeep:
 the replica running the task takes the stored answer up only when the test runs its heartbeat
@@ -28,11 +30,20 @@ from mcpkit.server.server import ServerOptions
 from mcpkit.server.task_runner import TaskOptions
 
 WAIT_S = 10.0
+GATES: dict[str, asyncio.Event] = {}
+"""What `echo_text` waits for after its progress report, by its text (set by the test)."""
 
 
 def replica(store: Any) -> Server:
     server = Server("answers", options=ServerOptions(tasks=TaskOptions(
         store=store, sync_budget_s=0.01, heartbeat_s=60, lease_s=180)))
+    @server.tool(task="required", resumable=True)
+    async def echo_text(text: str, ctx: Context) -> str:
+        await ctx.report_progress(1, 2, f"read {text}")
+        await GATES[text].wait()
+        answer = await ctx.elicit("more", f"More than {text}?", {"name": str})
+        return f"{text} and {(answer.content or {})['name']}"
+
     @server.tool(task="required")
     async def two_names(ctx: Context) -> str:
         await asyncio.sleep(0.05)  # past the budget (a loop timer after it): a task asks
@@ -130,3 +141,31 @@ async def test_every_answer_given_to_the_other_replica_makes_the_task_working_at
         while (task := await seen(on_b, task_id))["status"] != "completed":
             await asyncio.sleep(0.01)
     assert task["result"]["content"][0]["text"] == "Ada and Grace", task
+
+
+async def test_text_with_nul_is_stored_and_read_back_the_same_on_every_engine(
+        pair: list[Server]) -> None:
+    a, b = pair
+    on_a, on_b = Caller(a, None), Caller(b, None)
+    text, name = "a\x00b \u2028 \U0001f600", "x\x00y"
+    GATES[text] = asyncio.Event()  # this test's
+    task_id = (await on_a.call("echo_text", text=text))["result"]["taskId"]
+    async with asyncio.timeout(WAIT_S):
+        while (task := await seen(on_b, task_id)).get("statusMessage") != f"read {text} (1/2)":
+            await asyncio.sleep(0.01)
+    stored = await b.task_runner.store.get(task_id)  # read by the other replica's store
+    assert stored is not None and stored.arguments == {"text": text}
+    GATES[text].set()
+    async with asyncio.timeout(WAIT_S):
+        while (task := await seen(on_b, task_id))["status"] != "input_required":
+            await asyncio.sleep(0.01)
+    assert text in task["inputRequests"]["more"]["params"]["message"]
+    await update(on_b, task_id, "more", name)
+    stored = await a.task_runner.store.get(task_id)
+    assert stored is not None and stored.answers == {
+        "more": {"action": "accept", "content": {"name": name}}}
+    await upkeep_once(a.task_runner)
+    async with asyncio.timeout(WAIT_S):
+        while (task := await seen(on_b, task_id))["status"] != "completed":
+            await asyncio.sleep(0.01)
+    assert task["result"]["content"][0]["text"] == f"{text} and {name}", task
