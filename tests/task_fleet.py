@@ -269,6 +269,9 @@ class LocalReplica:
         """Gone as a SIGKILLed process is: every task of its runtime cancelled, its handlers
         stopped at their next await, nothing more stored."""
         self._killed.set()
+        if self.wire is not None:  # its requests first: none may start a run past this point
+            self.wire.close()
+        self.wire = None
         runtime = self.server.task_runner
         for background in (runtime.upkeep, runtime.controls):
             if background is not None:
@@ -279,9 +282,6 @@ class LocalReplica:
                     running.cancel()
         runtime.jobs.clear()
         await asyncio.sleep(0)
-        if self.wire is not None:
-            self.wire.close()
-        self.wire = None
 
     async def stop(self) -> None:
         await self.server.task_runner.drain(self.server.options.grace_s)

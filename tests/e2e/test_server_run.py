@@ -132,7 +132,18 @@ async def test_run_http_serves_a_script_in_both_eras(http_script: ServerProcess,
         assert client.era == era
         result = await client.call_tool("shout", {"text": "hi"})
         assert result["content"] == [{"type": "text", "text": "HI"}]
-    http_script.proc.terminate()
+        # SIGTERM while the client holds a stream open (a modern listen stream, a legacy
+        # session's GET stream), waited for before the signal: the drain ends it cleanly.
+        async with client.listen(tools=True) as listening:
+            async with asyncio.timeout(15):
+                if era == "legacy":
+                    await transport.session_stream_open.wait()
+                http_script.proc.terminate()
+                if era == "legacy":
+                    while transport.session_stream_open.is_set():
+                        await asyncio.sleep(0.02)
+                else:
+                    assert [note async for note in listening] == []  # its result ends it
     # SIGTERM: a graceful shutdown, after which uvicorn lets the signal end the process.
     assert await asyncio.to_thread(http_script.proc.wait, 15) in (0, -15)
     output = http_script.output()

@@ -21,13 +21,7 @@ SCORED = re.compile(r"^conformance server (2026-07-28|2025-11-25): (\d+) passed,
                     re.M)
 _TIMEOUT_S = 1500
 ENGINES = ["postgres", "redis"]
-UNSETTLED = {
-    "tasks-mrtr-input": (
-        "its tasks-mrtr-partial-fulfillment check reads tasks/get right after a tasks/update; "
-        "when both reach a replica that does not run the task, the stored task still lists the "
-        "answered key until the replica running it has taken the answer and saved (seen on "
-        "PostgreSQL, where the answer reaches it later than on Redis)"),
-}
+UNSETTLED: dict[str, str] = {}
 """Scenarios whose verdict behind the balancer depends on a race in mcpkit, each with the race:
 reported as a warning when it differs, not compared. Remove an entry once its race is fixed."""
 

@@ -74,23 +74,30 @@ _CLOSED = Change("closed")
 
 
 class LocalBroker:
-    """In-process fan-out; each subscriber has its own bounded queue."""
+    """In-process fan-out; each subscriber has its own bounded queue. Once closed (the server
+    is stopping), every stream ends: those open now, and one that subscribes later (a request
+    that was on its way when the stop began), which would otherwise wait for a change that
+    never comes until the ASGI server cancels it."""
 
     def __init__(self, queue_size: int = 256) -> None:
         self._subscribers: set[tuple[asyncio.AbstractEventLoop, asyncio.Queue[Change]]] = set()
         self._queue_size = queue_size
+        self.closed = False
 
     def publish(self, change: Change) -> None:
         for loop, queue in list(self._subscribers):
             loop.call_soon_threadsafe(_offer, queue, change)
 
     def close(self) -> None:
+        self.closed = True
         for loop, queue in list(self._subscribers):
-            loop.call_soon_threadsafe(_offer, queue, _CLOSED)
+            loop.call_soon_threadsafe(_end, queue)
 
     @asynccontextmanager
     async def subscribe(self) -> AsyncIterator[AsyncIterator[Change]]:
         queue: asyncio.Queue[Change] = asyncio.Queue(self._queue_size)
+        if self.closed:
+            queue.put_nowait(_CLOSED)
         entry = (asyncio.get_running_loop(), queue)
         self._subscribers.add(entry)
         try:
@@ -106,6 +113,13 @@ def _offer(queue: asyncio.Queue[Change], change: Change) -> None:
         queue.put_nowait(change)
     except asyncio.QueueFull:
         pass
+
+
+def _end(queue: asyncio.Queue[Change]) -> None:
+    """End a subscriber's stream, even one whose queue is full (its oldest change goes)."""
+    if queue.full():
+        queue.get_nowait()
+    queue.put_nowait(_CLOSED)
 
 
 async def _drain(queue: asyncio.Queue[Change]) -> AsyncIterator[Change]:

@@ -8,10 +8,12 @@ its caller holds the lease, as `mcpkit.store.tasks` requires. Every call is one 
 that commits before it returns (a created task is found by any replica at once, TASK-7); a
 claim is one conditional UPDATE, so of two sweepers only one takes over a task, and a create
 under a quota holds a transaction-level advisory lock on its owner, so two replicas never both
-take the last place of one share. Answers are kept as JSON bytes (`given`), since PostgreSQL's
-JSON types refuse a NUL character that a client's answer may hold.
+take the last place of one share. The record and the answers are kept as JSON bytes (`record`,
+`given`), never in a JSON column: PostgreSQL's JSON types refuse the NUL character (`\u0000`)
+that a client's arguments or answers, and so a result or a status message, may hold.
 
-A table an older release made gains the columns it lacks when first used.
+A table an older release made gains the columns it lacks when first used (its `answers` JSON
+column, which nothing reads any more, stays empty).
 
 Imports: the standard library, `mcpkit.store`.
 """
@@ -41,8 +43,7 @@ __all__ = ["PostgresTaskStore"]
 _TABLES: Final = (
     "CREATE TABLE IF NOT EXISTS mcpkit_tasks (task_id TEXT PRIMARY KEY, record BYTEA NOT NULL, "
     "status TEXT NOT NULL, lease_owner TEXT, lease_until DOUBLE PRECISION, "
-    "expires_at DOUBLE PRECISION, cancel_requested BOOLEAN NOT NULL DEFAULT false, "
-    "answers JSONB)",
+    "expires_at DOUBLE PRECISION, cancel_requested BOOLEAN NOT NULL DEFAULT false)",
     "ALTER TABLE mcpkit_tasks ADD COLUMN IF NOT EXISTS owner_tag TEXT, "
     "ADD COLUMN IF NOT EXISTS size BIGINT NOT NULL DEFAULT 0, "
     "ADD COLUMN IF NOT EXISTS given BYTEA",

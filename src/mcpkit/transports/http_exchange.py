@@ -122,6 +122,7 @@ class Exchange:
     """The response to one POST (or a legacy GET stream), JSON or SSE."""
 
     __slots__ = (
+        "_interrupted",
         "_keepalive",
         "_quiet",
         "_watcher",
@@ -158,6 +159,8 @@ class Exchange:
         self._watcher: asyncio.Task[None] | None = None
         self._keepalive: asyncio.TimerHandle | None = None
         self._quiet = True
+        self._interrupted = False
+        """`cancel` has cancelled the handler's task (once: see `cancel`)."""
 
     # -- running the handler -------------------------------------------------------------------
 
@@ -190,9 +193,13 @@ class Exchange:
         return response
 
     def cancel(self) -> None:
-        """Stop the handler: the client went away, cancelled the request, or ended its session."""
+        """Stop the handler: the client went away, cancelled the request, or ended its session.
+        The task is cancelled once, however many of these come together (a client that leaves
+        and deletes its session at once): `run` takes back that one cancellation, and would
+        take a second for one from outside, letting it out of the app."""
         self.cancelled = True
-        if self.in_handler and self.task is not None:
+        if self.in_handler and self.task is not None and not self._interrupted:
+            self._interrupted = True
             self.task.cancel()
 
     def stop(self) -> None:

@@ -62,8 +62,10 @@ async def test_an_update_stored_while_the_broker_is_down_arrives_at_the_heartbea
     assert broker.attempts == [(task_id, {"action": "update"})]
     assert any(task_id in r.getMessage() and "next heartbeat" in r.getMessage()
                for r in caplog.records)
-    assert (await task_method(runner, "tasks/get", task_id))["result"]["status"] == \
-        "input_required"  # nothing reached the runner yet
+    stored = await runner.server.task_runner.store.get(task_id)
+    assert stored is not None and stored.status == "input_required"  # the runner has not run
+    # A client sees the stored answer taken at once, though nothing reached the runner yet.
+    assert (await task_method(runner, "tasks/get", task_id))["result"]["status"] == "working"
     await upkeep_once(runner.server.task_runner)
     done = await until(steerer, task_id, "completed")
     assert done["result"]["content"][0]["text"] == "confirmed={'confirm': True}"

@@ -22,7 +22,7 @@ from mcpkit.protocol.codec import RequestId
 from mcpkit.store.tasks import TaskRecord
 from mcpkit.types.constants import Method
 
-__all__ = ["Job", "Stop", "progress_message", "snapshot"]
+__all__ = ["Job", "Stop", "answered", "progress_message", "snapshot", "waiting"]
 
 Save = Callable[[TaskRecord], Awaitable[bool]]
 """Writes a record if this process holds its lease; False when it does not."""
@@ -51,6 +51,32 @@ def snapshot(record: TaskRecord) -> TaskRecord:
     return dataclasses.replace(record, input_requests=dict(record.input_requests),
                                asked=list(record.asked), answers=dict(record.answers),
                                capabilities=dict(record.capabilities))
+
+
+def waiting(record: TaskRecord) -> None:
+    """Set an asking task's status and statusMessage from its outstanding input requests:
+    `input_required` naming them, or `working` once none is left."""
+    if record.input_requests:
+        record.status = "input_required"
+        record.status_message = "waiting for input: " + ", ".join(record.input_requests)
+    else:
+        record.status, record.status_message = "working", None
+
+
+def answered(record: TaskRecord, answers: dict[str, Any]) -> TaskRecord:
+    """`record` as its client is to see it once `answers` are stored for it: the keys they
+    answer no longer outstanding. An answer a `tasks/update` brought to a replica that does
+    not run the task is stored before it is acknowledged, and the runner takes it up a moment
+    later; the answer is what counts, so a `tasks/get` right after the acknowledgement, on any
+    replica, already shows it taken (TASK-10's "later `tasks/get` lists only pending keys")."""
+    if record.status != "input_required" or answers.keys().isdisjoint(record.input_requests):
+        return record
+    view = snapshot(record)
+    view.answers.update({k: v for k, v in answers.items() if k not in view.answers})
+    for key in answers:
+        view.input_requests.pop(key, None)
+    waiting(view)
+    return view
 
 
 class Job:
@@ -114,8 +140,7 @@ class Job:
         record = self.record
         record.input_requests.update(requests)
         record.asked.extend(k for k in requests if k not in record.asked)
-        record.status = "input_required"
-        record.status_message = "waiting for input: " + ", ".join(record.input_requests)
+        waiting(record)
         self.parked_at = self._clock()
         if await self.save():
             # Answers given before this run asked (it was resumed after its first process
@@ -136,10 +161,10 @@ class Job:
         for key in taken:
             del record.input_requests[key]
         record.answers.update(taken)
-        if not record.input_requests and record.status == "input_required":
-            record.status = "working"
-            record.status_message = None
-            self.parked_at = None
+        if record.status == "input_required":
+            waiting(record)
+            if not record.input_requests:
+                self.parked_at = None
         if not await self.save():
             return
         async with self._changed:

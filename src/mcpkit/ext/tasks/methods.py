@@ -97,8 +97,7 @@ class TaskMethods:
         owner = principal_key(ctx.principal)
         accepted = []
         for task_id in wanted:
-            job = self.runtime.jobs.get(task_id)
-            record = job.shown if job is not None else await self.runtime.store.get(task_id)
+            record = await self.runtime.current(task_id)
             if record is not None and record.owner == owner:
                 accepted.append(task_id)  # another principal's id is left out, unnamed
         return TaskStream(self.runtime, frozenset(accepted), owner)
@@ -127,8 +126,7 @@ class TaskStream:
         return await self._message(change.uri, subscription)
 
     async def _message(self, task_id: str, subscription: RequestId) -> dict[str, Any] | None:
-        job = self.runtime.jobs.get(task_id)
-        record = job.shown if job is not None else await self.runtime.store.get(task_id)
+        record = await self.runtime.current(task_id)
         if record is None or record.owner != self.owner:
             return None
         detailed = self.runtime.detailed(record)

@@ -41,7 +41,7 @@ from mcpkit.errors import (
     RPCError,
     ServiceUnavailableError,
 )
-from mcpkit.ext.tasks.jobs import Job, Stop
+from mcpkit.ext.tasks.jobs import Job, Stop, answered
 from mcpkit.ext.tasks.progress import ProgressWatch
 from mcpkit.ext.tasks.shares import check_capacity, quota, refusal, result_over_share
 from mcpkit.ext.tasks.stores import store_for
@@ -226,8 +226,11 @@ class TaskRuntime:
         return Job(record, self.save, stored, rnd, self.clock)
 
     def started(self, job: Job) -> None:
-        """Supervise a job whose handler runs, and fence it with its lease."""
-        self.fence(job, self.options.lease_s)
+        """Supervise a job whose handler runs, and fence it with its lease: the one written
+        before the store took the task (created or claimed), so the time that write took
+        counts against it as it does for every other replica reading the lease."""
+        until = job.record.lease_until
+        self.fence(job, self.options.lease_s if until is None else until - self.clock())
         job.supervisor = asyncio.ensure_future(self._supervise(job))
 
     def fence(self, job: Job, left_s: float) -> None:
@@ -376,17 +379,30 @@ class TaskRuntime:
         except ValueError as exc:
             raise InvalidParamsError(f"{ctx.method}: {exc}") from None
         self.ensure_upkeep()
-        job = self.jobs.get(task_id)
-        record = job.shown if job is not None else await self.store.get(task_id)
+        record = await self.current(task_id)
         if record is None or record.owner != principal_key(ctx.principal) or record.expired(
                 self.clock()):
             raise InvalidParamsError(f"{ctx.method}: no task {task_id!r}", {"taskId": task_id})
-        if job is None and record.status not in TERMINAL and record.lease_until is not None \
-                and record.lease_until < self.clock() and not self.draining:
+        if task_id not in self.jobs and record.status not in TERMINAL \
+                and record.lease_until is not None and record.lease_until < self.clock() \
+                and not self.draining:
             from mcpkit.ext.tasks.upkeep import recover
 
             record = await recover(self, record)
         return record
+
+    async def current(self, task_id: str) -> TaskRecord | None:
+        """The task as its client is to see it now (None: unknown or expired): the state the
+        running job last stored, or the store's, with the answers stored for it taken as given
+        (`jobs.answered`), so a `tasks/update` acknowledged by any replica shows at once."""
+        job = self.jobs.get(task_id)
+        if job is None:
+            record = await self.store.get(task_id)
+            return None if record is None else answered(record, record.answers)
+        if job.shown.status != "input_required":
+            return job.shown
+        stored = await self.store.get(task_id)  # what another replica stored meanwhile
+        return job.shown if stored is None else answered(job.shown, stored.answers)
 
     def task_of(self, record: TaskRecord) -> Task:
         return Task(
