@@ -8,8 +8,9 @@ MCPError                                   anything mcpkit raises on purpose
 │   ├── MethodNotFoundError         -32601 unknown, removed or unadvertised method
 │   ├── InvalidParamsError          -32602 params (or `_meta`) do not fit the method
 │   │   ├── ResourceNotFoundError   -32602 (legacy wire: -32002) with data.uri
-│   │   └── StateRejected           -32602 a sealed requestState or handle failed a check
-│   │       └── HandleError                a handle failed one (`isError` in tools/call)
+│   │   ├── StateRejected           -32602 a sealed requestState or handle failed a check
+│   │   │   └── HandleError                a handle failed one (`isError` in tools/call)
+│   │   └── HeldCallGoneError       -32602 a proxy's retry names an upstream call no longer held
 │   ├── InternalError               -32603 a bug or an unexpected failure; details stay in logs
 │   │   └── StoreUnavailableError   -32603 a shared store or broker is out of reach (HTTP 503)
 │   ├── HeaderMismatchError         -32020 an HTTP header disagrees with the body
@@ -64,7 +65,7 @@ from typing import Any, ClassVar
 
 __all__ = [
     "AuthError", "BrokenStreamError", "DPoPError", "ElicitationAnswerError", "FormSchemaError",
-    "GrantError", "HTTPStatusError", "HandleError", "HeaderMismatchError",
+    "GrantError", "HTTPStatusError", "HandleError", "HeaderMismatchError", "HeldCallGoneError",
     "InputRoundsExceededError", "InternalError", "InvalidParamsError", "InvalidRequestError",
     "InvalidTokenError", "MCPError", "MethodNotFoundError", "MissingExtraError",
     "MissingRequiredClientCapabilityError", "NoCommonVersionError", "ParseError",
@@ -166,6 +167,12 @@ class StateRejected(InvalidParamsError):
 
 class HandleError(StateRejected):
     """A handle failed a check (malformed, key, integrity, expired, principal, target)."""
+
+
+class HeldCallGoneError(InvalidParamsError):
+    """A retry's `requestState` is sound, but the upstream call it continues is no longer held
+    by any proxy process (it waited past its hold time and was cancelled, or the process holding
+    it stopped): the call must start again without the state."""
 
 
 class InternalError(RPCError):
