@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Final, NoReturn
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Final
 
 import orjson
 
@@ -43,6 +44,7 @@ from mcpkit.proxy.held import HeldCall
 from mcpkit.proxy.rounds import MAX_ROUNDS, Step, advance, question, wire_answer
 from mcpkit.server.asking import Question
 from mcpkit.server.context import Context
+from mcpkit.types.constants import CLIENT_CAPABILITIES_KEY
 
 if TYPE_CHECKING:
     from mcpkit.proxy.server import ProxyServer
@@ -119,22 +121,19 @@ class Bridge:
         state = ctx.state
         sink = CallSink(ctx)
         if "h" in state:
-            step = await self._resume(ctx, state, where, sink)
-            holder, call_id = state["at"], state["h"]
+            step = await self._held_round(ctx, state["at"], state["h"], state["round"],
+                                          state["asked"], where, sink)
+        elif "rounds" in state:
+            step = await self._passed_round(ctx, method, fields, state, where, sink)
         else:
-            sent = dict(fields)
-            if "rounds" in state:  # a 2026-07-28 upstream's round, passed through
-                answers = await ctx.ask(_questions(state["asked"], where))
-                sent["inputResponses"] = {key.partition(":")[2]: wire_answer(value)
-                                          for key, value in answers.items()}
-                if state.get("u") is not None:
-                    sent["requestState"] = state["u"]
-            step, call_id = await self._start(ctx, method, sent, where, sink)
-            holder = self._proxy.relay.origin
+            step = await self._start(ctx, method, fields, where, sink)
         for _ in range(MAX_ROUNDS):
             if step.questions is not None:
-                await self._ask(ctx, {"h": call_id, "at": holder, "round": step.round,
-                                      "asked": step.questions}, step.questions, where)
+                self._keep(ctx, {"h": step.call, "at": step.holder, "round": step.round,
+                                 "asked": step.questions})
+                step = await self._held_round(ctx, step.holder, step.call, step.round,
+                                              step.questions, where, sink)
+                continue
             assert step.outcome is not None
             if step.outcome.error is not None:
                 raise step.outcome.error
@@ -142,23 +141,32 @@ class Bridge:
             assert result is not None
             if result.get("resultType") != "input_required":
                 return result
-            step, call_id = await self._pass_round(ctx, method, fields, result, where, sink)
-            holder = self._proxy.relay.origin
+            step = await self._upstream_round(ctx, method, fields, result, where, sink)
         raise InternalError(f"{where}: the upstream server still asks after {MAX_ROUNDS} rounds")
 
+    def _keep(self, ctx: Context, state: dict[str, Any]) -> None:
+        """What the next round needs, sealed into this round's `requestState`."""
+        kept = ctx.state
+        kept.clear()
+        kept.update(state)
+
     async def _start(self, ctx: Context, method: str, sent: dict[str, Any], where: str,
-                     sink: CallSink) -> tuple[Step, str]:
-        """Send the call upstream, held by this process, and wait for its first step."""
+                     sink: CallSink) -> Step:
+        """Send the call upstream, held by this process, and wait for its first step. The
+        upstream sees the caller's client capabilities (those the proxy can answer for)."""
         proxy = self._proxy
         call = HeldCall(where, failure(where))
+        asks = proxy.proxy_options.asks
+        meta = {CLIENT_CAPABILITIES_KEY: {k: v for k, v in ctx.client_capabilities.items()
+                                          if k in asks}}
 
         async def run(held: HeldCall) -> dict[str, Any]:
             async with proxy.upstream.lease(held) as client:
-                return await client.request(method, sent, progress=held.progress, log=held.log,
-                                            timeout=None)
+                return await client.request(method, sent, meta=meta, progress=held.progress,
+                                            log=held.log, timeout=None)
 
         call.start(run)
-        return await self._held_step(call, ctx, sink), call.id
+        return await self._held_step(call, ctx, sink)
 
     async def _held_step(self, call: HeldCall, ctx: Context, sink: CallSink) -> Step:
         try:
@@ -169,20 +177,21 @@ class Bridge:
             raise
         if step.questions is not None:
             self._proxy.held.hold(call)
-        else:
-            self._proxy.held.drop(call)
+            return replace(step, holder=self._proxy.relay.origin, call=call.id)
+        self._proxy.held.drop(call)
         return step
 
-    async def _resume(self, ctx: Context, state: dict[str, Any], where: str,
-                      sink: CallSink) -> Step:
-        """The retry of a held call's round: its answers to the call, wherever it is held."""
-        answers = await ctx.ask(_questions(state["asked"], where))
+    async def _held_round(self, ctx: Context, holder: str, call_id: str, round_: int,
+                          asked: dict[str, Any], where: str, sink: CallSink) -> Step:
+        """A held call's round: the caller is asked its questions (the round ends here until
+        the retry brings the answers), which then go to the call, wherever it is held."""
+        answers = await ctx.ask(_questions(asked, where))
         wire = {key: wire_answer(value) for key, value in answers.items() if value is not None}
         proxy = self._proxy
-        holder, call_id, round_ = state["at"], state["h"], state["round"]
         if holder != proxy.relay.origin:
-            return await proxy.relay.forward(holder, call_id, round_, wire,
+            step = await proxy.relay.forward(holder, call_id, round_, wire,
                                              ctx.client_capabilities, sink, where)
+            return replace(step, holder=holder, call=call_id)
         call = proxy.held.take(call_id)
         if call is None:
             raise HeldCallGoneError(
@@ -196,11 +205,10 @@ class Bridge:
             raise
         return await self._held_step(call, ctx, sink)
 
-    async def _pass_round(self, ctx: Context, method: str, fields: dict[str, Any],
-                          result: dict[str, Any], where: str, sink: CallSink
-                          ) -> tuple[Step, str]:
-        """A 2026-07-28 upstream's `input_required`: its questions asked of the caller, or,
-        with a `requestState` alone, the call sent again with it at once."""
+    async def _upstream_round(self, ctx: Context, method: str, fields: dict[str, Any],
+                              result: dict[str, Any], where: str, sink: CallSink) -> Step:
+        """A 2026-07-28 upstream's `input_required`: its questions asked of the caller under
+        the upstream's own keys, or, with a `requestState` alone, the call sent again at once."""
         requests, upstream_state = result.get("inputRequests"), result.get("requestState")
         if upstream_state is not None and (type(upstream_state) is not str
                                            or len(upstream_state) > MAX_UPSTREAM_STATE):
@@ -215,32 +223,30 @@ class Bridge:
         if type(requests) is not dict or len(requests) > MAX_INPUT_REQUESTS:
             raise InternalError(f"{where}: the upstream server's inputRequests must be an "
                                 f"object of at most {MAX_INPUT_REQUESTS} input requests")
-        rounds = int(ctx.state.get("rounds", 0)) + 1
         asked: dict[str, Any] = {}
         for key, request in requests.items():
             place = f"{where}: the upstream's input request {key!r}"
             try:
                 if type(request) is not dict:
                     raise ProtocolViolation(f"{place} must be an object")
-                made = question(request.get("method"), request.get("params"), place)
+                asked[key] = question(request.get("method"), request.get("params"),
+                                      place).request(place)
             except ProtocolViolation as exc:
                 raise InternalError(f"{where}: the upstream server asked what cannot be "
                                     f"passed on: {exc}") from None
-            asked[f"{rounds}:{key}"] = made.request(place)
-        await self._ask(ctx, {"rounds": rounds, "asked": asked, "u": upstream_state}, asked,
-                        where)
+        state = {"rounds": int(ctx.state.get("rounds", 0)) + 1, "asked": asked,
+                 "u": upstream_state}
+        self._keep(ctx, state)
+        return await self._passed_round(ctx, method, fields, state, where, sink)
 
-    async def _ask(self, ctx: Context, state: dict[str, Any], asked: dict[str, Any],
-                   where: str) -> NoReturn:
-        """End the round with these questions, `state` sealed for the retry."""
-        kept = ctx.state
-        kept.clear()
-        kept.update(state)
-        await ctx.ask(_questions(asked, where))
-        raise InternalError(f"{where}: a new question was answered before it was asked")
-
-    # -- the read no listed resource serves ----------------------------------------------------
-
-    async def read(self, ctx: Context, uri: str) -> dict[str, Any]:
-        return await self.call(ctx, "resources/read", {"uri": uri}, f"resources/read {uri!r}")
-
+    async def _passed_round(self, ctx: Context, method: str, fields: dict[str, Any],
+                            state: dict[str, Any], where: str, sink: CallSink) -> Step:
+        """A 2026-07-28 upstream's round: the caller is asked its questions (the round ends
+        here until the retry brings the answers), then the call goes upstream again with them
+        and the upstream's `requestState`."""
+        answers = await ctx.ask(_questions(state["asked"], where))
+        sent = {**fields, "inputResponses": {key: wire_answer(value)
+                                             for key, value in answers.items()}}
+        if state.get("u") is not None:
+            sent["requestState"] = state["u"]
+        return await self._start(ctx, method, sent, where, sink)

@@ -117,9 +117,11 @@ class Catalogue:
 
     # -- registering -------------------------------------------------------------------------
 
-    async def sync(self, client: Client, kinds: Iterable[str] = KINDS) -> None:
-        """Read the lists of `kinds` the upstream offers and register what changed."""
+    async def sync(self, client: Client, kinds: Iterable[str] = KINDS) -> set[str]:
+        """Read the lists of `kinds` the upstream offers and register what changed; the
+        kinds whose registrations changed."""
         caps = client.server_capabilities or {}
+        changed = set()
         for kind in kinds:
             offered = kind in caps
             if kind == "tools":
@@ -127,24 +129,29 @@ class Catalogue:
                 for rejected in client.rejected_tools:
                     log.warning("left out the upstream's tool %r: %s", rejected.name,
                                 rejected.reason)
-                self._sync(self._tools, [t.raw for t in tools], "name", checked.tool,
-                           self._add_tool, self._proxy.remove_tool, "tools")
+                moved = self._sync(self._tools, [t.raw for t in tools], "name", checked.tool,
+                                   self._add_tool, self._proxy.remove_tool, "tools")
             elif kind == "prompts":
                 prompts = await client.list_prompts(fresh=True) if offered else []
-                self._sync(self._prompts, [p.raw for p in prompts], "name", checked.prompt,
-                           self._add_prompt, self._remove_prompt, "prompts")
-            elif kind == "resources":
+                moved = self._sync(self._prompts, [p.raw for p in prompts], "name",
+                                   checked.prompt, self._add_prompt, self._remove_prompt,
+                                   "prompts")
+            else:
                 listed = await client.list_resources(fresh=True) if offered else []
                 templates = await client.list_resource_templates(fresh=True) if offered else []
-                self._sync(self._resources, [r.raw for r in listed], "uri", checked.resource,
-                           self._add_resource, self._remove_resource, "resources")
-                self._sync_templates([t.raw for t in templates])
+                moved = self._sync(self._resources, [r.raw for r in listed], "uri",
+                                   checked.resource, self._add_resource, self._remove_resource,
+                                   "resources")
+                moved = self._sync_templates([t.raw for t in templates]) or moved
+            if moved:
+                changed.add(kind)
         if "completions" in caps and self._proxy.completion is None:
             self._proxy.set_completion(self._complete)
+        return changed
 
     def _sync(self, known: dict[str, dict[str, Any]], listed: list[Any], key: str,
               check: Callable[[Any, str], dict[str, Any]], add: Callable[[dict[str, Any]], None],
-              remove: Callable[[str], None], kind: str) -> None:
+              remove: Callable[[str], None], kind: str) -> bool:
         wanted: dict[str, dict[str, Any]] = {}
         for i, raw in enumerate(listed):
             try:
@@ -153,9 +160,11 @@ class Catalogue:
                 log.warning("left out one of the upstream's %s: %s", kind, exc)
                 continue
             wanted.setdefault(item[key], item)
-        for name in [n for n in known if wanted.get(n) != known[n]]:
+        gone = [n for n in known if wanted.get(n) != known[n]]
+        for name in gone:
             del known[name]
             remove(name)
+        added = False
         for name, item in wanted.items():
             if name in known:
                 continue
@@ -165,6 +174,8 @@ class Catalogue:
                 log.warning("left out the upstream's %s %r: %s", kind.rstrip("s"), name, exc)
                 continue
             known[name] = item
+            added = True
+        return added or bool(gone)
 
     def _add_tool(self, d: dict[str, Any]) -> None:
         name = d["name"]
@@ -226,7 +237,7 @@ class Catalogue:
         result = await self._proxy.bridge.call(ctx, Method.RESOURCES_READ, {"uri": uri}, where)
         return _read_result(result, where)
 
-    def _sync_templates(self, listed: list[Any]) -> None:
+    def _sync_templates(self, listed: list[Any]) -> bool:
         proxy = self._proxy
         wanted: dict[str, dict[str, Any]] = {}
         for i, raw in enumerate(listed):
@@ -249,6 +260,7 @@ class Catalogue:
                 changed = True
         if changed:
             proxy.notify_resources_changed()
+        return changed
 
     def _template_entry(self, d: dict[str, Any]) -> ResourceTemplate:
         read = self.read
@@ -346,11 +358,17 @@ class Catalogue:
                     return
                 await self._changed(client, message)
 
+    def _announce(self, kind: str) -> None:
+        proxy = self._proxy
+        {"tools": proxy.notify_tools_changed, "prompts": proxy.notify_prompts_changed,
+         "resources": proxy.notify_resources_changed}[kind]()
+
     async def _changed(self, client: Client, message: dict[str, Any]) -> None:
         method = message.get("method")
         kind = _LIST_NOTES.get(method) if type(method) is str else None
         if kind is not None:
-            await self.sync(client, (kind,))
+            if not await self.sync(client, (kind,)):
+                self._announce(kind)  # the upstream says it changed: so does the proxy
         elif method == Method.RESOURCE_UPDATED:
             params = message.get("params")
             uri = params.get("uri") if type(params) is dict else None

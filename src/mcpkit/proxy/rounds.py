@@ -97,6 +97,10 @@ class Step:
     outcome: Outcome | None = None
     questions: dict[str, dict[str, Any]] | None = None
     round: int = 0
+    holder: str = ""
+    """The process holding the call that asks `questions` (`Relay.origin`)."""
+    call: str = ""
+    """That call's id."""
 
     def to_wire(self) -> dict[str, Any]:
         """The step as a replica tells it to the replica that relayed the retry."""
