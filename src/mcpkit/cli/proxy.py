@@ -15,6 +15,8 @@ import argparse
 import sys
 from typing import Any
 
+from mcpkit.types.constants import INPUT_CAPABILITIES as ASKS
+
 __all__ = ["register_proxy", "run_proxy"]
 
 
@@ -52,6 +54,10 @@ def register_proxy(sub: Any) -> None:
                    "is cancelled (default 300)")
     p.add_argument("--era", choices=("auto", "modern", "legacy"), default="auto",
                    help="probe the upstream's era (default) or pin it")
+    p.add_argument("--asks", type=_asks, default=ASKS, metavar="KINDS",
+                   help="what the proxy answers for the upstream by asking its own client, "
+                   f"comma-separated from {', '.join(ASKS)} (default all), or none; the "
+                   "upstream sees these client capabilities")
     p.add_argument("--timeout", type=_seconds, default=60.0, metavar="SECONDS",
                    help="wait this long for the upstream to connect and to answer a list or a "
                    "completion (a call waits as long as its client does; default 60)")
@@ -63,6 +69,17 @@ def register_proxy(sub: Any) -> None:
                    help="an uncaught exception's type and message reach the client")
     p.add_argument("--quiet-upstream", action="store_true",
                    help="discard a stdio upstream's stderr (by default it goes to this stderr)")
+
+
+def _asks(text: str) -> tuple[str, ...]:
+    kinds = tuple(k for k in text.replace(" ", "").split(",") if k)
+    if kinds == ("none",):
+        return ()
+    unknown = [k for k in kinds if k not in ASKS]
+    if unknown or not kinds:
+        raise argparse.ArgumentTypeError(
+            f"expected some of {', '.join(ASKS)} (comma-separated), or none; not {text!r}")
+    return kinds
 
 
 def _count(text: str) -> int:
@@ -106,7 +123,7 @@ def run_proxy(args: argparse.Namespace) -> int:
                 raise UsageError(str(exc)) from None
         proxy = ProxyServer(
             connector, name=args.name,
-            options=ProxyOptions(connections=args.connections, hold_s=args.hold,
+            options=ProxyOptions(connections=args.connections, hold_s=args.hold, asks=args.asks,
                                  client=ClientOptions(era=args.era, timeout=args.timeout,
                                                       probe_timeout=min(10.0, args.timeout))),
             server_options=ServerOptions(store=args.store, expose_errors=args.dev))

@@ -29,8 +29,19 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Final
 
 from mcpkit.client import Client
-from mcpkit.errors import MCPError, MethodNotFoundError, ProtocolViolation
+from mcpkit.client.listen import Subscription
+from mcpkit.errors import (
+    InternalError,
+    MCPError,
+    MethodNotFoundError,
+    ProtocolViolation,
+    ResourceNotFoundError,
+    RPCError,
+    ToolError,
+    TransportError,
+)
 from mcpkit.proxy import checked
+from mcpkit.proxy.bridge import failure
 from mcpkit.schema import derive_signature
 from mcpkit.server.content import Blob, ToolResult
 from mcpkit.server.context import Context
@@ -82,25 +93,38 @@ def _meta(raw: dict[str, Any]) -> dict[str, Any] | None:
     return {k: v for k, v in meta.items() if k != SERVER_INFO_KEY} or None
 
 
+def _unusable(where: str, exc: ProtocolViolation) -> str:
+    log.warning("%s: the upstream's answer cannot be passed on: %s", where, exc)
+    return f"{where}: the upstream server's answer cannot be passed on: {exc}"
+
+
 def _tool_result(raw: dict[str, Any], where: str) -> ToolResult:
-    """A `CallToolResult` of the upstream, checked, as the proxy's tool returns it."""
-    blocks = checked.content(raw.get("content", []), f"{where} content")
-    error = raw.get("isError") is True
+    """A `CallToolResult` of the upstream, checked, as the proxy's tool returns it; one that
+    cannot be passed on is the tool's failure, saying why."""
+    try:
+        blocks = checked.content(raw.get("content", []), f"{where} content")
+    except ProtocolViolation as exc:
+        raise ToolError(_unusable(where, exc)) from None
     structured = raw.get("structuredContent")
-    return ToolResult(blocks, structured, error, _meta(raw))
+    if structured is not None and type(structured) is not dict:
+        log.warning("%s: left out structuredContent that is not an object", where)
+        structured = None
+    return ToolResult(blocks, structured, raw.get("isError") is True, _meta(raw))
 
 
-def _read_result(raw: dict[str, Any], where: str) -> list[Blob]:
+def _read_result(raw: dict[str, Any], uri: str, where: str) -> list[Blob]:
     """A `ReadResourceResult`'s contents, checked, as the proxy's resource returns them."""
-    listed = raw.get("contents")
-    if type(listed) is not list:
-        raise ProtocolViolation(f"{where}: contents must be a list")
-    out = []
-    for i, item in enumerate(listed):
-        c = checked.contents(item, f"{where} contents[{i}]")
-        data: str | bytes = c["text"] if "text" in c else base64.b64decode(c["blob"])
-        out.append(Blob(c["uri"], data, c.get("mimeType"), meta=c.get("_meta")))
-    return out
+    try:
+        listed = raw.get("contents")
+        if type(listed) is not list:
+            raise ProtocolViolation(f"{where}: contents must be a list")
+        items = [checked.contents(item, f"{where} contents[{i}]") for i, item in enumerate(listed)]
+    except ProtocolViolation as exc:
+        raise InternalError(_unusable(where, exc)) from None
+    if not items:
+        raise ResourceNotFoundError(uri, f"{where}: the upstream server has nothing there")
+    return [Blob(c["uri"], c["text"] if "text" in c else base64.b64decode(c["blob"]),
+                 c.get("mimeType"), meta=c.get("_meta")) for c in items]
 
 
 class Catalogue:
@@ -203,8 +227,11 @@ class Catalogue:
         async def get(ctx: Context, **arguments: str) -> list[Message]:
             fields: dict[str, Any] = {"name": name, "arguments": arguments}
             result = await bridge.call(ctx, Method.PROMPTS_GET, fields, where)
-            return [Message(m["role"], m["content"])
-                    for m in checked.messages(result.get("messages"), f"{where} messages")]
+            try:
+                listed = checked.messages(result.get("messages"), f"{where} messages")
+            except ProtocolViolation as exc:
+                raise InternalError(_unusable(where, exc)) from None
+            return [Message(m["role"], m["content"]) for m in listed]
 
         self._proxy.add_prompt(get, name=name, title=d.get("title"),
                                description=d.get("description", ""), icons=d.get("icons"),
@@ -235,7 +262,7 @@ class Catalogue:
         """Read `uri` upstream: a listed resource, a template's URI or any other."""
         where = f"resources/read {uri!r}"
         result = await self._proxy.bridge.call(ctx, Method.RESOURCES_READ, {"uri": uri}, where)
-        return _read_result(result, where)
+        return _read_result(result, uri, where)
 
     def _sync_templates(self, listed: list[Any]) -> bool:
         proxy = self._proxy
@@ -274,9 +301,15 @@ class Catalogue:
                         context: dict[str, Any]) -> dict[str, Any]:
         given = context.get("arguments") if type(context) is dict else None
         known = {k: v for k, v in given.items() if type(v) is str} if type(given) is dict else None
-        answer = await self._proxy.upstream.main.complete(
-            ref, argument["name"], argument["value"], context=known or None)
-        return checked.completion(answer, "the upstream's completion")
+        where = "completion/complete"
+        try:
+            answer = await self._proxy.upstream.main.complete(
+                ref, argument["name"], argument["value"], context=known or None)
+            return checked.completion(answer, "the upstream's completion")
+        except ProtocolViolation as exc:
+            raise InternalError(_unusable(where, exc)) from None
+        except (RPCError, TransportError) as exc:
+            raise failure(where)(exc) from None
 
     # -- following the upstream ----------------------------------------------------------------
 
@@ -293,8 +326,11 @@ class Catalogue:
         return part
 
     def asked(self, uris: Iterable[str]) -> None:
+        """Follow these URIs upstream too (those listed are followed already)."""
         grown = False
         for uri in uris:
+            if uri in self._resources:
+                continue
             if uri in self._asked_uris:
                 self._asked_uris.move_to_end(uri)
                 continue
@@ -316,7 +352,7 @@ class Catalogue:
         while True:
             client = self._proxy.upstream.main
             try:
-                await self._listen_once(client)
+                await self._follow_once(client)
                 delay = _RETRY_S[0]
                 warned = False
             except asyncio.CancelledError:
@@ -332,16 +368,22 @@ class Catalogue:
             await asyncio.sleep(delay)
             delay = min(delay * 2, longest)
 
-    async def _listen_once(self, client: Client) -> None:
+    async def _listen(self, client: Client) -> Subscription:
+        """A listen stream to the upstream for every list it offers and the URIs to follow."""
         caps = client.server_capabilities or {}
         self._resubscribe.clear()
         uris = self._subscribed() if caps.get("resources", {}).get("subscribe") else []
-        async with client.listen(tools="tools" in caps, prompts="prompts" in caps,
-                                 resources="resources" in caps, uris=uris) as sub:
+        return await client.listen(tools="tools" in caps, prompts="prompts" in caps,
+                                   resources="resources" in caps, uris=uris).start()
+
+    async def _follow_once(self, client: Client) -> None:
+        """One upstream session's changes, until its stream ends. When the URIs to follow
+        change, a new stream opens before the old one closes, so no change falls between."""
+        sub = await self._listen(client)
+        try:
             await self.sync(client)  # after listening, so no change falls in between
-            notes = sub.__aiter__()
             while True:
-                note = asyncio.ensure_future(notes.__anext__())
+                note = asyncio.ensure_future(sub.__anext__())
                 again = asyncio.ensure_future(self._resubscribe.wait())
                 try:
                     await asyncio.wait({note, again}, return_when=asyncio.FIRST_COMPLETED)
@@ -350,13 +392,17 @@ class Catalogue:
                         if not waiting.done():
                             waiting.cancel()
                     await asyncio.gather(note, again, return_exceptions=True)
-                if note.cancelled() or again.done():
-                    return  # the URIs to follow changed: listen again with the new ones
-                try:
-                    message = note.result()
-                except StopAsyncIteration:
-                    return
-                await self._changed(client, message)
+                if not note.cancelled():
+                    try:
+                        message = note.result()
+                    except StopAsyncIteration:
+                        return
+                    await self._changed(client, message)
+                if self._resubscribe.is_set():
+                    old, sub = sub, await self._listen(client)
+                    await old.close()
+        finally:
+            await sub.close()
 
     def _announce(self, kind: str) -> None:
         proxy = self._proxy

@@ -6,10 +6,11 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from mcpkit.client.options import ClientOptions
+from mcpkit.types.constants import INPUT_CAPABILITIES
 
 __all__ = ["ASKS", "ProxyOptions"]
 
-ASKS: Final = ("elicitation", "sampling", "roots")
+ASKS: Final = INPUT_CAPABILITIES
 """What a proxy may answer for its upstream, passed on to the caller: each one it offers is a
 client capability it declares upstream."""
 
