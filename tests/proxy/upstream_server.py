@@ -87,13 +87,15 @@ def make_server() -> Upstream:
         cancellation as `cancelled:TAG`."""
         try:
             answer = await ctx.elicit("go", f"Go ahead with {tag}?", {"ok": bool})
+            await ctx.report_progress(1, 2, f"going ahead with {tag}")
             if then_wait:
                 events[f"started:{tag}"].set()
                 await events[f"release:{tag}"].wait()
         except asyncio.CancelledError:
             events[f"cancelled:{tag}"].set()
             raise
-        return f"{tag}: {'yes' if answer.accepted and answer['ok'] else 'no'}"
+        where = f" on {os.environ['REPLICA']}" if "REPLICA" in os.environ else ""
+        return f"{tag}: {'yes' if answer.accepted and answer['ok'] else 'no'}{where}"
 
     @server.tool()
     def refuse() -> str:

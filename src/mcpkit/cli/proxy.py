@@ -52,6 +52,9 @@ def register_proxy(sub: Any) -> None:
     p.add_argument("--hold", type=_seconds, default=300.0, metavar="SECONDS",
                    help="how long a held upstream call waits for its client's answer before it "
                    "is cancelled (default 300)")
+    p.add_argument("--relay-wait", type=_seconds, default=5.0, metavar="SECONDS",
+                   help="how long a retry that reached this replica waits for the replica "
+                   "holding its call to answer, before the call is taken for gone (default 5)")
     p.add_argument("--era", choices=("auto", "modern", "legacy"), default="auto",
                    help="probe the upstream's era (default) or pin it")
     p.add_argument("--asks", type=_asks, default=ASKS, metavar="KINDS",
@@ -124,6 +127,7 @@ def run_proxy(args: argparse.Namespace) -> int:
         proxy = ProxyServer(
             connector, name=args.name,
             options=ProxyOptions(connections=args.connections, hold_s=args.hold, asks=args.asks,
+                                 relay_wait_s=args.relay_wait,
                                  client=ClientOptions(era=args.era, timeout=args.timeout,
                                                       probe_timeout=min(10.0, args.timeout))),
             server_options=ServerOptions(store=args.store, expose_errors=args.dev))
