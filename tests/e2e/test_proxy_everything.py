@@ -26,7 +26,7 @@ import httpx
 import pytest
 from everything_catalogue import COMMAND, npm_env
 from everything_catalogue import installed as installed  # the fixture, shared
-from proxy_process import ROOT, ProxyProcess
+from proxy_command import ROOT, ProxyProcess
 from schema_tap import SchemaTap, TappedConnector
 from test_server_everything import elicit, sample
 

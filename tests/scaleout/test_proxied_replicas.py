@@ -21,7 +21,7 @@ import httpx
 import pytest
 from http_peer import Peer
 from nginx import Balancer, nginx_binary
-from proxy_process import ProxyProcess, python_upstream
+from proxy_command import ProxyProcess, python_upstream
 from schema_tap import SchemaTap, TappedConnector
 from wire import LEGACY
 
