@@ -1,16 +1,21 @@
 #!/usr/bin/env python3
-"""What a shared store adds to the calls that need it, per backend: memory, PostgreSQL, Redis.
+"""What a store adds to the calls that need it, per backend: memory, the default (no store
+given: SQLite files in the user's data folder), PostgreSQL, Redis.
 
     python bench/store_latency.py [--n 2000] [--postgres URL] [--redis URL]
 
-Two calls need the store, and a third must not touch it:
+Two calls need the store, a third must not touch it, and a fourth is the Tasks extension's:
 
 - a single-use retry: `tools/call` with the `requestState` of an `input_required` answer and
-  the answer, which records the state's nonce (`Store.add`, first writer wins);
+  the answer, which records the state's nonce (`Store.add`, first writer wins); on the default
+  backend this is the durable single use every server given no store now has;
 - a legacy (2025-11-25) session request: `tools/call` in a session, which loads the session
   from the store (and touches its last use);
 - a plain modern `tools/call echo`, which needs no state: its figure must be the same on
-  every backend, since nothing of the store is on its path.
+  every backend, since nothing of the store is on its path;
+- a task save (`TaskStore.save`: what each progress report, question and answer of a running
+  task writes), straight to the backend's task store: memory, `tasks.sqlite3`, PostgreSQL,
+  Redis.
 
 Each call goes through mcpkit's ASGI app (no sockets, no ASGI server), so each figure is
 mcpkit's work plus the store's round trips over loopback; the median and 90th percentile of
@@ -24,6 +29,7 @@ import argparse
 import asyncio
 import contextlib
 import logging
+import os
 import statistics
 import sys
 import tempfile
@@ -49,7 +55,7 @@ META = {"io.modelcontextprotocol/protocolVersion": MODERN,
 ACCEPT = {"confirm": {"action": "accept", "content": {}}}
 
 
-def make_server(store: str) -> Server:
+def make_server(store: str | None) -> Server:
     server = Server("store-bench", options=ServerOptions(store=store))
 
     @server.tool()
@@ -119,7 +125,29 @@ def _result(body: bytes) -> dict[str, Any]:
     return message["result"]  # type: ignore[no-any-return]
 
 
-async def measure(store: str, n: int) -> dict[str, list[float]]:
+async def task_saves(store: str | None, n: int) -> list[float]:
+    """µs of each of `n` saves of one running task in the backend's task store."""
+    from mcpkit.ext.tasks.stores import store_for
+    from mcpkit.store.tasks import TaskRecord
+
+    tasks = store_for("memory:" if store == "memory" else store, time.time)
+    now = time.time()
+    record = TaskRecord(f"bench-{now}", "bench-owner", "slow", None, "working", now, now,
+                        3_600_000, 1000, lease_owner="bench", lease_until=now + 3600)
+    await tasks.create(record)
+    times = []
+    for i in range(n + n // 10):
+        record.status_message = f"step {i}"
+        record.updated_at = time.time()
+        start = time.perf_counter()
+        assert await tasks.save(record, "bench")
+        if i >= n // 10:
+            times.append((time.perf_counter() - start) * 1e6)
+    await tasks.close()
+    return times
+
+
+async def measure(store: str | None, n: int) -> dict[str, list[float]]:
     server = make_server(store)
     app = HTTPApp(server, path="/mcp", allowed_hosts=("127.0.0.1:8000",))
     drive = Driver(app)
@@ -167,6 +195,7 @@ async def measure(store: str, n: int) -> dict[str, list[float]]:
     app.close()
     if server.sealer.backend is not None:
         await server.sealer.backend.close()
+    times["save"] = await task_saves(store, n)
     return times
 
 
@@ -192,7 +221,9 @@ def services(postgres: str | None, redis: str | None) -> Iterator[dict[str, str]
                 service.start()
                 started.append(service)
                 redis = service.url
-            yield {"memory": "memory", "postgresql": postgres, "redis": redis}
+            os.environ["MCPKIT_DATA_DIR"] = str(Path(folder) / "data")  # the default's files
+            os.environ.pop("MCPKIT_STORE", None)
+            yield {"memory": "memory", "default": None, "postgresql": postgres, "redis": redis}
         finally:
             for service in started:
                 service.stop()
@@ -213,7 +244,8 @@ async def main(n: int, postgres: str | None, redis: str | None) -> None:
     print("| call | backend | median µs | p90 µs | added µs |")
     print("|---|---|---|---|---|")
     for call, label in (("retry", "single-use retry"), ("legacy", "legacy session request"),
-                        ("plain", "plain modern tools/call (no state)")):
+                        ("plain", "plain modern tools/call (no state)"),
+                        ("save", "task save (TaskStore.save)")):
         base = results["memory"][call]
         for name, times in results.items():
             print(_row(f"{label} | {name}", times[call], None if name == "memory" else base))

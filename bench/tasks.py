@@ -50,8 +50,15 @@ def make_server(store: Any) -> Server:
     return server
 
 
-async def call(server: Server, i: int, method: str, params: dict[str, Any]) -> dict[str, Any]:
-    reply = await server.handle(Request(i, method, params))
+CALLERS = 100
+"""Principals the calls come from in turn, so none is past its share of stored tasks
+(`TaskOptions.max_stored_per_principal`, 200) however many tasks a run keeps."""
+
+
+async def call(server: Server, i: int, method: str, params: dict[str, Any],
+               caller: int | None = None) -> dict[str, Any]:
+    reply = await server.handle(Request(i, method, params),
+                                principal=f"caller-{i % CALLERS if caller is None else caller}")
     assert "result" in reply, reply
     return reply["result"]  # type: ignore[no-any-return]
 

@@ -27,7 +27,11 @@ from wire import (  # noqa: F401
 
 from mcpkit.testing import ServerWire
 
-pytest_plugins = ["services"]  # real PostgreSQL and Redis: postgres_url, redis_url, restartable
+pytest_plugins = [
+    "real_parts",  # every real part required under CI; elsewhere the skips counted last
+    "hypothesis_profiles",  # local (derandomized), ci (a fresh seed, a time budget), long
+    "services",  # real PostgreSQL and Redis: postgres_url, redis_url, restartable
+]
 
 CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
 

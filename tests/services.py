@@ -18,7 +18,8 @@ API (stable; the store suite and the scale-out tests build on it):
 - `Service.url` is the URL; `Service.running` says whether it is up.
 
 When a server's binaries are missing, the tests that need it skip with one line naming the
-packages to install; under CI=true they fail instead, so a CI run never passes by skipping.
+package to install; where every real part is required (CI, tests/real_parts.py) they fail
+instead, so a CI run never passes by skipping.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from real_parts import missing, postgres_bin, redis_binary
 
 __all__ = ["Restartable", "Service", "free_port", "postgres_bin"]
 
@@ -48,27 +50,6 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
-
-
-def _missing(what: str, install: str) -> None:
-    line = f"{what} not found: install {install} (apt-get install {install})"
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"CI requires the real servers: {line}", pytrace=False)
-    pytest.skip(line)
-
-
-def postgres_bin(name: str) -> str | None:
-    """A PostgreSQL program (initdb, pg_ctl): on PATH, else in Debian's versioned folder."""
-    found = shutil.which(name)
-    if found:
-        return found
-    root = Path("/usr/lib/postgresql")
-    if root.is_dir():
-        for version in sorted(root.iterdir(), key=lambda p: p.name, reverse=True):
-            candidate = version / "bin" / name
-            if candidate.is_file():
-                return str(candidate)
-    return None
 
 
 def _wait_port(port: int, proc: subprocess.Popen[bytes] | None, what: str) -> None:
@@ -192,7 +173,7 @@ class _Redis(Service):
         self._proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
-        exe = shutil.which("redis-server")
+        exe = redis_binary()
         assert exe
         self._proc = subprocess.Popen(
             [exe, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
@@ -220,7 +201,7 @@ class _Redis(Service):
 @pytest.fixture(scope="session")
 def postgres_service() -> Iterator[Service]:
     if postgres_bin("initdb") is None or postgres_bin("pg_ctl") is None:
-        _missing("PostgreSQL (initdb, pg_ctl)", "postgresql")
+        missing("postgresql")
     with tempfile.TemporaryDirectory(prefix="mcpkit-pg-") as folder:
         os.chmod(folder, 0o755)
         service = _Postgres(Path(folder))
@@ -233,8 +214,8 @@ def postgres_service() -> Iterator[Service]:
 
 @pytest.fixture(scope="session")
 def redis_service() -> Iterator[Service]:
-    if shutil.which("redis-server") is None:
-        _missing("redis-server", "redis-server")
+    if redis_binary() is None:
+        missing("redis")
     with tempfile.TemporaryDirectory(prefix="mcpkit-redis-") as folder:
         service = _Redis(Path(folder))
         service.start()

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from real_parts import REQUIRE_VARIABLE
 from wire import SPEC_DIR, SPEC_MISSING, spec_available
 
 TESTS = Path(__file__).resolve().parent
@@ -35,7 +36,8 @@ def run_pytest(
     args: list[str], *, spec_dir: Path, ci: bool, cwd: Path = ROOT
 ) -> subprocess.CompletedProcess[str]:
     """pytest in a subprocess with MCPKIT_SPEC_DIR set and CI set or unset as asked."""
-    env = {k: v for k, v in os.environ.items() if k not in ("CI", "PYTEST_ADDOPTS")}
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("CI", REQUIRE_VARIABLE, "PYTEST_ADDOPTS")}
     env["MCPKIT_SPEC_DIR"] = str(spec_dir)
     if ci:
         env["CI"] = "true"

@@ -5,8 +5,8 @@ Results are checked against the typed result of the method they answer, as the c
 harness does, and the whole message against JSONRPCMessage.
 
 This module is also the pytest plugin that keeps a run without the schemas from passing
-quietly (tests/conftest.py loads its hooks): under CI (the CI environment variable) a missing
-spec folder stops the run before any test, elsewhere the run goes on and its summary says how
+quietly (tests/conftest.py loads its hooks): under CI (where every real part is required,
+tests/real_parts.py) a missing spec folder stops the run before any test, elsewhere the run goes on and its summary says how
 many schema checks were made, so a run whose checks were all off cannot pass for a checked one.
 """
 
@@ -146,8 +146,11 @@ SPEC_MISSING = (
 
 
 def under_ci() -> bool:
-    """CI=true (or 1/yes), as CI services set it: there a run must check, not skip, the wire."""
-    return os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
+    """Where every real part is required (CI, tests/real_parts.py), a run must check, not skip,
+    the wire: the official schemas are one of the parts."""
+    from real_parts import required  # imported late: pytest loads it as a plugin first
+
+    return required()
 
 
 class _Tally:

@@ -25,8 +25,11 @@ from typing import TYPE_CHECKING, Any
 from mcpkit.server.server import Server as CoreServer
 
 if TYPE_CHECKING:
+    import httpx
+
     from mcpkit.client.transport import Connector
     from mcpkit.legacy.session_quota import SessionLimits
+    from mcpkit.openapi import OpenAPIOptions
     from mcpkit.proxy import ProxyOptions, ProxyServer
     from mcpkit.server.server import ServerOptions
     from mcpkit.transports.http_limits import ListenerLimits
@@ -39,6 +42,55 @@ _DEFAULT_ADDRESS = "127.0.0.1:8000/mcp"
 
 class Server(CoreServer):
     """An MCP server: register tools, resources and prompts, then serve it on any transport."""
+
+    @classmethod
+    def from_openapi(
+        cls,
+        spec: Any,
+        *,
+        client: httpx.AsyncClient | None = None,
+        base_url: str | None = None,
+        options: OpenAPIOptions | None = None,
+        name: str | None = None,
+        version: str | None = None,
+        **settings: Any,
+    ) -> Server:
+        """A server whose tools (and resources, by `options.rules`) are the operations of an
+        OpenAPI 3.0 or 3.1 document: a mapping, bytes, a path or an http(s) URL, in JSON or
+        YAML (docs/openapi.md). Requests go through `client` (credentials and other defaults
+        set on it, or in `options.headers`) to `base_url`, else the client's base URL, else
+        the document's first server. `name` and `version` default to the document's
+        `info`; `settings` are the `Server`'s other keywords (`options=` excepted: pass a
+        `ServerOptions` as `settings["server_options"]`). Needs the `openapi` extra."""
+        from mcpkit.openapi import add_openapi, load_document
+
+        document = load_document(spec, options)
+        server = cls(name or document.title, version or document.info_version,
+                     **_server_settings(settings))
+        add_openapi(server, document, client=client, base_url=base_url, options=options)
+        return server
+
+    @classmethod
+    def from_fastapi(
+        cls,
+        app: Any,
+        *,
+        options: OpenAPIOptions | None = None,
+        name: str | None = None,
+        version: str | None = None,
+        **settings: Any,
+    ) -> Server:
+        """A server whose tools are the routes of the FastAPI application `app`, called in
+        this process over ASGI with no network hop (docs/openapi.md); the rest is
+        `from_openapi`'s."""
+        from mcpkit.openapi import add_fastapi
+
+        info = app.openapi().get("info", {}) if callable(getattr(app, "openapi", None)) else {}
+        server = cls(name or str(info.get("title") or "fastapi"),
+                     version or str(info.get("version") or "0.0.0"),
+                     **_server_settings(settings))
+        add_fastapi(server, app, options=options)
+        return server
 
     def _task_tool_added(self) -> None:
         """A `task=` tool needs the Tasks extension: serve it (`ServerOptions.tasks`)."""
@@ -147,6 +199,15 @@ class Server(CoreServer):
                          allowed_hosts=_names("allowed_hosts", allowed_hosts),
                          allowed_origins=_names("allowed_origins", allowed_origins),
                          listener=listener, sessions=sessions, session_idle_s=session_idle_s)
+
+
+def _server_settings(settings: dict[str, Any]) -> dict[str, Any]:
+    """`from_openapi`'s keywords for the `Server` itself: `options` names the OpenAPI
+    options there, so a `ServerOptions` comes as `server_options`."""
+    out = dict(settings)
+    if "server_options" in out:
+        out["options"] = out.pop("server_options")
+    return out
 
 
 def _address(http: object) -> str:

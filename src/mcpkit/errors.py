@@ -10,9 +10,11 @@ MCPError                                   anything mcpkit raises on purpose
 │   │   ├── ResourceNotFoundError   -32602 (legacy wire: -32002) with data.uri
 │   │   ├── StateRejected           -32602 a sealed requestState or handle failed a check
 │   │   │   └── HandleError                a handle failed one (`isError` in tools/call)
-│   │   └── HeldCallGoneError       -32602 a proxy's retry names an upstream call no longer held
+│   │   ├── HeldCallGoneError       -32602 a proxy's retry names an upstream call no longer held
+│   │   └── TooManyTasksError       -32602 a principal's share of tasks is full (HTTP 429)
 │   ├── InternalError               -32603 a bug or an unexpected failure; details stay in logs
-│   │   └── StoreUnavailableError   -32603 a shared store or broker is out of reach (HTTP 503)
+│   │   ├── StoreUnavailableError   -32603 a shared store or broker is out of reach (HTTP 503)
+│   │   └── ServiceUnavailableError -32603 the server is stopping or full: retry (HTTP 503)
 │   ├── HeaderMismatchError         -32020 an HTTP header disagrees with the body
 │   ├── MissingRequiredClientCapabilityError -32021 data.requiredCapabilities
 │   ├── UnsupportedProtocolVersionError      -32022 data.supported, data.requested
@@ -29,6 +31,23 @@ MCPError                                   anything mcpkit raises on purpose
 ├── NoCommonVersionError                   the server speaks no version this client speaks
 ├── ResultTypeError                        a structured result does not fit the type the call
 │                                          named (also a TypeError)
+├── NotJSONError                           a request would carry a value JSON cannot (an integer
+│                                          past 64 bits, a set); nothing sent (also a TypeError)
+├── ArgumentsError                         tool arguments do not fit the input schema (.problems)
+│                                          (also a ValueError)
+├── InvalidHeaderDeclaration               a tool's x-mcp-header declarations break a rule
+│                                          (also a ValueError)
+├── UsageError                             a command-line mistake: one line, exit status 2
+├── TargetError                            `mcpkit run`'s target cannot be loaded
+├── SignInFileError, TokenFileError,       a sign-in, token or key file cannot be used; never
+│   KeyFileError                           overwritten (each also a ValueError)
+├── StoreURLError                          a store URL of no known form (.reason; a ValueError)
+├── EventReplayError                       a Last-Event-ID that cannot be resumed from (.kind;
+│                                          also a LookupError)
+├── EntryError, SkillSourceError,          a skill entry, source or SKILL.md front matter that
+│   FrontMatterError                       cannot be used (.line; each also a ValueError)
+├── OpenAPIError                           an OpenAPI document mcpkit cannot serve (a ValueError)
+├── UnsupportedOperationError              an OpenAPI operation the bridge leaves out, and why
 ├── ServerConfigError                      an mcpServers file or entry cannot be used (.path)
 │                                          (also a ValueError)
 ├── InputRoundsExceededError               a call kept asking for input past the client's limit
@@ -44,12 +63,18 @@ MCPError                                   anything mcpkit raises on purpose
     ├── VerifierUnavailableError           a resource server cannot check tokens right now
     ├── StepUpNeeded                       a 403 needs scopes a sign-in of the user must add
     │                                      (.scope, .server_url)
-    └── RedirectError                      the browser brought back an error, or nothing (.error)
+    ├── RedirectError                      the browser brought back an error, or nothing (.error)
+    └── OAuthRequestError                  the authorization proxy refuses a client's request
+                                           (.error, .status)
 ```
 
 Errors that a peer sent us are built with `RPCError.from_wire`, so a caller catches the same
 class whichever side raised it; errors that only exist on this side (`TransportError`,
 `ProtocolViolation`) carry no code and cannot be mistaken for something the peer said.
+
+One exception-like class stays outside the tree on purpose: `mcpkit.server.mrtr.InputRequired`
+is no error but the signal that unwinds a handler which asked for input, a `BaseException` so
+that a handler's own `except Exception` cannot swallow it.
 
 Every subclass of `MCPError` is defined here, whichever layer raises it, so the tree above is
 the whole of it (`tests/test_layering.py` checks); the modules that raise one also
@@ -61,19 +86,67 @@ This module imports only the standard library and `mcpkit.types`.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 __all__ = [
-    "AuthError", "BrokenStreamError", "DPoPError", "ElicitationAnswerError", "FormSchemaError",
-    "GrantError", "HTTPStatusError", "HandleError", "HeaderMismatchError", "HeldCallGoneError",
-    "InputRoundsExceededError", "InternalError", "InvalidParamsError", "InvalidRequestError",
-    "InvalidTokenError", "MCPError", "MethodNotFoundError", "MissingExtraError",
-    "MissingRequiredClientCapabilityError", "NoCommonVersionError", "ParseError",
-    "ProtocolViolation", "RPCError", "RedirectError", "RequestTimeoutError",
-    "ResourceNotFoundError", "ResultTypeError", "ServerConfigError", "SessionExpiredError",
-    "SkillVerificationError", "StateRejected", "StepUpNeeded", "StoreUnavailableError",
-    "TaskCancelledError", "ToolError", "TransportError", "URLElicitationRequiredError",
-    "UnsupportedProtocolVersionError", "VerifierUnavailableError", "error_class_for_code",
+    "ArgumentsError",
+    "AuthError",
+    "BrokenStreamError",
+    "DPoPError",
+    "ElicitationAnswerError",
+    "EntryError",
+    "EventReplayError",
+    "FormSchemaError",
+    "FrontMatterError",
+    "GrantError",
+    "HTTPStatusError",
+    "HandleError",
+    "HeaderMismatchError",
+    "HeldCallGoneError",
+    "InputRoundsExceededError",
+    "InternalError",
+    "InvalidHeaderDeclaration",
+    "InvalidParamsError",
+    "InvalidRequestError",
+    "InvalidTokenError",
+    "KeyFileError",
+    "MCPError",
+    "MethodNotFoundError",
+    "MissingExtraError",
+    "MissingRequiredClientCapabilityError",
+    "NoCommonVersionError",
+    "NotJSONError",
+    "OAuthRequestError",
+    "OpenAPIError",
+    "ParseError",
+    "ProtocolViolation",
+    "RPCError",
+    "RedirectError",
+    "RequestTimeoutError",
+    "ResourceNotFoundError",
+    "ResultTypeError",
+    "ServerConfigError",
+    "ServiceUnavailableError",
+    "SessionExpiredError",
+    "SignInFileError",
+    "SkillSourceError",
+    "SkillVerificationError",
+    "StateRejected",
+    "StepUpNeeded",
+    "StoreURLError",
+    "StoreUnavailableError",
+    "TargetError",
+    "TaskCancelledError",
+    "TokenFileError",
+    "TooManyTasksError",
+    "ToolError",
+    "TransportError",
+    "URLElicitationRequiredError",
+    "UnsupportedOperationError",
+    "UnsupportedProtocolVersionError",
+    "UsageError",
+    "VerifierUnavailableError",
+    "error_class_for_code",
 ]
 
 
@@ -194,6 +267,30 @@ class StoreUnavailableError(InternalError):
                  store: str = "shared") -> None:
         super().__init__(message, {"unavailable": store} if data is None else data)
         self.store = store
+
+
+class TooManyTasksError(InvalidParamsError):
+    """A principal asked for one task more than its share (`TaskOptions.max_*_per_principal`):
+    -32602 naming the share, with `data.retryAfterS`, which HTTP answers 429 with Retry-After.
+    The client's own load, not the server's failure: it may try again after that long."""
+
+    def __init__(self, message: str, share: str, limit: int, retry_after_s: int) -> None:
+        super().__init__(message, {"share": share, "limit": limit,
+                                   "retryAfterS": retry_after_s})
+        self.retry_after_s = retry_after_s
+
+
+class ServiceUnavailableError(InternalError):
+    """The server cannot take this request now but another attempt may succeed: it is
+    stopping (a drain), or it runs as many tasks as it may. -32603 with `data.unavailable`
+    ("stopping", "busy") and `data.retryAfterS`; HTTP answers 503 with Retry-After, so a
+    client or a load balancer tries again, elsewhere or later."""
+
+    default_message = "Service unavailable: try again"
+
+    def __init__(self, message: str, reason: str, retry_after_s: int) -> None:
+        super().__init__(message, {"unavailable": reason, "retryAfterS": retry_after_s})
+        self.retry_after_s = retry_after_s
 
 
 class HeaderMismatchError(RPCError):
@@ -322,6 +419,11 @@ class NoCommonVersionError(MCPError):
 
 class ResultTypeError(MCPError, TypeError):
     """A tool's structured content does not fit the type `call_tool(..., result=T)` named."""
+
+
+class NotJSONError(MCPError, TypeError):
+    """A request the client was asked to send holds a value JSON cannot carry (an integer
+    beyond the 64-bit range, a set, an object); refused before any byte is written."""
 
 
 class ServerConfigError(MCPError, ValueError):
@@ -454,6 +556,108 @@ class RedirectError(AuthError):
     def __init__(self, message: str, *, error: str) -> None:
         super().__init__(message)
         self.error = error
+
+# -- configuration and local checks: raised here, never sent as they are ---------------------
+
+
+class ArgumentsError(MCPError, ValueError):
+    """The arguments do not fit the schema; `problems` lists each one with its JSON path."""
+
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = problems
+        super().__init__("; ".join(problems))
+
+
+class InvalidHeaderDeclaration(MCPError, ValueError):
+    """A tool's input schema breaks an `x-mcp-header` rule, so the whole tool is invalid."""
+
+
+class UsageError(MCPError):
+    """A mistake on the command line; its message is what to change, shown on one line (or a
+    few, when it lists what the user may choose from), and the exit status is 2."""
+
+
+class TargetError(MCPError):
+    """The target could not be loaded; the message is one line for the user."""
+
+
+class SignInFileError(MCPError, ValueError):
+    """The sign-in file cannot be used; the message names the file and the fix."""
+
+
+class TokenFileError(MCPError, ValueError):
+    """The token file exists but cannot be used (others may read it, or it does not parse).
+    It is never overwritten: it may hold the only refresh token of a grant."""
+
+
+class KeyFileError(MCPError, ValueError):
+    """The key file exists but cannot be used (readable by others, malformed). It is never
+    overwritten: the keys in it may be the only ones that open the retries in flight."""
+
+
+class StoreURLError(MCPError, ValueError):
+    """A store URL of no form this release knows; the message lists the forms."""
+
+    def __init__(self, value: str, reason: str) -> None:
+        super().__init__(f"store {value!r}: {reason}")
+        self.reason = reason
+
+
+class EventReplayError(MCPError, LookupError):
+    """A `Last-Event-ID` that cannot be resumed from.
+
+    `kind` is "invalid" for an id this session never had (malformed, not issued yet, or another
+    session's) and "gone" for one that is no longer kept (expired, evicted by the store's bounds,
+    or forgotten with its session); the message says which and what to do.
+    """
+
+    def __init__(self, kind: Literal["invalid", "gone"], message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+class EntryError(MCPError, ValueError):
+    """A skill entry a server sent breaks the extension's rules, so it is never loaded."""
+
+
+class SkillSourceError(MCPError, ValueError):
+    """A skill that cannot be served as written: the message names the file and the fix."""
+
+
+class FrontMatterError(MCPError, ValueError):
+    """The front matter is missing or is not YAML this reader reads exactly; `.line` is the
+    1-based line of `SKILL.md` at fault (0 when the block itself is missing)."""
+
+    def __init__(self, message: str, line: int = 0) -> None:
+        super().__init__(f"line {line}: {message}" if line else message)
+        self.line = line
+
+
+class OpenAPIError(MCPError, ValueError):
+    """An OpenAPI document mcpkit cannot serve, said in one line naming the document and the
+    place in it."""
+
+
+class UnsupportedOperationError(MCPError):
+    """What the bridge cannot express for one operation; it is left out, saying why."""
+
+
+
+class OAuthRequestError(AuthError):
+    """The authorization proxy (`mcpkit.auth.proxy`) refuses what an MCP client or a browser
+    asked of it: a registration, an authorization request, a token request, a revocation.
+
+    `error` is the OAuth code of the answer (`invalid_request`, `invalid_client`,
+    `invalid_grant`, `unauthorized_client`, `unsupported_grant_type`, `invalid_scope`,
+    `access_denied`, `invalid_redirect_uri`, `invalid_client_metadata`, `server_error`,
+    `temporarily_unavailable`), `status` the HTTP status of a direct answer; the message is
+    the `error_description`, naming the parameter and the fix, never a code, token or secret.
+    """
+
+    def __init__(self, message: str, *, error: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.error = error
+        self.status = status
 
 
 _BY_CODE: dict[int, type[RPCError]] = {

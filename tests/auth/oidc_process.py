@@ -62,7 +62,10 @@ class OIDCProvider:
 
     @classmethod
     def start(cls, *, ttl: int = 600, dpop_nonce: bool = False,
-              ca_file: Path | None = None) -> OIDCProvider:
+              ca_file: Path | None = None,
+              upstream_client: dict[str, Any] | None = None) -> OIDCProvider:
+        """`upstream_client` ({client_id, client_secret, redirect_uris}) makes it an upstream
+        identity provider with no registration and that one confidential client."""
         from as_process import started
 
         install()
@@ -76,6 +79,8 @@ class OIDCProvider:
                "NODE_OPTIONS": "--no-warnings"}
         if ca_file is not None:
             env["NODE_EXTRA_CA_CERTS"] = str(ca_file)
+        if upstream_client is not None:
+            env["OIDC_UPSTREAM"] = json.dumps(upstream_client)
         process, line = started(["node", str(script)], env=env, cwd=CACHE)
         return cls(process, json.loads(line)["issuer"])
 

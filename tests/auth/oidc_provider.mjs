@@ -15,6 +15,11 @@
 //   OIDC_DPOP_NONCE     "1": the token endpoint asks DPoP proofs for its nonce
 //   OIDC_SCOPES         the scopes the resources grant, space-separated
 //   NODE_EXTRA_CA_CERTS the test certificate authority, for the HTTPS client metadata documents
+//   OIDC_UPSTREAM       a JSON client ({client_id, client_secret, redirect_uris}): the provider
+//                       is an upstream identity provider as GitHub or Google are to an MCP
+//                       client, with no registration (neither DCR nor client metadata
+//                       documents), that one pre-registered confidential client, and claims
+//                       for the scopes email, profile and groups (userinfo and ID token)
 // Every outgoing fetch (CIMD) may reach 127.0.0.1: the tests serve the documents there, so the
 // provider's own refusal of loopback targets is lifted for them, and for them only.
 import { createServer } from 'node:http';
@@ -27,6 +32,7 @@ const ttl = Number(process.env.OIDC_TTL || 600);
 const scopes = (process.env.OIDC_SCOPES
   || 'mcp:read mcp:admin calendar:read calendar:write').split(' ').filter(Boolean);
 const opaque = new Set();
+const upstream = process.env.OIDC_UPSTREAM ? JSON.parse(process.env.OIDC_UPSTREAM) : null;
 
 async function signingKeys() {
   const keys = [];
@@ -42,11 +48,25 @@ const server = createServer();
 await new Promise((resolve) => { server.listen(0, '127.0.0.1', resolve); });
 const issuer = `http://127.0.0.1:${server.address().port}`;
 
+const upstreamSettings = upstream ? {
+  clients: [{ ...upstream, grant_types: ['authorization_code', 'refresh_token'],
+    response_types: ['code'], token_endpoint_auth_method: 'client_secret_basic' }],
+  claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'],
+    groups: ['groups'] },
+  scopes: ['openid', 'offline_access', 'email', 'profile', 'groups'],
+  findAccount: async (_ctx, id) => ({
+    accountId: id,
+    claims: async () => ({ sub: id, email: `${id}@example.test`, email_verified: true,
+      name: id.charAt(0).toUpperCase() + id.slice(1), groups: ['staff', `team-${id}`] }),
+  }),
+} : {};
+
 const provider = new Provider(issuer, {
   jwks: { keys: await signingKeys() },
   cookies: { keys: [randomBytes(16).toString('hex')] },
   scopes: ['openid', 'offline_access', ...scopes],
   findAccount: async (_ctx, id) => ({ accountId: id, claims: async () => ({ sub: id }) }),
+  ...upstreamSettings,
   clientAuthMethods: ['client_secret_basic', 'client_secret_post', 'client_secret_jwt',
     'private_key_jwt', 'none'],
   // HS256 first, as this provider lists it by default: a private key fits none of them.
@@ -57,7 +77,7 @@ const provider = new Provider(issuer, {
   pkce: { required: () => true },
   features: {
     devInteractions: { enabled: true },
-    registration: { enabled: true },
+    registration: { enabled: !upstream },
     clientCredentials: { enabled: true },
     introspection: { enabled: true },
     revocation: { enabled: true },
@@ -66,7 +86,7 @@ const provider = new Provider(issuer, {
       ...(process.env.OIDC_DPOP_NONCE === '1'
         ? { nonceSecret: randomBytes(32), requireNonce: () => true } : {}),
     },
-    clientIdMetadataDocument: { enabled: true, ack: 'draft-02' },
+    clientIdMetadataDocument: { enabled: !upstream, ack: 'draft-02' },
     resourceIndicators: {
       enabled: true,
       defaultResource: async (_ctx, _client, oneOf) => oneOf,

@@ -12,6 +12,13 @@ import json
 from typing import Any
 
 import pytest
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.asymmetric import ec as ec_curves
+from cryptography.hazmat.primitives.asymmetric import ed25519, padding, rsa
+from cryptography.hazmat.primitives.asymmetric.utils import (
+    decode_dss_signature,
+    encode_dss_signature,
+)
 from joserfc import jws
 from joserfc.jwk import ECKey, OctKey, RSAKey
 
@@ -275,3 +282,125 @@ def test_dpop_key_refuses_a_bad_algorithm_or_a_public_key() -> None:
 def test_repr_shows_no_private_material() -> None:
     key = DPoPKey.generate()
     assert key.private_jwk()["d"] not in repr(key)
+
+
+# -- checked with the primitives alone ---------------------------------------------------------
+# mcpkit signs and verifies with joserfc, and so do the tests above. These take joserfc out: a
+# proof is assembled and checked here from RFC 7515's compact form and RFC 7518's algorithms over
+# `cryptography`'s primitives, and the thumbprint is RFC 7638's SHA-256 over the required members.
+
+_REQUIRED = {"EC": ("crv", "kty", "x", "y"), "RSA": ("e", "kty", "n"), "OKP": ("crv", "kty", "x")}
+_CURVES = {"P-256": (ec_curves.SECP256R1, 32), "P-384": (ec_curves.SECP384R1, 48),
+           "P-521": (ec_curves.SECP521R1, 66)}
+_HASHES = {"256": hashes.SHA256, "384": hashes.SHA384, "512": hashes.SHA512}
+
+
+def b64(raw: bytes) -> str:
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+
+
+def unb64(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def rfc7638(jwk: dict[str, Any]) -> str:
+    canonical = json.dumps({m: jwk[m] for m in _REQUIRED[jwk["kty"]]}, separators=(",", ":"),
+                           sort_keys=True)
+    return b64(hashlib.sha256(canonical.encode()).digest())
+
+
+def _int(text: str) -> int:
+    return int.from_bytes(unb64(text), "big")
+
+
+def _public(jwk: dict[str, Any]) -> Any:
+    if jwk["kty"] == "EC":
+        curve = _CURVES[jwk["crv"]][0]()
+        return ec_curves.EllipticCurvePublicNumbers(_int(jwk["x"]), _int(jwk["y"]),
+                                                    curve).public_key()
+    if jwk["kty"] == "RSA":
+        return rsa.RSAPublicNumbers(_int(jwk["e"]), _int(jwk["n"])).public_key()
+    return ed25519.Ed25519PublicKey.from_public_bytes(unb64(jwk["x"]))
+
+
+def _rsa_padding(alg: str, digest: Any) -> Any:
+    if alg.startswith("PS"):
+        return padding.PSS(mgf=padding.MGF1(digest), salt_length=digest.digest_size)
+    return padding.PKCS1v15()
+
+
+def verify_by_hand(proof: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The header and claims of a compact JWS whose signature checks with its own `jwk`."""
+    head, body, signature = proof.split(".")
+    header = json.loads(unb64(head))
+    key, alg, signed, raw = _public(header["jwk"]), header["alg"], f"{head}.{body}".encode(), unb64(
+        signature)
+    if header["jwk"]["kty"] == "OKP":  # Ed25519 and EdDSA: the key says which curve
+        key.verify(raw, signed)
+    elif alg.startswith("ES"):
+        size = _CURVES[header["jwk"]["crv"]][1]
+        der = encode_dss_signature(int.from_bytes(raw[:size], "big"),
+                                   int.from_bytes(raw[size:], "big"))
+        key.verify(der, signed, ec_curves.ECDSA(_HASHES[alg[2:]]()))
+    else:
+        digest = _HASHES[alg[2:]]()
+        key.verify(raw, signed, _rsa_padding(alg, digest), digest)
+    return header, json.loads(unb64(body))
+
+
+def sign_by_hand(alg: str, claims: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """A proof for `claims` with a fresh key, and the key's public JWK."""
+    kty, size = ALGORITHMS[alg]
+    if kty == "EC":
+        private: Any = ec_curves.generate_private_key(_CURVES[str(size)][0]())
+        numbers = private.public_key().public_numbers()
+        width = _CURVES[str(size)][1]
+        jwk = {"kty": "EC", "crv": size, "x": b64(numbers.x.to_bytes(width, "big")),
+               "y": b64(numbers.y.to_bytes(width, "big"))}
+    elif kty == "RSA":
+        private = rsa.generate_private_key(public_exponent=65537, key_size=int(size))
+        numbers = private.public_key().public_numbers()
+        jwk = {"kty": "RSA", "n": b64(numbers.n.to_bytes((numbers.n.bit_length() + 7) // 8, "big")),
+               "e": b64(numbers.e.to_bytes(3, "big"))}
+    else:
+        private = ed25519.Ed25519PrivateKey.generate()
+        jwk = {"kty": "OKP", "crv": "Ed25519", "x": b64(private.public_key().public_bytes_raw())}
+    head = b64(json.dumps({"typ": "dpop+jwt", "alg": alg, "jwk": jwk}).encode())
+    body = b64(json.dumps(claims).encode())
+    signed = f"{head}.{body}".encode()
+    if kty == "OKP":
+        raw = private.sign(signed)
+    elif kty == "EC":
+        r, s_ = decode_dss_signature(private.sign(signed, ec_curves.ECDSA(_HASHES[alg[2:]]())))
+        width = _CURVES[str(size)][1]
+        raw = r.to_bytes(width, "big") + s_.to_bytes(width, "big")
+    else:
+        digest = _HASHES[alg[2:]]()
+        raw = private.sign(signed, _rsa_padding(alg, digest), digest)
+    return f"{head}.{body}.{b64(raw)}", jwk
+
+
+def test_the_thumbprint_is_rfc7638s_own_example() -> None:
+    # RFC 7638 section 3.1: this RSA key's thumbprint is NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs.
+    n = ("0vx7agoebGcQSuuPiLJXZptN9nndrQmbXEps2aiAFbWhM78LhWx4cbbfAAtVT86zwu1RK7aPFFxuhDR1L6tSoc_"
+         "BJECPebWKRXjBZCiFV4n3oknjhMstn64tZ_2W-5JsGY4Hc5n9yBXArwl93lqt7_RN5w6Cf0h4QyQ5v-65YGjQR0_"
+         "FDW2QvzqY368QQMicAtaSqzs8KJZgnYb9c7d0zgdAZHzu6qMQvRL5hajrn1n91CbOpbISD08qNLyrdkt-bFTWhAI"
+         "4vMQFh6WeZu0fM4lFd2NcRwr3XPksINHaQ-G_xBniIqbw0Ls1jF44-csFCur-kEgU8awapJzKnqDKgw")
+    assert rfc7638({"kty": "RSA", "n": n, "e": "AQAB"}) == (
+        "NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs")
+
+
+@pytest.mark.parametrize("alg", sorted(ALGORITHMS))
+def test_our_proofs_verify_from_the_rfcs_alone(alg: str) -> None:
+    key = DPoPKey.generate(alg)
+    header, claims = verify_by_hand(key.proof("POST", URL, access_token=TOKEN, now=NOW))
+    assert header["typ"] == "dpop+jwt" and header["alg"] == alg
+    assert claims["htm"] == "POST" and claims["htu"] == URL and claims["iat"] == NOW
+    assert claims["ath"] == b64(hashlib.sha256(TOKEN.encode()).digest())
+    assert key.thumbprint() == rfc7638(header["jwk"])
+
+
+@pytest.mark.parametrize("alg", sorted(ALGORITHMS))
+def test_proofs_signed_from_the_rfcs_alone_are_verified(alg: str) -> None:
+    proof, jwk = sign_by_hand(alg, good_claims())
+    assert verify_proof(proof, htm="POST", htu=URL, now=NOW).jkt == rfc7638(jwk)

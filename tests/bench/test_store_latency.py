@@ -31,6 +31,7 @@ def test_the_store_bench_reports_each_call_on_each_backend(postgres_url: str,
                       re.M)
     assert [(call, backend) for call, backend, *_ in rows] == [
         (call, backend) for call in ("single-use retry", "legacy session request",
-                                     "plain modern tools/call (no state)")
-        for backend in ("memory", "postgresql", "redis")], proc.stdout
+                                     "plain modern tools/call (no state)",
+                                     "task save (TaskStore.save)")
+        for backend in ("memory", "default", "postgresql", "redis")], proc.stdout
     assert all(int(median) > 0 and int(p90) >= int(median) for _, _, median, p90, _ in rows)

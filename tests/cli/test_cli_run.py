@@ -97,14 +97,19 @@ async def _exchange(env: dict[str, str], message: dict[str, Any], *run: str) -> 
         await peer.kill()
 
 
-@pytest.mark.parametrize("store", ["sqlite", "memory"])
-async def test_store_sqlite_makes_a_retry_single_use_across_processes(
+@pytest.mark.parametrize("store", ["sqlite", "default", "memory"])
+async def test_a_retry_is_single_use_across_processes_unless_the_store_is_memory(
     tmp_path: Path, store: str
 ) -> None:
+    """Three processes, one after the other: the one that asks, the one that redeems, and one
+    the same retry is replayed to. With `--store sqlite:...`, and with no store at all (the
+    records then live beside the key ring in the user's data folder), the replay is refused;
+    `--store memory` opts out, and each process remembers only its own."""
     done_file = tmp_path / "done.txt"
     env = {**environ(tmp_path), "MCPKIT_STATE_KEYS": new_state_key(),
-           "FIRST_HOUR_DONE": str(done_file)}
-    run = ("--store", f"sqlite:{tmp_path / 'state.db'}") if store == "sqlite" else ()
+           "FIRST_HOUR_DONE": str(done_file), "MCPKIT_DATA_DIR": str(tmp_path / "data")}
+    run = {"sqlite": ("--store", f"sqlite:{tmp_path / 'state.db'}"), "default": (),
+           "memory": ("--store", "memory")}[store]
     asked = (await _exchange(env, _confirm(1), *run))["result"]
     assert asked["resultType"] == "input_required"
     retry = {"inputResponses": {"ok": {"action": "accept", "content": {"ok": True}}},
@@ -112,11 +117,13 @@ async def test_store_sqlite_makes_a_retry_single_use_across_processes(
     first = await _exchange(env, _confirm(2, **retry), *run)
     assert first["result"]["content"][0]["text"] == "did deploy"
     replayed = await _exchange(env, _confirm(3, **retry), *run)
-    if store == "sqlite":  # the second process sees the first one's record in the file
-        assert "error" in replayed or replayed["result"].get("isError"), replayed
+    if store != "memory":  # the third process sees the second one's record in the file
+        assert replayed["error"]["code"] == -32602, replayed
+        assert "already used" in replayed["error"]["message"]
         assert done_file.read_text() == "deploy\n"
     else:  # each process remembers only its own retries: the replay is done again
         assert done_file.read_text() == "deploy\ndeploy\n"
+    assert ((tmp_path / "data" / "single-use.sqlite3").exists()) is (store == "default")
 
 
 async def test_reload_serves_the_new_code_after_the_file_changes(tmp_path: Path) -> None:

@@ -1,18 +1,57 @@
-"""What the hostile-server tests measure with: this process's RSS, and a listener that counts
-every connection made to it (the URL a schema's remote `$ref` names, which must get none)."""
+"""What the hostile-server tests measure with: a client in a process of its own, whose memory
+is the client's alone (measured_client.py), a connector whose transports check what the client
+POSTs, and a listener that counts every connection made to
+it (the URL a schema's remote `$ref` names, which must get none)."""
 
 from __future__ import annotations
 
 import asyncio
+import json
+import sys
 from pathlib import Path
+from typing import Any
+
+from child_memory import unmeasured_env
+from http_peer import checked_transport
+
+MEASURED_CLIENT = str(Path(__file__).resolve().parent / "measured_client.py")
 
 
-def rss_mib() -> float:
-    """This process's resident set, from /proc/self/status."""
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    raise AssertionError("no VmRSS in /proc/self/status")
+async def measured(spec: dict[str, Any], timeout: float = 300) -> dict[str, Any]:
+    """What measured_client.py reports for `spec`: each call's error or text and the client
+    process's memory around it. Fails on a message off the schema or a client that died."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, MEASURED_CLIENT, json.dumps(spec), stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE, env=unmeasured_env())
+    try:
+        async with asyncio.timeout(timeout):
+            out, err = await proc.communicate()
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    assert proc.returncode == 0, err.decode(errors="replace")[-3000:]
+    report: dict[str, Any] = json.loads(out)
+    assert report["problems"] == [], report["problems"]
+    return report
+
+
+class Checked:
+    """A Connector whose transports check every POSTed message against the schema."""
+
+    kind = "http"
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.key = url
+
+    async def connect(self) -> Any:
+        return checked_transport(self.url)
+
+
+def grown_mib(call: dict[str, Any]) -> float:
+    """How far the client process's resident set rose above where it stood before the call."""
+    return (call["peak_kib"] - call["rss_before_kib"]) / 1024
 
 
 class Listener:

@@ -6,7 +6,8 @@ result as a JSON body, as one SSE event and as an event that never ends, respons
 and duplicates on a stream, a flood of requests the 2026-07-28 era forbids, schemas naming
 remote URLs (a listener of the test records any connection), and no answer at all. The
 client fails the one call with an error naming its own limit, hangs up instead of reading on,
-stays within its memory (RSS from /proc/self/status), sends nothing it should not, and follows
+stays within its memory (the peak resident set of a client process of its own,
+measured_client.py), sends nothing it should not, and follows
 no remote `$ref`. Every message the client POSTs is checked against the official schema.
 """
 
@@ -14,33 +15,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import orjson
 import pytest
-from hostile_probes import Listener, rss_mib
-from http_peer import checked_transport
+from hostile_probes import Checked, Listener, grown_mib, measured
 from servers.hostile_http import Exchange, HostilePeer, Reply, result, serving
 
 from mcpkit.client import Client, ClientOptions
-from mcpkit.errors import ProtocolViolation, RequestTimeoutError, TransportError
+from mcpkit.errors import ProtocolViolation, RequestTimeoutError
 
 MIB = 1024 * 1024
 Script = Callable[[Exchange, Reply], Awaitable[None]]
-
-
-class Checked:
-    """A Connector whose transports check every POSTed message against the schema."""
-
-    kind = "http"
-
-    def __init__(self, url: str) -> None:
-        self.url = url
-        self.key = url
-
-    async def connect(self) -> Any:
-        return checked_transport(self.url)
 
 
 @contextlib.asynccontextmanager
@@ -91,18 +79,18 @@ async def test_a_100_mb_tool_result_is_refused_and_the_client_hangs_up(shape: st
         await reply.flood(b"a" * MIB, 100 * MIB)
         await reply.end()
 
-    before = rss_mib()
-    async with client_of(script) as (client, peer):
-        with pytest.raises(TransportError, match=r"tools/call: .*larger than 16777216 bytes "
-                           r"\(max_message_bytes\)"):
-            await client.call_tool("huge")
+    peer = HostilePeer(script)
+    async with serving(peer) as url:
+        report = await measured({"connect": "http", "url": url, "calls": [{"tool": "huge"}]})
+        (huge,) = report["calls"]
+        assert re.match(r"TransportError: tools/call: .*larger than 16777216 bytes "
+                        r"\(max_message_bytes\)", huge["error"]), huge
         exchange = peer.calls()[0]
-        for _ in range(500):  # bounded: the peer sees the hang-up at its next write
-            if exchange.hung_up:
-                break
-            await asyncio.sleep(0.01)
-        assert exchange.hung_up and exchange.sent < 100 * MIB
-    assert rss_mib() - before < 80, "the client held no more than its limit"
+        async with asyncio.timeout(30):  # the peer sees the hang-up at its next write
+            while not exchange.hung_up:
+                await asyncio.sleep(0.01)
+        assert exchange.sent < 100 * MIB
+    assert grown_mib(huge) < 80, "the client held no more than its limit"
 
 
 async def test_other_ids_and_duplicates_on_a_stream_answer_nothing() -> None:
@@ -133,7 +121,12 @@ async def test_requests_of_a_2026_server_are_dropped_and_cost_no_post() -> None:
 
     async with client_of(script) as (client, peer):
         assert (await client.call_tool("x"))["content"][0]["text"] == "done"
-        await asyncio.sleep(0.05)  # any answer being POSTed would be in flight by now
+        # Each request read from the stream was handed to the transport's answering work; once
+        # all of it has finished, any answer it was going to POST has been POSTed (and received).
+        answering = client.transport._tasks  # type: ignore[union-attr]
+        async with asyncio.timeout(30):
+            while answering:
+                await asyncio.wait(set(answering))
         posted = [e.message for e in peer.exchanges if e.method == "POST"]
         assert [m.get("method") for m in posted] == ["tools/call"], "no answer was POSTed"
 

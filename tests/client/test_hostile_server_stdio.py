@@ -5,8 +5,9 @@ responses to ids never sent and duplicates, requests the 2026-07-28 era forbids,
 them while it reads nothing, catalogues of 100,000 tools or endless pages, schemas nested too
 deep, cyclic, or pointing at remote URLs (a listener of the test records any connection), and
 silence. Each time the client fails the one call with an error naming its own limit (or
-rejects the tool with a reason), stays within its memory (RSS from /proc/self/status), follows
-no remote `$ref`, and the connection still works afterwards. Every message the client sends
+rejects the tool with a reason), stays within its memory (the peak resident set of a client
+process of its own, measured_client.py), follows no remote `$ref`, and the connection still
+works afterwards. Every message the client sends
 is checked against the official schema (SchemaTap).
 """
 
@@ -15,13 +16,14 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hostile_probes import Listener, rss_mib
+from hostile_probes import Listener, grown_mib, measured
 from schema_tap import SchemaTap
 
 from mcpkit.client import Client, ClientOptions
@@ -45,30 +47,24 @@ def tap() -> AsyncIterator[SchemaTap]:
     made.assert_clean()
 
 
-class SendsOnly(SchemaTap):
-    """A tap that checks what the client sends and keeps nothing the server sends."""
-
-    def __call__(self, direction: str, message: dict[str, Any]) -> None:
-        if direction == "send":
-            super().__call__(direction, message)
-
-
-async def test_a_100_mb_response_fails_its_call_at_once_naming_the_limit(tap: SchemaTap) -> None:
-    before = rss_mib()
-    async with hostile("plain", tap, timeout=60) as client:
-        with pytest.raises(TransportError, match=r"tools/call: the server's response is "
-                           r"10485\d+ bytes, over the 4194304-byte limit \(max_message_bytes\)"):
-            await client.call_tool("huge", {"size": 100 * MIB})
-        assert (await client.call_tool("other"))["content"][0]["text"] == "tool other"
-    assert rss_mib() - before < 40, "the 100 MB were read through, not held"
+async def test_a_100_mb_response_fails_its_call_at_once_naming_the_limit() -> None:
+    report = await measured({"connect": "stdio", "catalogue": "plain", "options": {"timeout": 60},
+                             "calls": [{"tool": "huge", "arguments": {"size": 100 * MIB}},
+                                       {"tool": "other"}]})
+    huge, other = report["calls"]
+    assert re.match(r"TransportError: tools/call: the server's response is 10485\d+ bytes, "
+                        r"over the 4194304-byte limit \(max_message_bytes\)", huge["error"]), huge
+    assert other["text"] == "tool other"
+    assert grown_mib(huge) < 40, "the 100 MB were read through, not held"
 
 
-async def test_a_line_that_never_ends_is_bounded_and_the_call_times_out(tap: SchemaTap) -> None:
-    before = rss_mib()
-    async with hostile("plain", tap, timeout=2) as client:
-        with pytest.raises(RequestTimeoutError, match=r"tools/call: no response within 2 s"):
-            await client.call_tool("endless", {"budget": 64 * MIB})
-        assert rss_mib() - before < 40, "64 MiB without a newline were dropped as they came"
+async def test_a_line_that_never_ends_is_bounded_and_the_call_times_out() -> None:
+    report = await measured({"connect": "stdio", "catalogue": "plain", "options": {"timeout": 2},
+                             "calls": [{"tool": "endless", "arguments": {"budget": 64 * MIB}}]})
+    (endless,) = report["calls"]
+    assert endless["error"].startswith(
+        "RequestTimeoutError: tools/call: no response within 2 s"), endless
+    assert grown_mib(endless) < 40, "64 MiB without a newline were dropped as they came"
 
 
 async def test_a_server_that_never_answers_is_timed_out_and_cancelled(tap: SchemaTap) -> None:
@@ -102,20 +98,15 @@ async def test_requests_a_2026_server_may_not_send_get_method_not_found(tap: Sch
     assert len(answers) == 4, "each answer was checked against the schema by the tap"
 
 
-async def test_a_flood_of_requests_while_not_reading_stays_bounded(
-    caplog: pytest.LogCaptureFixture,
-) -> None:
-    caplog.set_level(logging.WARNING, "mcpkit.client")
-    tap = SendsOnly()  # 400,000 requests kept by a tap would measure the tap
-    before = rss_mib()
-    async with hostile("plain", tap) as client:
-        result = await client.call_tool("flood", {"count": 400_000})
-        assert result["content"][0]["text"] == "flooded 400000"
-        grown = rss_mib() - before
-        assert (await client.call_tool("other"))["content"][0]["text"] == "tool other"
+async def test_a_flood_of_requests_while_not_reading_stays_bounded() -> None:
+    report = await measured({"connect": "stdio", "catalogue": "plain", "calls": [
+        {"tool": "flood", "arguments": {"count": 400_000}}, {"tool": "other"}]})
+    flood, other = report["calls"]
+    assert flood.get("text") == "flooded 400000", flood
+    assert other["text"] == "tool other"
+    grown = grown_mib(flood)
     assert grown < 30, f"{grown:.0f} MiB held for answers the server never read (68 MB unbounded)"
-    assert any("answers to its requests are dropped" in r.getMessage() for r in caplog.records)
-    tap.assert_clean()
+    assert any("answers to its requests are dropped" in line for line in report["warnings"])
 
 
 async def test_a_catalogue_of_100000_tools_in_one_line_is_refused_by_size(tap: SchemaTap) -> None:

@@ -11,10 +11,17 @@ held to one revision (`client 2026-07-28:`); an entry that names no scored scena
 at the revision being judged is an error (a typo or a scenario of another revision would
 otherwise be dropped without a word), and so is a list of any other name.
 
+Every run judges a list of scenarios known before it ran, never only the ones that left
+results: a scenario that crashed without writing any fails in every mode. With the variable
+MCPKIT_CONFORMANCE_VERDICTS naming a file, each judged scenario's verdict is appended to it, one
+`LABEL<TAB>SCENARIO<TAB>VERDICT` line each (passed, failed, expected failure, stale), so two
+runs can be compared scenario for scenario.
+
 Usage:
   summarize.py required LEG REVISION RESULTS_DIR REQUIREMENTS_YAML EXPECTED_FAILURES_YAML
   summarize.py single LABEL RESULTS_DIR SCENARIO...
-  summarize.py all LABEL RESULTS_DIR          (every scenario that left results)
+  summarize.py all LABEL RESULTS_DIR LISTING   (every scenario the suite's `list` printed in the
+                                                file LISTING, and any other that left results)
 
 Imports: the standard library only (it runs before anything else is known to work).
 """
@@ -22,6 +29,7 @@ Imports: the standard library only (it runs before anything else is known to wor
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 from collections.abc import Iterable
@@ -29,6 +37,8 @@ from pathlib import Path
 from typing import Any
 
 _STAMP = re.compile(r"-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z$")
+_LISTED = re.compile(r"^  - (\S+)(?: \[[^\]]*\])?$")
+"""A scenario in the output of the suite's `list` command (`  - name [revisions]`)."""
 _SECTION = re.compile(r"(server|client)(?: (\d{4}-\d{2}-\d{2}))?")
 """A list of the expected-failures file: a leg, for every revision or for one."""
 
@@ -50,6 +60,11 @@ def load_results(results_dir: Path, prefix: str) -> dict[str, list[dict[str, Any
             found[name] = [{"id": "unreadable-results", "status": "FAILURE",
                             "errorMessage": f"{path}: {exc}"}]
     return found
+
+
+def read_listing(path: Path) -> list[str]:
+    """The scenario names the conformance suite's `list --server` (or `--client`) printed."""
+    return [m.group(1) for line in path.read_text().splitlines() if (m := _LISTED.match(line))]
 
 
 def read_requirements(path: Path, leg: str) -> list[str]:
@@ -196,6 +211,9 @@ def judge(
             failed.append((name, bad))
         else:
             passed.append(name)
+    record_verdicts(label, [(n, "passed") for n in passed] + [(n, "failed") for n, _ in failed]
+                    + [(n, "expected failure") for n in expected_failed]
+                    + [(n, "stale") for n in stale])
     for name, bad in failed:
         print(f"  FAILED {name}")
         for check in bad:
@@ -215,6 +233,16 @@ def judge(
         extra += f", {len(errors)} error{'s' if len(errors) > 1 else ''} in the expected-failures file"
     print(f"conformance {label}: {len(passed)} passed, {len(failed)} failed{extra}")
     return not failed and not stale and not errors
+
+
+def record_verdicts(label: str, verdicts: list[tuple[str, str]]) -> None:
+    """Append each scenario's verdict to MCPKIT_CONFORMANCE_VERDICTS, if it names a file."""
+    target = os.environ.get("MCPKIT_CONFORMANCE_VERDICTS")
+    if not target:
+        return
+    with open(target, "a", encoding="utf-8") as out:
+        for name, verdict in sorted(verdicts):
+            out.write(f"{label}\t{name}\t{verdict}\n")
 
 
 def main(argv: list[str]) -> int:
@@ -238,14 +266,19 @@ def main(argv: list[str]) -> int:
         if unscored:
             report(f"{leg} {revision}", unscored, results)
         return 0 if judge(f"{leg} {revision}", scenarios, results, expected, errors) else 1
-    if len(argv) == 3 and argv[0] == "all":
-        label, results_dir = argv[1], argv[2]
+    if len(argv) == 4 and argv[0] == "all":
+        label, results_dir, listing = argv[1], argv[2], Path(argv[3])
         prefix = "server-" if label.startswith("server") else ""
+        try:
+            listed = read_listing(listing)
+        except OSError as exc:
+            print(f"conformance {label}: error: cannot read the scenario list: {exc}")
+            return 2
+        if not listed:
+            print(f"conformance {label}: error: {listing} lists no scenario")
+            return 2
         results = load_results(Path(results_dir), prefix)
-        if not results:
-            print(f"conformance {label}: no scenario left results in {results_dir}")
-            return 1
-        return 0 if judge(label, sorted(results), results, {}) else 1
+        return 0 if judge(label, sorted(set(listed) | set(results)), results, {}) else 1
     if len(argv) >= 4 and argv[0] == "single":
         label, results_dir = argv[1], argv[2]
         prefix = "server-" if label.startswith("server") else ""

@@ -12,6 +12,7 @@ task (TASK-9).
 from __future__ import annotations
 
 import asyncio
+import os
 from typing import Any
 
 from mcpkit import Context, ToolError
@@ -29,7 +30,11 @@ def _form(**fields: dict[str, Any]) -> dict[str, Any]:
 
 
 def add_task_fixtures(server: Any) -> None:
-    enable_tasks(server, TaskOptions(store="memory:", sync_budget_s=0.25, poll_interval_ms=500,
+    # One server keeps its tasks in memory; replicas behind a balancer (CONFORMANCE_SHARED_TASKS
+    # set) keep them in the store they share (`--store`), or a task created through one replica
+    # would be unknown to the next.
+    store = None if os.environ.get("CONFORMANCE_SHARED_TASKS") else "memory:"
+    enable_tasks(server, TaskOptions(store=store, sync_budget_s=0.25, poll_interval_ms=500,
                                      heartbeat_s=1.0, lease_s=5.0))
 
     @server.tool()

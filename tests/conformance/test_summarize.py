@@ -103,15 +103,85 @@ def test_not_scored_scenarios_are_reported_without_a_verdict(
     assert "reported, not scored (client 2026-07-28): delta x (extension)" in capsys.readouterr().out
 
 
-def test_all_mode_judges_every_scenario_that_left_results(
+LISTING = """\
+Server scenarios (test against a server):
+  - ping [2025-06-18,2025-11-25]
+  - tools-list [2025-06-18,2025-11-25,2026-07-28]
+  - server-session-lifecycle
+"""
+"""What the suite's `list --server --spec-version 2025-06-18` prints, in its layout."""
+
+
+def listing(tmp_path: Path, text: str = LISTING) -> str:
+    path = tmp_path / "listed.txt"
+    path.write_text(text)
+    return str(path)
+
+
+def test_a_listing_is_read_as_the_suite_prints_it(tmp_path: Path) -> None:
+    assert summarize.read_listing(Path(listing(tmp_path))) == [
+        "ping", "tools-list", "server-session-lifecycle"]
+
+
+def test_all_mode_judges_every_listed_scenario_and_any_other_that_left_results(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     save(tmp_path / "o", "server-ping", ["SUCCESS"])
     save(tmp_path / "o", "server-tools-list", ["FAILURE"])
-    assert summarize.main(["all", "server 2025-06-18", str(tmp_path / "o")]) == 1
+    save(tmp_path / "o", "server-server-session-lifecycle", ["SUCCESS"])
+    save(tmp_path / "o", "server-unlisted", ["SUCCESS"])
+    assert summarize.main(["all", "server 2025-06-18", str(tmp_path / "o"),
+                           listing(tmp_path)]) == 1
     out = capsys.readouterr().out.splitlines()
-    assert out[-1] == "conformance server 2025-06-18: 1 passed, 1 failed"
-    assert summarize.main(["all", "server 2025-06-18", str(tmp_path / "empty")]) == 1
+    assert out[-1] == "conformance server 2025-06-18: 3 passed, 1 failed"
+
+
+def test_all_mode_fails_a_listed_scenario_that_crashed_without_results(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    save(tmp_path / "o", "server-ping", ["SUCCESS"])
+    save(tmp_path / "o", "server-tools-list", ["SUCCESS"])
+    assert summarize.main(["all", "server 2025-06-18", str(tmp_path / "o"),
+                           listing(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert "FAILED server-session-lifecycle" in out and "left no results" in out
+    assert out.splitlines()[-1] == "conformance server 2025-06-18: 2 passed, 1 failed"
+    assert summarize.main(["all", "server 2025-06-18", str(tmp_path / "empty"),
+                           listing(tmp_path)]) == 1
+
+
+@pytest.mark.parametrize("text", ["", "Server scenarios (test against a server):\n"],
+                         ids=["empty", "no-scenarios"])
+def test_all_mode_without_a_listed_scenario_is_an_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str
+) -> None:
+    save(tmp_path / "o", "server-ping", ["SUCCESS"])
+    assert summarize.main(["all", "server 2025-06-18", str(tmp_path / "o"),
+                           listing(tmp_path, text)]) == 2
+    assert "lists no scenario" in capsys.readouterr().out
+    assert summarize.main(["all", "server 2025-06-18", str(tmp_path / "o"),
+                           str(tmp_path / "missing.txt")]) == 2
+
+
+def test_each_verdict_is_written_where_the_variable_says(
+    tmp_path: Path, files: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    req, expected = files
+    verdicts = tmp_path / "verdicts.tsv"
+    monkeypatch.setenv("MCPKIT_CONFORMANCE_VERDICTS", str(verdicts))
+    save(tmp_path / "a", "auth/one", ["FAILURE"])
+    save(tmp_path / "a", "gamma", ["SUCCESS"])
+    save(tmp_path / "o", "server-ping", ["SUCCESS"])
+    assert required("client", "2025-11-25", tmp_path / "a", req, expected) == 0
+    assert summarize.main(["all", "server 2025-06-18", str(tmp_path / "o"),
+                           listing(tmp_path)]) == 1
+    assert verdicts.read_text().splitlines() == [
+        "client 2025-11-25\tauth/one\texpected failure",
+        "client 2025-11-25\tgamma\tpassed",
+        "server 2025-06-18\tping\tpassed",
+        "server 2025-06-18\tserver-session-lifecycle\tfailed",
+        "server 2025-06-18\ttools-list\tfailed",
+    ]
 
 
 def required(leg: str, revision: str, out: Path, req: Path, expected: Path) -> int:
@@ -151,9 +221,11 @@ def test_all_mode_fails_a_scenario_that_only_skipped(
 ) -> None:
     save(tmp_path / "o", "server-ping", ["SUCCESS"])
     save(tmp_path / "o", "server-tools-list", ["SKIPPED"])
-    assert summarize.main(["all", "server 2025-06-18", str(tmp_path / "o")]) == 1
+    save(tmp_path / "o", "server-server-session-lifecycle", ["SUCCESS"])
+    assert summarize.main(["all", "server 2025-06-18", str(tmp_path / "o"),
+                           listing(tmp_path)]) == 1
     assert capsys.readouterr().out.splitlines()[-1] == (
-        "conformance server 2025-06-18: 1 passed, 1 failed")
+        "conformance server 2025-06-18: 2 passed, 1 failed")
 
 
 @pytest.mark.parametrize("entry", ["auth/typo", "delta", "alpha"],

@@ -1,5 +1,6 @@
 """The guides stay true: every Python block of docs/client.md, docs/testing-servers.md,
-docs/legacy.md and docs/proxy.md runs, in order, and prints what the guide says it prints.
+docs/legacy.md, docs/openapi.md and docs/proxy.md runs, in order, and prints what the guide
+says it prints.
 
 The blocks of one guide share a namespace, as if typed into one file. A block preceded by
 `<!-- file: PATH -->` is a part of that file, shown rather than run here: it must appear in the
@@ -200,3 +201,15 @@ def test_the_testing_guides_example_tests_pass_under_pytest() -> None:
     assert re.search(r"\b\d+ passed\b", summary), summary
     # Its schema checks skip, by name, only where the official schemas are not found.
     assert "skipped" not in summary or not spec_available(), summary
+
+
+def test_every_block_of_the_openapi_guide_runs_and_prints_what_it_says(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:
+    run_guide("openapi.md", monkeypatch)
+    out = capsys.readouterr().out
+    text = (DOCS / "openapi.md").read_text(encoding="utf-8")
+    shown = re.findall(r"^prints\n\n```\n(.*?)^```", text, re.S | re.M)
+    assert len(shown) == 2, "docs/openapi.md shows what two blocks print"
+    for printed in shown:
+        assert printed in out, f"docs/openapi.md should print:\n{printed}\ngot:\n{out}"

@@ -14,6 +14,7 @@ from http_peer import ServerProcess
 from schema_tap import ROOT
 
 from mcpkit.client import Client, InputRequest
+from mcpkit.errors import NotJSONError
 
 EXAMPLES = ROOT / "examples"
 CALENDAR = EXAMPLES / "calendar" / "server.py"
@@ -95,6 +96,20 @@ async def test_the_calendar_asks_when_and_the_same_handler_answers_in_both_eras(
         assert len(calls) == 1, "a legacy server asks with its own request, mid-call"
     else:
         assert len(calls) == 2 and "requestState" in calls[1]["params"]
+
+
+@pytest.mark.parametrize("era", ERAS)
+@pytest.mark.parametrize("kind", KINDS)
+async def test_an_integer_past_64_bits_is_refused_before_anything_is_sent(
+    connect: Callable[..., Client], http_urls: dict[str, str], kind: str, era: str
+) -> None:
+    client = connect(kind, target(kind, QUICKSTART, http_urls), era=era)
+    with pytest.raises(NotJSONError, match=r"tools/call: .*64-bit range goes as a string"):
+        await client.call_tool("add", {"a": 2**70, "b": 3})
+    with pytest.raises(TypeError):  # still a TypeError, as orjson's own error was
+        await client.call_tool("add", {"a": {1, 2}, "b": 3})
+    result = await client.call_tool("add", {"a": 2, "b": 3})
+    assert result.structured == {"sum": 5}, "the connection is as it was"
 
 
 @pytest.mark.parametrize("era", ERAS)

@@ -1,16 +1,22 @@
 """NDJSON (the stdio line reader) and SSE (the HTTP client's event parser), fed as a peer could.
 
-A list of messages, encoded and framed, yields the same messages whether the bytes come whole,
-split at any byte, in random chunks or byte by byte; line endings may be LF or CRLF, and blank
+A list of messages, framed, yields the same messages whether the bytes come whole, split at any
+byte, in random chunks or byte by byte; line endings may be LF or CRLF, and blank
 lines and SSE comments may come between them. Bytes after the last message that are not a
 message are reported as the codec's error and take nothing from the messages before them. A
 line over the limit is `Oversized`, the same however it was split, and the lines around it are
 untouched. The SSE event size bound (`BlockSize`) sees an event over the limit however the
 stream is chunked.
+
+The streams and what they must yield are written here, from the standards, with nothing of
+mcpkit's: each message is a line the standard library's `json` writes, an SSE event is the
+`event:`/`data:` lines and blank line of the WHATWG event stream format spelled out below, so a
+wrong framing in mcpkit's own writer cannot make its reader look right.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -19,11 +25,24 @@ from hypothesis import strategies as st
 from peer_values import json_values
 
 from mcpkit.errors import RPCError
-from mcpkit.protocol.codec import decode, encode
-from mcpkit.protocol.framing import LineReader, Oversized, SSEDecoder, sse_event
+from mcpkit.protocol.codec import decode
+from mcpkit.protocol.framing import LineReader, Oversized, SSEDecoder
 from mcpkit.transports.http_client_streams import BlockSize
 
 MESSAGES = st.lists(json_values(8), min_size=1, max_size=6)
+
+
+def json_line(value: Any) -> bytes:
+    """One message as NDJSON carries it: compact JSON by the standard library, UTF-8, which
+    escapes every line feed and carriage return inside strings."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def event(data: bytes, name: str | None = None) -> bytes:
+    """One event of the WHATWG event stream format: an optional `event:` line, one `data:`
+    line, and the blank line that dispatches it."""
+    return (b"event: " + name.encode() + b"\n" if name is not None else b"") + (
+        b"data: " + data + b"\n\n")
 
 
 def _splits(data: bytes, cuts: list[int]) -> list[bytes]:
@@ -50,7 +69,7 @@ def _ndjson(values: list[Any], crlf: list[bool], blanks: list[bool]) -> bytes:
     for i, value in enumerate(values):
         if blanks[i % len(blanks)]:
             out += b"\n  \r\n"
-        out += encode(value) + (b"\r\n" if crlf[i % len(crlf)] else b"\n")
+        out += json_line(value) + (b"\r\n" if crlf[i % len(crlf)] else b"\n")
     return out
 
 
@@ -60,7 +79,7 @@ def test_ndjson_yields_the_same_messages_however_the_bytes_are_chunked(
     values: list[Any], crlf: list[bool], blanks: list[bool], cuts: list[int]
 ) -> None:
     data = _ndjson(values, crlf, blanks)
-    expected = [encode(v) for v in values]
+    expected = [json_line(v) for v in values]
     assert _lines([data]) == expected
     assert _lines(_splits(data, cuts)) == expected
     assert _lines([data[i:i + 1] for i in range(len(data))]) == expected
@@ -68,8 +87,8 @@ def test_ndjson_yields_the_same_messages_however_the_bytes_are_chunked(
 
 @given(MESSAGES)
 def test_ndjson_split_at_every_byte_yields_the_same_messages(values: list[Any]) -> None:
-    data = b"".join(encode(v) + b"\n" for v in values)
-    expected = [encode(v) for v in values]
+    data = b"".join(json_line(v) + b"\n" for v in values)
+    expected = [json_line(v) for v in values]
     for i in range(len(data) + 1):
         assert _lines([data[:i], data[i:]]) == expected, i
 
@@ -80,9 +99,9 @@ def test_ndjson_split_at_every_byte_yields_the_same_messages(values: list[Any]) 
 def test_trailing_garbage_is_the_codecs_error_and_keeps_the_messages_before_it(
     values: list[Any], garbage: bytes, cuts: list[int]
 ) -> None:
-    data = b"".join(encode(v) + b"\n" for v in values) + garbage
+    data = b"".join(json_line(v) + b"\n" for v in values) + garbage
     lines = _lines(_splits(data, cuts))
-    expected = [encode(v) for v in values]
+    expected = [json_line(v) for v in values]
     assert lines[: len(expected)] == expected
     rest = lines[len(expected):]
     for line in rest:  # the garbage: nothing, if it was blank, or one more line
@@ -136,7 +155,7 @@ def _events(chunks: list[bytes]) -> list[tuple[str, str, str | None, int | None]
 def _sse(values: list[Any], names: list[str | None], crlf: bool, comments: bool) -> bytes:
     out = b": keep-alive\n\n" if comments else b""
     for i, value in enumerate(values):
-        block = sse_event(encode(value), names[i % len(names)])
+        block = event(json_line(value), names[i % len(names)])
         if crlf:
             block = block.replace(b"\n", b"\r\n")
         out += block + (b":\n" if comments else b"")
@@ -153,7 +172,7 @@ def test_sse_yields_the_same_events_however_the_bytes_are_chunked(
     values: list[Any], names: list[str | None], crlf: bool, comments: bool, cuts: list[int]
 ) -> None:
     data = _sse(values, names, crlf, comments)
-    expected = [(names[i % len(names)] or "message", encode(v).decode())
+    expected = [(names[i % len(names)] or "message", json_line(v).decode())
                 for i, v in enumerate(values)]
     assert _datas(_events([data])) == expected
     assert _datas(_events(_splits(data, cuts))) == expected
@@ -162,9 +181,8 @@ def test_sse_yields_the_same_events_however_the_bytes_are_chunked(
 
 @given(MESSAGES)
 def test_sse_split_at_every_byte_yields_the_same_events(values: list[Any]) -> None:
-    data = b"".join(sse_event(encode(v)) for v in values)
-    expected = _events([data])
-    assert len(expected) == len(values)
+    data = b"".join(event(json_line(v)) for v in values)
+    expected = [("message", json_line(v).decode(), None, None) for v in values]
     for i in range(len(data) + 1):
         assert _events([data[:i], data[i:]]) == expected, i
 
@@ -180,9 +198,9 @@ def test_sse_garbage_after_the_events_is_reported_and_keeps_them(
     """Whatever follows, the events before it are intact, and the parser raises nothing: what
     the garbage dispatches is data the codec refuses or a well formed event, never an error
     out of the parser itself."""
-    head = b"".join(sse_event(encode(v)) for v in values)
+    head = b"".join(event(json_line(v)) for v in values)
     events = _events(_splits(head + garbage, cuts))
-    assert _datas(events)[: len(values)] == [("message", encode(v).decode()) for v in values]
+    assert _datas(events)[: len(values)] == [("message", json_line(v).decode()) for v in values]
     for _name, data, event_id, retry in events[len(values):]:
         assert retry is None or (type(retry) is int and retry >= 0)
         assert event_id is None or type(event_id) is str

@@ -1,5 +1,7 @@
-"""What the probe tests share: a schema tap for what the probe sends, an independent token
-count, the documented JSON Schema of `--json`, and running `mcpkit` as a process."""
+"""The probe tests' fixtures: a schema tap for what the probe sends, an independent token count,
+the documented JSON Schema of `--json`. The values and functions the test modules import are in
+probe_support.py (a test module that imported them from `conftest` would get whichever folder's
+conftest pytest loaded last)."""
 
 from __future__ import annotations
 
@@ -9,18 +11,14 @@ import importlib.resources
 import json
 import os
 import re
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from probe_support import DOCS
 from wire import LEGACY, MODERN, check_client_message
 
-ROOT = Path(__file__).resolve().parents[2]
-BROKEN = str(Path(__file__).resolve().parent / "broken_server.py")
-DOCS = ROOT / "docs" / "probe.md"
 _URL = "https://openaipublic.blob.core.windows.net/encodings/{}.tiktoken"
 DELIBERATE_METHODS = {"server/discover", "tools/list", "mcpkit/probe-unknown-method", "ping",
                       "initialize"}
@@ -95,11 +93,6 @@ def independent(tmp_path_factory: pytest.TempPathFactory) -> Any:
     return count
 
 
-def compact(value: Any) -> str:
-    """The compact JSON the docs define, written by the standard library (not by mcpkit)."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-
-
 @pytest.fixture(scope="session")
 def report_schema() -> Any:
     """The JSON Schema docs/probe.md gives for `--json`, as a validator."""
@@ -111,10 +104,3 @@ def report_schema() -> Any:
     schema = json.loads(block.group(1))
     jsonschema.Draft202012Validator.check_schema(schema)
     return jsonschema.Draft202012Validator(schema)
-
-
-def mcpkit(*args: str, env: dict[str, str] | None = None, timeout: float = 120
-           ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "mcpkit", *args], capture_output=True,
-                          text=True, cwd=ROOT, timeout=timeout, stdin=subprocess.DEVNULL,
-                          env={**os.environ, "NO_COLOR": "1", **(env or {})})

@@ -7,7 +7,7 @@ import json
 import sys
 
 import pytest
-from conftest import BROKEN, compact, mcpkit
+from probe_support import BROKEN, compact, mcpkit
 
 from mcpkit.probe.catalogue import parse_caps
 from mcpkit.probe.channels import Target

@@ -10,9 +10,9 @@ import shlex
 from pathlib import Path
 
 import pytest
-from conftest import compact, mcpkit
 from everything_catalogue import COMMAND, npm_env
 from everything_catalogue import installed as installed  # the fixture, shared
+from probe_support import compact, mcpkit
 
 from mcpkit.probe.catalogue import parse_caps
 from mcpkit.probe.channels import Target

@@ -7,8 +7,8 @@ import sys
 from collections.abc import Iterator
 
 import pytest
-from conftest import ROOT
 from http_peer import ServerProcess
+from probe_support import ROOT
 
 from mcpkit.probe.catalogue import parse_caps
 from mcpkit.probe.channels import Target

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from chromium import FLAGS, chromium
-from conftest import BROKEN, mcpkit
+from probe_support import BROKEN, mcpkit
 
 from mcpkit.probe.checks import CHECKS
 

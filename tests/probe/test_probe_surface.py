@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import BROKEN, compact, mcpkit
+from probe_support import BROKEN, compact, mcpkit
 
 from mcpkit.probe.surface import FORMAT, fingerprint, load_snapshot
 

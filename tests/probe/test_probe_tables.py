@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 import pytest
-from conftest import DOCS
+from probe_support import DOCS
 
 from mcpkit.errors import MissingExtraError
 from mcpkit.probe.budget import Counter

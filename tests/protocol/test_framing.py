@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from mcpkit.protocol.framing import LineReader, Oversized, SSEDecoder, sse_event
 
 STREAM = b'{"a":1}\n{"b":2}\r\n\n{"c":3}\n'
@@ -55,3 +57,26 @@ def test_sse_decoder_ignores_comments_and_handles_split_chunks() -> None:
         events.extend(dec.feed(raw[i : i + 1]))
     assert [(e[0], e[1]) for e in events] == [("message", '{"x":1}'), ("message", '{"y":2}')]
     assert events[0][2] == "7"
+
+
+# The event stream examples of the WHATWG HTML standard (section 9.2.5, "Parsing an event
+# stream", and the examples after it), with the events the standard says a client dispatches.
+WHATWG_STREAMS = [
+    (b"data: YHOO\ndata: +2\ndata: 10\n\n", [("message", "YHOO\n+2\n10", None, None)]),
+    (b": test stream\n\ndata: first event\nid: 1\n\ndata:second event\nid\n\n"
+     b"data:  third event\n\n",
+     [("message", "first event", "1", None), ("message", "second event", "", None),
+      ("message", " third event", "", None)]),
+    # The last block has no blank line after it: the stream ended, nothing is dispatched.
+    (b"data\n\ndata\ndata\n\ndata:", [("message", "", None, None), ("message", "\n", None, None)]),
+    # "The following stream fires two identical events" (one space after the colon is dropped).
+    (b"data:test\n\ndata: test\n\n", [("message", "test", None, None)] * 2),
+]
+
+
+@pytest.mark.parametrize(("stream", "events"), WHATWG_STREAMS, ids=range(len(WHATWG_STREAMS)))
+def test_the_whatwg_example_streams_dispatch_the_events_the_standard_gives(
+        stream: bytes, events: list[tuple[str, str, str | None, int | None]]) -> None:
+    assert list(SSEDecoder().feed(stream)) == events
+    byte_by_byte = SSEDecoder()
+    assert [e for i in range(len(stream)) for e in byte_by_byte.feed(stream[i:i + 1])] == events

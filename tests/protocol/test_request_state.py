@@ -140,11 +140,28 @@ def test_a_state_for_other_arguments_is_rejected() -> None:
     assert "arguments" in message
 
 
+# The first 16 bytes of SHA-256 over the compact, key-sorted JSON of the arguments, computed
+# apart from mcpkit (`printf '%s' '{"a":1,"b":[1,2]}' | sha256sum`).
+ARGUMENT_DIGESTS = [
+    ({"a": 1, "b": [1, 2]}, "8baa73198470c7bb4c3ce142a8fd651a"),
+    ({"b": [1, 2], "a": 1}, "8baa73198470c7bb4c3ce142a8fd651a"),
+    (None, "74234e98afe7498fb5daf1f36ac2d78a"),
+    ({}, "44136fa355b3678a1146ad16f7e8649e"),
+    ({"big": 2**80}, "40c4a587556697350bd7cd1527e0476c"),  # past 64 bits: the slower writer
+]
+
+
+@pytest.mark.parametrize(("arguments", "digest"), ARGUMENT_DIGESTS,
+                         ids=["sorted", "unsorted", "null", "empty", "big"])
+def test_an_arguments_digest_is_sha256_of_the_canonical_json(arguments: Any, digest: str) -> None:
+    assert arguments_digest(arguments).hex() == digest
+
+
 def test_argument_digests_ignore_key_order_but_not_values() -> None:
     assert arguments_digest({"a": 1, "b": [1, 2]}) == arguments_digest({"b": [1, 2], "a": 1})
     assert arguments_digest({"a": 1}) != arguments_digest({"a": 1.5})
     assert arguments_digest(None) != arguments_digest({})
-    assert arguments_digest({"big": 2**80}) == arguments_digest({"big": 2**80})
+    assert arguments_digest({"big": 2**80}) != arguments_digest({"big": 2**80 + 1})
 
 
 def test_a_key_added_to_the_ring_still_opens_states_sealed_with_the_old_key() -> None:

@@ -3,10 +3,10 @@ the client's use of it with their own limits and words."""
 
 from __future__ import annotations
 
-import tracemalloc
 from typing import Any
 
 import pytest
+from child_memory import traced
 
 from mcpkit.client.tools import vet_tool
 from mcpkit.schema import walk as schema_walk
@@ -173,29 +173,31 @@ def test_a_tool_with_boolean_subschemas_is_kept() -> None:
 # -- adversarial schemas: the walk's own cost ---------------------------------------------------
 
 
-def peak_memory(schema: dict[str, Any], limits: Limits = COSTED) -> int:
-    """Bytes allocated at the peak of one check of `schema` (the schema itself excluded)."""
-    tracemalloc.start()
-    try:
-        try:
-            check_schema_structure(schema, "S", limits, WORDS)
-        except ValueError:
-            pass
-        return tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+def peak_memory(schema: str, limits: Limits = COSTED) -> int:
+    """Bytes allocated at the peak of one check of the schema the expression `schema` builds
+    (the schema itself excluded), in an interpreter of its own (tests/child_memory.py)."""
+    return traced(f"""
+        from mcpkit.schema.walk import Limits, Wording, check_schema_structure
+        schema = {schema}
+
+        def work():
+            try:
+                check_schema_structure(schema, "S", {limits!r}, {WORDS!r})
+            except ValueError:
+                pass
+        """)["peak"]
 
 
 def test_dynamic_references_to_many_anchors_cost_a_line_not_a_square() -> None:
     # 1500 $dynamicRefs may each evaluate any of 1500 $dynamicAnchors: one edge each, through
     # one shared vertex, not 1500 x 1500 edges (once 18 s and 600 MB for 5000 of each).
     n = 1500
-    schema = {"$defs": {"a": {"allOf": [{"$dynamicAnchor": "x"}] * n},
-                        "r": {"allOf": [{"$dynamicRef": "#x"} for _ in range(n)]}}}
+    schema = (f'{{"$defs": {{"a": {{"allOf": [{{"$dynamicAnchor": "x"}}] * {n}}}, '
+              f'"r": {{"allOf": [{{"$dynamicRef": "#x"}} for _ in range({n})]}}}}}}')
     limits = Limits(max_nodes=10_000, max_depth=64, max_fan_out=2_000, max_expanded=200_000)
     assert peak_memory(schema, limits) < 8_000_000
-    recursive = {"$defs": {"a": {"allOf": [{"$recursiveAnchor": True}] * n},
-                           "r": {"allOf": [{"$recursiveRef": "#"} for _ in range(n)]}}}
+    recursive = (f'{{"$defs": {{"a": {{"allOf": [{{"$recursiveAnchor": True}}] * {n}}}, '
+                 f'"r": {{"allOf": [{{"$recursiveRef": "#"}} for _ in range({n})]}}}}}}')
     assert peak_memory(recursive, limits) < 8_000_000
 
 
@@ -210,11 +212,11 @@ def test_a_reference_to_many_candidates_still_multiplies_and_still_loops() -> No
 
 
 @pytest.mark.parametrize("schema", [
-    {"x-pad": [0] * 1_000_000},  # a wide list: refused before a million entries are queued
-    {"properties": {f"p{i}": {} for i in range(200_000)}},
-    {"properties": {"k" * 200_000: {"allOf": [{}] * 900}}},  # a long name under many subschemas
+    '{"x-pad": [0] * 1_000_000}',  # a wide list: refused before a million entries are queued
+    '{"properties": {f"p{i}": {} for i in range(200_000)}}',
+    '{"properties": {"k" * 200_000: {"allOf": [{}] * 900}}}',  # a long name under many subschemas
 ], ids=["wide-list", "wide-map", "long-name"])
-def test_the_walk_holds_little_memory_whatever_the_shape(schema: dict[str, Any]) -> None:
+def test_the_walk_holds_little_memory_whatever_the_shape(schema: str) -> None:
     assert peak_memory(schema) < 8_000_000
 
 

@@ -10,10 +10,11 @@ temporary files in that folder. Its access log records which replica served each
 its own (kept across restarts, since nginx names it), which `kill()` ends with SIGKILL and
 `start()` runs again. `Cluster` is three of them behind one `Balancer`, sharing one store URL
 (PostgreSQL or Redis, from tests/services.py), one home folder and one calendar database,
-and any settings of the replicas' own (`extra_env`).
+and any settings and `mcpkit run` options of the replicas' own (`extra_env`, `extra_args`).
+`Replica.stop()` is SIGTERM (a drain, as a deploy stops a replica).
 
-When nginx is missing the tests skip with one line naming the package; under CI=true they
-fail instead.
+When nginx is missing the tests skip with one line naming the package; where every real part
+is required (CI, tests/real_parts.py) they fail instead.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ import time
 from pathlib import Path
 
 import httpx
-import pytest
+import real_parts
 from services import free_port
 
 __all__ = ["ROOT", "Balancer", "Cluster", "Replica", "nginx_binary"]
@@ -81,13 +82,10 @@ http {{
 
 
 def nginx_binary() -> str:
-    found = shutil.which("nginx") or next(
-        (p for p in ("/usr/sbin/nginx", "/usr/local/sbin/nginx") if os.path.exists(p)), None)
+    """nginx's path; missing, a skip or a failure naming it (tests/real_parts.py)."""
+    found = real_parts.nginx_binary()
     if found is None:
-        line = "nginx not found: install nginx (apt-get install nginx)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI requires the real servers: {line}", pytrace=False)
-        pytest.skip(line)
+        real_parts.missing("nginx")
     return found
 
 
@@ -156,10 +154,12 @@ def socket_to(port: int):  # type: ignore[no-untyped-def]
 class Replica:
     """One `mcpkit run ... --store URL` process on a fixed port; see the module docstring."""
 
-    def __init__(self, name: str, target: str, store: str, env: dict[str, str]) -> None:
+    def __init__(self, name: str, target: str, store: str, env: dict[str, str],
+                 args: tuple[str, ...] = ()) -> None:
         self.name = name
         self.target = target
         self.store = store
+        self.args = args
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/mcp"
         self.env = {**env, "REPLICA": name}
@@ -170,7 +170,7 @@ class Replica:
         with open(self.log, "ab") as out:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "mcpkit", "run", self.target, "--http",
-                 f"127.0.0.1:{self.port}/mcp", "--store", self.store],
+                 f"127.0.0.1:{self.port}/mcp", "--store", self.store, *self.args],
                 cwd=ROOT, stdout=out, stderr=out, stdin=subprocess.DEVNULL, env=self.env)
         self.wait_ready()
 
@@ -212,7 +212,8 @@ class Cluster:
     """Three replicas of `target` sharing `store`, behind one nginx."""
 
     def __init__(self, engine: str, store: str, target: str = REPLICA_SERVER,
-                 count: int = 3, extra_env: dict[str, str] | None = None) -> None:
+                 count: int = 3, extra_env: dict[str, str] | None = None,
+                 extra_args: tuple[str, ...] = ()) -> None:
         self.engine = engine
         self.store = store
         self.home = Path(tempfile.mkdtemp(prefix="mcpkit-cluster-"))
@@ -220,8 +221,8 @@ class Cluster:
                if k not in ("MCPKIT_STATE_KEYS", "MCPKIT_STORE", "MCPKIT_DATA_DIR")}
         env.update(HOME=str(self.home / "home"), XDG_DATA_HOME=str(self.home / "data"),
                    CALENDAR_DB=str(self.home / "calendar.sqlite3"), **(extra_env or {}))
-        self.replicas = [Replica("ABC"[i] if i < 3 else f"R{i}", target, store, env)
-                         for i in range(count)]
+        self.replicas = [Replica("ABC"[i] if i < 3 else f"R{i}", target, store, env,
+                                 extra_args) for i in range(count)]
         self.balancer = Balancer([r.port for r in self.replicas])
         self.url = self.balancer.url
 

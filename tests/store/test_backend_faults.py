@@ -22,7 +22,7 @@ import pytest
 from backends import SHARED, Clock, make_url
 from http_peer import Peer
 from listening import listening
-from replica_server import make_server
+from redeem_server import make_server
 from wire import LEGACY
 
 from mcpkit import Context

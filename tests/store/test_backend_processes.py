@@ -16,7 +16,7 @@ import pytest
 from backends import SHARED, make_url
 from http_peer import Peer, ServerProcess
 
-TARGET = str(Path(__file__).with_name("replica_server.py"))
+TARGET = str(Path(__file__).with_name("redeem_server.py"))
 CAPS = {"io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}}}
 ACCEPT = {"confirm": {"action": "accept", "content": {}}}
 

@@ -121,14 +121,14 @@ async def test_an_engine_restart_fails_fast_is_logged_and_heals(
     try:
         async with a.subscribe() as heard_a:
             service.stop()
-            loop = asyncio.get_running_loop()
-            started = loop.time()
-            with pytest.raises(StoreUnavailableError) as caught:
-                await b.publish_answer("s", {"jsonrpc": "2.0", "id": 1, "result": {}})
-            assert "127.0.0.1" not in str(caught.value)  # no address in what a client sees
-            with pytest.raises(StoreUnavailableError):
-                await b.publish_control("t", {"action": "cancel"})
-            assert loop.time() - started < 8  # failed in seconds, not a hang
+            # Each publish fails with the store's own error (its connect timeout), never hangs:
+            # the bound only turns a hang into a failure, far past that timeout.
+            async with asyncio.timeout(WAIT_S * 3):
+                with pytest.raises(StoreUnavailableError) as caught:
+                    await b.publish_answer("s", {"jsonrpc": "2.0", "id": 1, "result": {}})
+                assert "127.0.0.1" not in str(caught.value)  # no address in what a client sees
+                with pytest.raises(StoreUnavailableError):
+                    await b.publish_control("t", {"action": "cancel"})
             async with asyncio.timeout(WAIT_S * 2):  # the listener notices the loss
                 while a.listening:
                     await asyncio.sleep(0.05)

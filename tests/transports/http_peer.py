@@ -62,7 +62,7 @@ class ServerProcess:
             )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            found = re.search(r"serving \S+ at (http://\S+)", log.read_text(errors="replace"))
+            found = re.search(r"serving .+? at (http://\S+)", log.read_text(errors="replace"))
             if found:
                 return cls(proc, log, found.group(1))
             if proc.poll() is not None:

@@ -4,10 +4,9 @@ the store is plain data behind async methods)."""
 from __future__ import annotations
 
 import logging
-import tracemalloc
-from collections.abc import Awaitable, Callable
 
 import pytest
+from child_memory import run_here, traced
 
 from mcpkit.store.events import EventReplayError, MemoryEventStore, parse_event_id
 
@@ -110,44 +109,47 @@ async def test_forget_drops_a_session_and_its_bytes() -> None:
     assert store.total_bytes == 0
 
 
-async def grown_by(work: Callable[[], Awaitable[None]]) -> int:
-    """Bytes still allocated after `work` that were not before it."""
-    tracemalloc.start()
-    try:
-        before = tracemalloc.get_traced_memory()[0]
-        await work()
-        return tracemalloc.get_traced_memory()[0] - before
-    finally:
-        tracemalloc.stop()
+MANY_STREAMS = """
+    from mcpkit.store.events import MemoryEventStore
+    store = MemoryEventStore(max_events=3)
+
+    async def prepare():
+        await store.append("s", "g-warmup", b"")
+
+    async def work():
+        for n in range(20_000):
+            await store.append("s", f"g{n:016x}", b"")
+    """
 
 
 async def test_streams_that_never_end_are_forgotten_once_their_events_are_evicted() -> None:
     # A session's GET streams never end: each new one, opened and dropped, must not stay.
-    store = MemoryEventStore(max_events=3)
-    await store.append("s", "g-warmup", b"")
-
-    async def many_streams() -> None:
-        for n in range(20_000):
-            await store.append("s", f"g{n:016x}", b"")
-
-    assert await grown_by(many_streams) < 20_000
+    assert traced(MANY_STREAMS)["left"] < 20_000  # measured in a process of its own
+    store = (await run_here(MANY_STREAMS))["store"]
     assert len(store) == 1 and store.total_bytes == 1024 + 3 * (128 + 96)
     with pytest.raises(EventReplayError, match="no longer kept") as caught:
         await store.replay_after("s", "g0000000000000000.2")
     assert caught.value.kind == "gone"
 
 
+MANY_SESSIONS = """
+    from mcpkit.store.events import MemoryEventStore
+    store = MemoryEventStore(max_total_bytes=4 * (1024 + 128 + 96))
+
+    async def prepare():
+        await store.append("warmup", "g0", b"")
+
+    async def work():
+        for n in range(5_000):
+            await store.append(f"s{n}", "g" + f"{n:016x}", b"")
+    """
+
+
 async def test_sessions_that_never_end_are_forgotten_once_the_total_bound_took_their_events(
 ) -> None:
     # Sessions that expire without a DELETE, each with a GET stream: only what fits stays.
-    store = MemoryEventStore(max_total_bytes=4 * (1024 + 128 + 96))
-    await store.append("warmup", "g0", b"")
-
-    async def many_sessions() -> None:
-        for n in range(5_000):
-            await store.append(f"s{n}", "g" + f"{n:016x}", b"")
-
-    assert await grown_by(many_sessions) < 20_000
+    assert traced(MANY_SESSIONS)["left"] < 20_000  # measured in a process of its own
+    store = (await run_here(MANY_SESSIONS))["store"]
     assert len(store) == 4 and store.total_bytes <= store.max_total_bytes
 
 

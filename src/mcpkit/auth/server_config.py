@@ -42,6 +42,10 @@ class Principal:
     issuer: str | None = None
     hierarchy: ScopeHierarchy | None = field(default=None, repr=False)
     """The resource's scope hierarchy, so `grants` counts broader scopes (set by the check)."""
+    upstream: Callable[[], Awaitable[str]] | None = field(default=None, repr=False)
+    """Where the caller's token at the upstream identity provider comes from, when the
+    server signs users in through an authorization proxy (`mcpkit.auth.proxy`); a tool
+    asks for it by name, `await ctx.upstream_token()`, and nothing else ever sees it."""
 
     def grants(self, needed: Iterable[str]) -> bool:
         """Whether the token's scopes cover every scope of `needed`, counting the hierarchy."""

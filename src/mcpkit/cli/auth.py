@@ -105,9 +105,7 @@ def register(sub: Any) -> None:
 
 
 def run_auth(args: argparse.Namespace) -> int:
-    from mcpkit.cli.signins import SignInFileError
     from mcpkit.errors import MCPError
-    from mcpkit.store.tokens import TokenFileError
 
     command = args.auth_command
     name = "auth status" if command == "status" else command
@@ -116,7 +114,7 @@ def run_auth(args: argparse.Namespace) -> int:
     except UsageError as exc:
         print(f"mcpkit {name}: {_why(exc)}", file=sys.stderr)
         return EXIT_USAGE
-    except (MCPError, SignInFileError, TokenFileError, OSError) as exc:
+    except (MCPError, OSError) as exc:  # a sign-in or token file's error is one too
         print(f"mcpkit {name}: {_why(exc)}", file=sys.stderr)
         return EXIT_REFUSED
     except KeyboardInterrupt:

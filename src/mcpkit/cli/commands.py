@@ -164,7 +164,7 @@ async def _run(args: argparse.Namespace) -> int:
     from mcpkit._version import __version__
     from mcpkit.cli.given_answers import Answering, input_source, parse_given
     from mcpkit.client import Client, ClientOptions
-    from mcpkit.errors import MCPError, RPCError, StepUpNeeded
+    from mcpkit.errors import MCPError, RPCError, StepUpNeeded, UsageError
 
     stderr = args.stderr_mode = "inherit" if args.server_stderr else "capture"
     connector = connector_for(args.server, headers=parse_headers(args.header), stderr=stderr,
@@ -200,6 +200,8 @@ async def _run(args: argparse.Namespace) -> int:
         from mcpkit.cli.step_up import offer_step_up
 
         return await offer_step_up(args, exc, lambda: _run(args))
+    except UsageError:  # the caller's mistake: status 2, said by main
+        raise
     except MCPError as exc:
         print(f"mcpkit {command}: {explain_failure(args.server, str(exc))}", file=sys.stderr)
     return 1

@@ -36,7 +36,7 @@ def _parser() -> argparse.ArgumentParser:
         " | mcpkit run mypkg.app:server --http 127.0.0.1:9000/mcp --store sqlite:state.db",
     )
     run.add_argument("target", nargs="?", help="path/to/file.py[:name] or package.module[:name] "
-                     "(name defaults to 'server'); may be left out with --skills")
+                     "(name defaults to 'server'); may be left out with --skills or --openapi")
     from mcpkit.cli.settings import add_flags
 
     add_flags(run)  # every option, with its MCPKIT_* variable (docs/settings.md)
@@ -110,20 +110,24 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     from mcpkit.cli.run_auth import auth_settings
+    from mcpkit.cli.run_openapi import openapi_settings
     from mcpkit.cli.usage import UsageError
 
     try:
         found = _settings(args)
         args.auth = auth_settings(args)
+        args.api = openapi_settings(args)
     except UsageError as exc:
         print(f"mcpkit run: {exc}", file=sys.stderr)
         return 2
     if args.show_config:
         return _show_config(args, found)
     store = args.store
-    if args.target is None and (args.skills is None or args.reload or args.workers):
-        print("mcpkit run: name the server FILE (or module), or serve a skills directory "
-              "alone with --skills DIR (not with --reload or --workers)", file=sys.stderr)
+    if args.target is None and args.api is None and (
+            args.skills is None or args.reload or args.workers):
+        print("mcpkit run: name the server FILE (or module), serve a skills directory alone "
+              "with --skills DIR (not with --reload or --workers), or an API with --openapi "
+              "SPEC", file=sys.stderr)
         return 2
     if args.skills and args.workers is not None:
         print("mcpkit run: --skills is not handed to --workers processes; serve the skills "
@@ -202,8 +206,14 @@ def _load(args: argparse.Namespace, store: object | None) -> Any:
     from mcpkit.store.state_keys import KeyFileError
 
     try:
-        server = load_server(args.target) if args.target else _skills_server(args.skills)
-        if args.target and args.skills:
+        api = getattr(args, "api", None)
+        server: Any = (load_server(args.target) if args.target
+                       else None if api is not None else _skills_server(args.skills))
+        if api is not None:  # `mcpkit run --openapi SPEC`, alone or beside FILE
+            from mcpkit.cli.run_openapi import serve_openapi
+
+            server = serve_openapi(api, server)
+        if args.skills and (args.target or api is not None):
             _skills_server(args.skills, server)
         apply_run_options(server, dev=args.dev, store=store,
                           options=getattr(args, "server_options", None))

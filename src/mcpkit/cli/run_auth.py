@@ -16,9 +16,16 @@ server file would (`mcpkit.auth.server_config`):
 - `--auth-scopes` are the scopes basic use needs, published in the Protected Resource Metadata
   and named in a 401's challenge; a tool's own `scopes=` still asks for more with a 403.
 
+`--auth-issuer` also takes an identity provider preset for the providers that issue tokens for
+the server itself (`auth0:DOMAIN`, `okta:DOMAIN/oauth2/SERVER`, `keycloak:REALM_URL`,
+`entra:TENANT`, `oidc:URL`: `mcpkit.auth.proxy.presets.issuer`), which knows its keys and how
+it marks its access tokens. `--auth-upstream` instead signs users in through an authorization
+proxy (`mcpkit.cli.run_upstream`), sharing `--auth-scopes` and `--auth-public-url`.
+
 The flags and variables are entries of the settings table (`mcpkit.cli.settings`), which
-reads a flag, else the variable, else `--env-file`'s line into `args`; `AuthSettings` is plain data, so a reloading parent passes the options on and each `--workers`
-process builds the same protection from it.
+reads a flag, else the variable, else `--env-file`'s line into `args`; `AuthSettings` (and
+`ProxySettings`) are plain data, so a reloading parent passes the options on and each
+`--workers` process builds the same protection from it (`settings_from_json`).
 """
 
 from __future__ import annotations
@@ -30,7 +37,8 @@ from typing import Any, Final
 
 from mcpkit.cli.usage import UsageError
 
-__all__ = ["ENV", "AuthSettings", "auth_settings", "passed_on", "protected_resource"]
+__all__ = ["ENV", "AuthSettings", "auth_settings", "passed_on", "protected_resource",
+           "settings_from_json"]
 
 ENV: Final = {
     "issuer": "MCPKIT_AUTH_ISSUER",
@@ -63,14 +71,29 @@ class AuthSettings:
         return cls(**{**data, "scopes": tuple(data.get("scopes") or ())})
 
 
-def auth_settings(args: argparse.Namespace) -> AuthSettings | None:
-    """The protection `args` (and the environment) ask for, or None; a `UsageError` naming
-    the option when they do not fit together."""
+def settings_from_json(data: dict[str, Any]) -> Any:
+    """`AuthSettings` or `ProxySettings` from their `to_json()` (a worker's spec)."""
+    if data.get("kind") == "upstream":
+        from mcpkit.cli.run_upstream import ProxySettings
+
+        return ProxySettings.from_json(data)
+    return AuthSettings.from_json(data)
+
+
+def auth_settings(args: argparse.Namespace) -> Any:
+    """The protection `args` (and the environment) ask for (`AuthSettings`, or the
+    `ProxySettings` of `--auth-upstream`), or None; a `UsageError` naming the option when they
+    do not fit together."""
     def given(name: str) -> str | None:
         value = getattr(args, f"auth_{name}", None) or os.environ.get(ENV[name]) or None
         return value.strip() if isinstance(value, str) else None
 
     issuer = given("issuer")
+    from mcpkit.cli.run_upstream import ENV as UPSTREAM_ENV
+
+    if any(getattr(args, f"auth_{name}", None) or os.environ.get(variable)
+           for name, variable in UPSTREAM_ENV.items()):
+        return _proxy_settings(args, issuer, given)
     others = [f"--auth-{n.replace('_', '-')}" for n in ENV if n != "issuer" and given(n)]
     if issuer is None:
         if others:
@@ -78,8 +101,7 @@ def auth_settings(args: argparse.Namespace) -> AuthSettings | None:
                              f"--auth-issuer URL (or {ENV['issuer']}); add it")
         return None
     if not issuer.startswith(("https://", "http://")):
-        raise UsageError(f"--auth-issuer {issuer!r} is not the authorization server's http(s) "
-                         "issuer URL, e.g. https://auth.example.com")
+        _preset_issuer(issuer)  # a preset names it, or this is a UsageError
     if getattr(args, "http", None) is None:
         raise UsageError("--auth-issuer protects an HTTP server; add --http [HOST:]PORT (a "
                          "stdio server takes its credentials from its environment)")
@@ -104,10 +126,50 @@ def auth_settings(args: argparse.Namespace) -> AuthSettings | None:
                         public_url)
 
 
-def passed_on(settings: AuthSettings | None) -> list[str]:
+def _proxy_settings(args: argparse.Namespace, issuer: str | None, given: Any) -> Any:
+    """The `--auth-upstream` route's settings, with the options it shares checked here."""
+    from mcpkit.cli.run_upstream import proxy_settings
+    from mcpkit.protocol.scopes import check_scopes
+
+    if issuer is not None:
+        raise UsageError("--auth-issuer and --auth-upstream are two ways to protect the "
+                         "server (tokens of your provider, or sign-in through a proxy of the "
+                         "server's own); give one")
+    alone = [f"--auth-{n.replace('_', '-')}" for n in ("audience", "introspection",
+                                                        "client_id") if given(n)]
+    if alone:
+        raise UsageError(f"{', '.join(alone)} go with --auth-issuer; the proxy of "
+                         "--auth-upstream issues its own tokens, for this server")
+    try:
+        scopes = check_scopes(tuple((given("scopes") or "").split()), "--auth-scopes")
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    public_url = given("public_url")
+    if public_url is not None and not public_url.startswith(("https://", "http://")):
+        raise UsageError(f"--auth-public-url {public_url!r} is not an http(s) URL, e.g. "
+                         "https://mcp.example.com/mcp")
+    return proxy_settings(args, scopes=scopes, public_url=public_url)
+
+
+def _preset_issuer(spec: str) -> Any:
+    """The `Issuer` of a preset named in `--auth-issuer` (`NAME:TENANT`)."""
+    from mcpkit.auth.proxy.presets import issuer, parse_spec
+
+    name, tenant = parse_spec(spec)
+    try:
+        return issuer(name, tenant)
+    except ValueError as exc:
+        raise UsageError(f"--auth-issuer {spec!r} is not the authorization server's http(s) "
+                         f"issuer URL (e.g. https://auth.example.com), nor a provider preset: "
+                         f"{exc}") from None
+
+
+def passed_on(settings: Any) -> list[str]:
     """The options that say `settings` again (a reloading parent's children)."""
     if settings is None:
         return []
+    if not isinstance(settings, AuthSettings):
+        return list(settings.passed_on())
     out = [f"--auth-issuer={settings.issuer}"]
     out += [f"--auth-audience={settings.audience}"] if settings.audience else []
     out += [f"--auth-scopes={' '.join(settings.scopes)}"] if settings.scopes else []
@@ -118,23 +180,34 @@ def passed_on(settings: AuthSettings | None) -> list[str]:
     return out
 
 
-def protected_resource(settings: AuthSettings) -> Any:
+def protected_resource(settings: Any) -> Any:
     """The `ProtectedResource` of `settings`: the JWKS URL read from the issuer's metadata
-    now (a `UsageError` naming what failed), or the introspection endpoint."""
+    now (a `UsageError` naming what failed), or the introspection endpoint; for
+    `ProxySettings`, the `AuthProxy`."""
     from mcpkit.auth.server_config import ProtectedResource
 
+    if not isinstance(settings, AuthSettings):
+        from mcpkit.cli.run_upstream import auth_proxy
+
+        return auth_proxy(settings)
+    issuer, jwks, typ = settings.issuer, None, "at+jwt"
+    if not issuer.startswith(("https://", "http://")):
+        named = _preset_issuer(issuer)
+        jwks, typ = named.jwks_uri, named.typ
+        issuer = named.issuer or named.discovery_url.split(
+            "/.well-known/openid-configuration", 1)[0]
     if settings.introspection is not None:
         from mcpkit.transports.http_auth_introspection import IntrospectionVerifier
 
         verifier: Any = IntrospectionVerifier(
             settings.introspection, settings.client_id or "", os.environ.get(SECRET_ENV, ""),
-            issuer=settings.issuer)
+            issuer=issuer)
     else:
         from mcpkit.transports.http_auth_jwt import JWTVerifier
 
-        verifier = JWTVerifier(_jwks_uri(settings.issuer))
+        verifier = JWTVerifier(jwks or _jwks_uri(issuer), typ=typ)
     try:
-        return ProtectedResource(issuers=settings.issuer, audience=settings.audience,
+        return ProtectedResource(issuers=issuer, audience=settings.audience,
                                  verifier=verifier, scopes_supported=settings.scopes,
                                  public_url=settings.public_url)
     except ValueError as exc:

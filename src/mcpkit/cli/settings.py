@@ -78,6 +78,16 @@ def _seconds(text: str) -> float:
     return value
 
 
+def _grace(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not value >= 0 or math.isinf(value):
+        raise ValueError(f"expected seconds, 0 or more, e.g. 30, not {text!r}")
+    return value
+
+
 def _names(text: str) -> tuple[str, ...]:
     return tuple(part for part in text.replace(",", " ").split() if part)
 
@@ -124,12 +134,21 @@ def _hidden_url(value: Any) -> str:
 SWITCH: Final = Kind(_switch, lambda v: "true" if v else "false", "BOOL")
 COUNT: Final = Kind(_count, str, "N")
 SECONDS: Final = Kind(_seconds, lambda v: f"{v:g}", "SECONDS")
+GRACE: Final = Kind(_grace, lambda v: f"{v:g}", "SECONDS")
 TEXT: Final = Kind(str.strip, str, "TEXT")
 NAMES: Final = Kind(_names, lambda v: ",".join(v), "NAME[,NAME...]")
 CACHE: Final = Kind(_cache, lambda v: f"{v.ttl_ms},{v.scope}", "TTL_MS[,SCOPE]")
 STORE: Final = Kind(_store, _hidden_url, "URL")
 ADDRESS: Final = Kind(_address, str, "[HOST:]PORT[/PATH]")
 SECRET: Final = Kind(str.strip, lambda v: "set", "TEXT", secret=True)
+def _api_headers(text: str) -> tuple[str, ...]:
+    from mcpkit.cli.run_openapi import header_lines
+
+    return header_lines(text)
+
+
+API_HEADERS: Final = Kind(_api_headers, lambda v: f"{len(v)} header{'s' * (len(v) != 1)}",
+                          "'NAME: VALUE'", secret=True)
 KEYS: Final = Kind(_names, lambda v: f"{len(v)} key{'s' * (len(v) != 1)}", "KEY[,KEY...]",
                    secret=True)
 
@@ -192,7 +211,8 @@ SETTINGS: Final[tuple[Setting, ...]] = (
     _run("dev", SWITCH, "development: an uncaught exception's type and message reach the client, "
          "and debug logging goes to stderr (the address is unchanged: 127.0.0.1 unless given)",
          default=False, also_sets="expose_errors"),
-    _run("store", STORE, "where state is kept (default: memory): sqlite:///PATH shares "
+    _run("store", STORE, "where state is kept (default: single use in the user's data folder, "
+         "the rest in memory; memory keeps single use in this process too): sqlite:///PATH shares "
          "single-use retries on this host; postgresql://... or redis://... shares every seam "
          "(retries, legacy sessions, state keys, tasks) between replicas", also_sets="store"),
     _run("session_idle", SECONDS, "with --http: end a 2025-11-25 session after this long "
@@ -219,6 +239,27 @@ SETTINGS: Final[tuple[Setting, ...]] = (
     _run("auth_public_url", TEXT, "the URL clients reach this server by: its resource "
          "identifier and the default audience; needed when bound off loopback, where the Host "
          "header is never taken for it", metavar="URL"),
+    _run("auth_upstream", TEXT, "with --http: users sign in at this identity provider through "
+         "an authorization proxy of the server's own: github, google, entra:TENANT, "
+         "auth0:DOMAIN, okta:DOMAIN/oauth2/SERVER, keycloak:REALM_URL, or an OpenID provider's "
+         "URL", metavar="PROVIDER"),
+    _run("auth_upstream_client_id", TEXT, "the proxy's client at the provider, made in its "
+         "console (its redirect URI: the public URL's origin + /oauth/callback)", metavar="ID"),
+    Setting("auth_upstream_client_secret", SECRET, "the secret of --auth-upstream-client-id "
+            "(never a flag: a command line is shown by ps)"),
+    _run("auth_upstream_scopes", TEXT, "what the proxy asks the provider for, space-separated "
+         "(default: the provider's usual ones)", metavar="SCOPES"),
+    _run("auth_token_lifetime", SECONDS, "with --auth-upstream: how long the proxy's access "
+         "tokens live (default 3600)"),
+    _run("openapi", TEXT, "serve the operations of this OpenAPI 3.0/3.1 document (a path or an "
+         "http(s) URL, JSON or YAML) as tools; alone, or added to FILE's server",
+         metavar="SPEC"),
+    _run("base_url", TEXT, "with --openapi: where the API's requests go (default: the "
+         "document's first server)", metavar="URL"),
+    _run("api_header", API_HEADERS, "with --openapi: send this header with every request "
+         "(repeatable; one per line in the variable); a VALUE of $VAR or ${VAR} is read from "
+         "that environment variable, keeping secrets off the command line", repeatable=True,
+         default=()),
     _server("page_size", COUNT, "items per page of every list result"),
     _server("list_cache", CACHE, "caching hint of list results and server/discover"),
     _server("read_cache", CACHE, "default caching hint of resources/read (a resource may "
@@ -233,17 +274,30 @@ SETTINGS: Final[tuple[Setting, ...]] = (
             "client sees (--dev sets it)"),
     _server("scoped_lists", SWITCH, "leave out of the lists what the caller's token does not "
             "grant the scopes= of"),
+    _server("grace_s", GRACE, "on SIGTERM, let running requests and tasks finish this long: "
+            "resumable tasks are handed back at once, requests still running then are answered "
+            "503 with Retry-After, tasks still running end failed, saying why", flag="--grace"),
     _server("tasks.store", TEXT, "where tasks are kept: a path to an SQLite file, "
             "sqlite:///path or memory: (default: tasks.sqlite3 in the user's data folder)"),
     _server("tasks.sync_budget_s", SECONDS, "how long an optional task tool may run before the "
             "call becomes a task"),
     _server("tasks.ttl_ms", COUNT, "how long a task is kept after it is created, in ms"),
     _server("tasks.poll_interval_ms", COUNT, "the pollIntervalMs suggested to clients"),
-    _server("tasks.max_running", COUNT, "tasks this process runs at once"),
+    _server("tasks.max_running", COUNT, "tasks this process runs at once, whoever asked (a "
+            "call past it is answered 503 with Retry-After)"),
+    _server("tasks.max_active_per_principal", COUNT, "unfinished tasks one caller may have at "
+            "once, across replicas (one more: -32602, HTTP 429 with Retry-After)"),
+    _server("tasks.max_stored_per_principal", COUNT, "tasks kept for one caller, finished ones "
+            "until their TTL"),
+    _server("tasks.max_stored_bytes_per_principal", COUNT, "bytes the stored tasks of one "
+            "caller take"),
+    _server("tasks.input_wait_s", SECONDS, "how long a task waits for an answer before it is "
+            "cancelled, saying so"),
     _server("tasks.max_result_bytes", COUNT, "largest stored task result (its JSON)"),
     _server("tasks.heartbeat_s", SECONDS, "how often running tasks' leases are renewed"),
     _server("tasks.lease_s", SECONDS, "how long a heartbeat vouches for a running task"),
-    _server("tasks.max_attempts", COUNT, "times a resumable task is started at most"),
+    _server("tasks.max_attempts", COUNT, "times a resumable task is started at most after "
+            "crashes (a hand-back by a stopping server does not count)"),
 )
 
 CODE_ONLY: Final[dict[str, str]] = {

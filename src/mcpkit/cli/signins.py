@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from mcpkit.errors import SignInFileError
 from mcpkit.store.private_json import read_private_json, write_private_json
 
 __all__ = ["BROWSER", "CLIENT_CREDENTIALS", "SignIn", "SignInFileError", "SignIns", "auth_for"]
@@ -71,10 +72,6 @@ class SignIn:
         if self.private_key is None:
             return None
         return read_key_file(self.private_key, f"mcpkit login {self.resource}")
-
-
-class SignInFileError(ValueError):
-    """The sign-in file cannot be used; the message names the file and the fix."""
 
 
 class SignIns:

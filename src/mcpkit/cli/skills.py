@@ -74,7 +74,7 @@ async def _run(args: argparse.Namespace) -> int:
     from mcpkit._version import __version__
     from mcpkit.cli.servers import connector_for, era_cache_path, explain_failure, parse_headers
     from mcpkit.client import Client, ClientOptions
-    from mcpkit.errors import MCPError, RPCError, SkillVerificationError
+    from mcpkit.errors import MCPError, RPCError, SkillVerificationError, UsageError
     from mcpkit.ext.skills import SKILLS, SkillsClient
 
     connector = connector_for(args.server, headers=parse_headers(args.header),
@@ -95,6 +95,8 @@ async def _run(args: argparse.Namespace) -> int:
     except RPCError as exc:
         print(f"mcpkit skills: the server answered error {exc.code}: {_shown(exc.message)}",
               file=sys.stderr)
+    except UsageError:  # the caller's mistake: status 2, said by main
+        raise
     except MCPError as exc:
         print(f"mcpkit skills: {explain_failure(args.server, str(exc))}", file=sys.stderr)
     return 1

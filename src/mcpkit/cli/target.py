@@ -8,13 +8,10 @@ import os
 import sys
 from typing import Any
 
+from mcpkit.errors import TargetError
 from mcpkit.protocol.extras import explain
 
 __all__ = ["TargetError", "load_server"]
-
-
-class TargetError(Exception):
-    """The target could not be loaded; the message is one line for the user."""
 
 
 def split_target(target: str) -> tuple[str, str]:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Final
 
+from mcpkit.errors import UsageError
+
 __all__ = ["EXIT_OK", "EXIT_REFUSED", "EXIT_USAGE", "UsageError"]
 
 EXIT_OK: Final = 0
@@ -17,6 +19,3 @@ EXIT_USAGE: Final = 2
 """The command line needs changing: a bad argument, a missing file, an answer not given."""
 
 
-class UsageError(Exception):
-    """A mistake on the command line; its message is what to change, shown on one line (or a
-    few, when it lists what the user may choose from), and the exit status is 2."""

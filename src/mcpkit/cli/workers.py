@@ -17,6 +17,7 @@ legacy sessions and streams, and a client would lose its session on its next req
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 from pathlib import Path
@@ -88,9 +89,9 @@ def app() -> Any:
     if spec.get("session_idle") is not None:
         settings["session_idle_s"] = spec["session_idle"]
     if spec.get("auth") is not None:
-        from mcpkit.cli.run_auth import AuthSettings, protected_resource
+        from mcpkit.cli.run_auth import protected_resource, settings_from_json
 
-        settings["auth"] = protected_resource(AuthSettings.from_json(spec["auth"]))
+        settings["auth"] = protected_resource(settings_from_json(spec["auth"]))
     return HTTPApp(server, HTTPOptions(**settings))
 
 
@@ -117,8 +118,19 @@ def run_workers(target: str, address: str, workers: int, options: dict[str, Any]
     settings["http"] = f"mcpkit.transports.http_listener:{named}"
     uvicorn.run(f"{__name__}:app", factory=True, host=host, port=port, workers=workers,
                 lifespan="on", log_level="warning", access_log=False, server_header=False,
-                timeout_graceful_shutdown=5, **settings)
+                timeout_graceful_shutdown=math.ceil(_grace()), **settings)
     return 0
+
+
+def _grace() -> float:
+    """How long uvicorn lets a stopping worker's requests finish: `--grace`, which the parent
+    exported for the workers (MCPKIT_GRACE_S), else the default of `ServerOptions.grace_s`."""
+    from mcpkit.cli.settings import by_name
+    from mcpkit.server.server import ServerOptions
+
+    setting = by_name()["grace_s"]
+    text = os.environ.get(setting.env)
+    return float(setting.kind.read(text)) if text else ServerOptions().grace_s
 
 
 def run_from_args(args: Any) -> int:

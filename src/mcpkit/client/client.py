@@ -71,7 +71,8 @@ from mcpkit.client.tool_calls import (
 from mcpkit.client.tools import OutputChecker, RejectedTool
 from mcpkit.client.transport import ClientTransport, Connector
 from mcpkit.client.wire_object import typed_list
-from mcpkit.errors import InvalidParamsError, TransportError
+from mcpkit.errors import InvalidParamsError, NotJSONError, TransportError
+from mcpkit.protocol.codec import EncodeError
 from mcpkit.protocol.tasks import is_create_task_result
 from mcpkit.tracing.spans import active, client_exchange
 from mcpkit.types.constants import Method
@@ -217,6 +218,11 @@ class Client:
         on_notification = on_notification or self._logs
         try:
             response = await send(transport, message, on_notification, wait)
+        except EncodeError as exc:
+            # Every transport encodes before it writes, so nothing of it reached the server.
+            raise NotJSONError(
+                f"{method}: the request cannot be sent as JSON ({exc}); an integer beyond "
+                "the 64-bit range goes as a string, a set as a list") from None
         except TransportError as exc:
             if not self._adapter.expired(exc) or self._connector is None:
                 raise

@@ -24,6 +24,7 @@ from mcpkit.errors import InvalidParamsError, InvalidRequestError, ParseError
 
 __all__ = [
     "MAX_NESTING",
+    "EncodeError",
     "Notification",
     "Request",
     "RequestId",
@@ -189,6 +190,9 @@ def classify(obj: Any) -> Message:
 
 encode = orjson.dumps
 """Compact JSON bytes, no newlines: the one encoder used on every wire path."""
+
+EncodeError = orjson.JSONEncodeError
+"""What `encode` raises for a value JSON cannot carry (a TypeError)."""
 
 
 def result_message(id: RequestId, result: dict[str, Any]) -> dict[str, Any]:

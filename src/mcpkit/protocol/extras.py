@@ -50,6 +50,8 @@ EXTRAS: Final[Mapping[str, str]] = MappingProxyType(
         "psycopg": "postgres",
         "redis": "redis",
         "ruamel": "yaml",
+        "openapi_spec_validator": "openapi",
+        "yaml": "openapi",
     }
 )
 """Top-level module -> the extra that installs it (`pyproject.toml`'s optional-dependencies)."""

@@ -64,6 +64,7 @@ __all__ = [
     "http_status",
     "is_json_content",
     "read_headers",
+    "retry_after",
     "route",
     "screen_tools",
 ]
@@ -93,14 +94,28 @@ def http_status(code: int) -> int:
 
 def error_status(error: Mapping[str, Any]) -> int:
     """The HTTP status of a modern response carrying JSON-RPC `error`: its code's
-    (`STATUS_BY_CODE`), but 503 for a store or broker that is out of reach
-    (`StoreUnavailableError`: -32603 whose `data.unavailable` names it), so a client and a load
-    balancer see a failure worth retrying rather than a bug."""
+    (`STATUS_BY_CODE`), but 503 for a server that cannot serve it now (-32603 whose
+    `data.unavailable` says why: a store out of reach, the server stopping or full), so a
+    client and a load balancer see a failure worth retrying rather than a bug; and 429 for
+    a client over its share (-32602 with `data.retryAfterS`: `TooManyTasksError`)."""
     data = error.get("data")
-    if error.get("code") == InternalError.code and isinstance(data, Mapping) and \
-            data.get("unavailable"):
-        return Status.SERVICE_UNAVAILABLE
-    return STATUS_BY_CODE.get(error.get("code"), Status.OK)  # type: ignore[arg-type]
+    code = error.get("code")
+    if isinstance(data, Mapping):
+        if code == InternalError.code and data.get("unavailable"):
+            return Status.SERVICE_UNAVAILABLE
+        if code == InvalidParamsError.code and "retryAfterS" in data:
+            return Status.TOO_MANY_REQUESTS
+    return STATUS_BY_CODE.get(code, Status.OK)  # type: ignore[arg-type]
+
+
+def retry_after(error: Mapping[str, Any]) -> tuple[bytes, bytes] | None:
+    """The `Retry-After` header of a response carrying `error`, when its `data.retryAfterS`
+    says how long to wait (whole seconds, at least 1)."""
+    data = error.get("data")
+    wait = data.get("retryAfterS") if isinstance(data, Mapping) else None
+    if not isinstance(wait, int | float) or isinstance(wait, bool) or wait != wait:
+        return None
+    return (b"retry-after", b"%d" % max(1, min(int(-(-wait // 1)), 86_400)))
 
 
 class Status:
@@ -137,14 +152,16 @@ class Status:
     """The listener's: the request line alone is over the per-line limit."""
     UNSUPPORTED_MEDIA_TYPE: Final = 415
     TOO_MANY_REQUESTS: Final = 429
-    """A client opening legacy sessions faster than its rate (with Retry-After)."""
+    """A client opening legacy sessions faster than its rate, or asking for more tasks than
+    its share (with Retry-After)."""
     HEADERS_TOO_LARGE: Final = 431
     """The listener's: the head, one header line, or their number is over its limit."""
     INTERNAL_ERROR: Final = 500
     """What escaped a GET or DELETE, which has no message to answer."""
     SERVICE_UNAVAILABLE: Final = 503
     """The session store is full of what an anonymous client may not end (with Retry-After);
-    a store or broker the request needs is out of reach (`error_status`)."""
+    a store or broker the request needs is out of reach, the server is stopping or runs all
+    the tasks it may (`error_status`; the last two with Retry-After)."""
 
 
 # -- which era a POST belongs to ----------------------------------------------------------------

@@ -5,7 +5,7 @@ with the body.
 
 Both sides use it: a client to build headers and to drop tools whose declarations are broken,
 a server to check that headers and body agree before it trusts either. It is sans-IO: no I/O,
-no async, no clock; it imports the standard library only.
+no async, no clock; it imports the standard library and `mcpkit.errors` only.
 """
 
 from __future__ import annotations
@@ -17,6 +17,8 @@ import string
 from collections.abc import Iterator, Mapping
 from decimal import Decimal, InvalidOperation
 from typing import Any, Final
+
+from mcpkit.errors import InvalidHeaderDeclaration
 
 __all__ = [
     "MAX_SAFE_INTEGER",
@@ -60,10 +62,6 @@ _ONE: Final = (
 )
 _MANY: Final = ("allOf", "anyOf", "oneOf", "prefixItems", "items")
 _MAP: Final = ("$defs", "definitions", "patternProperties", "dependentSchemas", "dependencies")
-
-
-class InvalidHeaderDeclaration(ValueError):
-    """A tool's input schema breaks an `x-mcp-header` rule, so the whole tool is invalid."""
 
 
 def _pointer(path: tuple[str, ...]) -> str:

@@ -29,6 +29,7 @@ import base64
 import binascii
 import functools
 import hashlib
+import hmac
 import json
 import struct
 from collections.abc import Callable, Iterable
@@ -137,6 +138,14 @@ class KeyRing:
     def key_text(key: bytes) -> str:
         """A raw key as the url-safe base64 text that configuration takes."""
         return base64.urlsafe_b64encode(decode_key(key)).decode("ascii").rstrip("=")
+
+    def derived(self, purpose: bytes) -> tuple[bytes, ...]:
+        """A 32-byte secret per key for `purpose` (HMAC-SHA256 of it under the key), the
+        sealing key's first: what another use of the same keys (the authorization proxy's
+        token signing keys) is made from, so it follows the ring's rotation and is shared by
+        every process sharing the ring, and never reveals a key."""
+        return tuple(hmac.new(key, b"mcpkit derived\0" + purpose, hashlib.sha256).digest()
+                     for key in self._ids.values())
 
     def _cipher(self, kid: bytes) -> Any:
         cipher = self._ciphers.get(kid)

@@ -15,20 +15,14 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final
 
+from mcpkit.errors import ArgumentsError
+
 __all__ = ["TOO_DEEP", "ArgumentsError", "describe_value", "json_type", "property_path"]
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
 TOO_DEEP: Final = "arguments: nested too deeply to check; send a value with fewer nesting levels"
-
-
-class ArgumentsError(ValueError):
-    """The arguments do not fit the schema; `problems` lists each one with its JSON path."""
-
-    def __init__(self, problems: list[str]) -> None:
-        self.problems = problems
-        super().__init__("; ".join(problems))
 
 
 def property_path(base: str, name: str) -> str:

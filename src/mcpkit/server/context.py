@@ -19,6 +19,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
+from mcpkit.errors import AuthError
 from mcpkit.protocol.codec import RequestId, notification_message
 from mcpkit.protocol.envelope import RequestMeta
 from mcpkit.protocol.extensions import declared
@@ -117,6 +118,20 @@ class Context:
         """The settings this request declared for `extension` (e.g. the Apps extension's
         `mimeTypes`), or None when it did not declare it."""
         return declared(self.meta.client_capabilities, extension)
+
+    async def upstream_token(self) -> str:
+        """The caller's access token at the identity provider they signed in at, for a tool
+        that calls that provider's API on their behalf, when the server signs users in
+        through an authorization proxy (`mcpkit.auth.proxy`). Only a tool that asks gets it:
+        the token the client sent is for this server only and never reaches a tool. It is
+        refreshed at the provider when it is about to expire. An `AuthError` when there is
+        none (no proxy, a revoked sign-in, a provider token that cannot be refreshed)."""
+        fetch = getattr(self.principal, "upstream", None)
+        if fetch is None:
+            raise AuthError(f"{self.method}: no upstream token: this request was not signed in "
+                            "through an authorization proxy (mcpkit.auth.proxy)")
+        token: str = await fetch()
+        return token
 
     @property
     def protocol_version(self) -> str:

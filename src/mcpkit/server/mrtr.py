@@ -52,7 +52,13 @@ from mcpkit.protocol.request_state import (
 )
 from mcpkit.schema import json_type
 from mcpkit.server.asking import Question, check_question
-from mcpkit.store.state_keys import DATA_DIR_ENV, PersistedRing, key_file, read_key_file
+from mcpkit.store.state_keys import (
+    DATA_DIR_ENV,
+    PersistedRing,
+    data_dir,
+    key_file,
+    read_key_file,
+)
 from mcpkit.store.urls import Backend, open_backend, store_from_env
 from mcpkit.types.methods import METHODS
 
@@ -188,10 +194,11 @@ class Sealer:
 
     @property
     def store(self) -> Store:
+        """Where redeemed states are recorded: the configured store, else an SQLite file next
+        to the key ring, so every process of this user on this host (a restarted server, a
+        second one) refuses a replay; memory only when that folder cannot be written."""
         if self._store is None:
-            from mcpkit.store.memory import MemoryStore
-
-            self._store = MemoryStore(clock=self.clock)
+            self._store = _default_store(self.clock)
         return self._store
 
     @property
@@ -230,6 +237,29 @@ class Sealer:
                 "replayed", f"{where}: this {what} was already used and is good for one use "
                 "only; start the request again without it"
             )
+
+
+def _default_store(clock: Callable[[], float]) -> Store:
+    """The single-use store of a server given none (`Sealer.store`)."""
+    from mcpkit.store.sqlite import DEFAULT_FILE, SQLiteStore
+
+    folder = None
+    try:
+        folder = data_dir()
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if not os.access(folder, os.W_OK | os.X_OK):
+            raise PermissionError("not writable")
+        return SQLiteStore(folder / DEFAULT_FILE, clock=clock)
+    except (OSError, RuntimeError) as exc:  # RuntimeError: no home folder to be found
+        from mcpkit.store.memory import MemoryStore
+
+        log.warning(
+            "cannot keep single-use records in %s (%s): a redeemed requestState is refused "
+            "again by this process only, so a restarted or second server would accept its "
+            "replay; make that folder writable, set %s to one that is, or give the server a "
+            "store (ServerOptions.store, MCPKIT_STORE)", folder or "the user data folder", exc,
+            DATA_DIR_ENV)
+        return MemoryStore(clock=clock)
 
 
 def begin_round(ctx: Any, target: str, arguments: Any, params: dict[str, Any]) -> Round:

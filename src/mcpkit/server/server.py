@@ -80,7 +80,10 @@ class ServerOptions:
     """Where state is kept: a `Store` for single-use nonces, or a store URL for every seam
     (`mcpkit.store.urls`: "memory", "sqlite:///state.db", "postgresql://...", "redis://...";
     with PostgreSQL or Redis, replicas share single use, legacy sessions, their events and
-    the state keys). None: the MCPKIT_STORE environment variable, else this process's memory."""
+    the state keys). None: the MCPKIT_STORE environment variable, else single use in an
+    SQLite file beside the key ring in the user's data folder (so a restarted server, or any
+    other of this user on this host, refuses a replay) and everything else in this process;
+    "memory" keeps single use in this process too."""
     clock: Callable[[], float] = time.time
     """Unix time in seconds, for state and handle expiry."""
     expose_errors: bool = False
@@ -96,6 +99,17 @@ class ServerOptions:
     """Leave out of `tools/list`, `resources/list`, `resources/templates/list` and
     `prompts/list` what the caller's token does not grant the `scopes=` of (AUTH-12); a
     caller without a principal (stdio, an unprotected server) still sees everything."""
+    grace_s: float = 5.0
+    """How long a stopping server (SIGTERM, `mcpkit run --grace SECONDS`) lets the requests and
+    the tasks it runs finish. Resumable tasks are handed back at once; a request still running
+    when it ends is answered with a retryable error (HTTP 503 with Retry-After), a task still
+    running ends `failed`, saying why."""
+
+    def __post_init__(self) -> None:
+        grace = self.grace_s
+        if not isinstance(grace, int | float) or isinstance(grace, bool) or not (
+                0 <= grace < float("inf")):
+            raise ValueError(f"ServerOptions.grace_s must be seconds, 0 or more, not {grace!r}")
 
 
 class Server:

@@ -118,7 +118,14 @@ def bus_for(url: str, namespace: str = "mcpkit") -> Bus | None:
     scheme = url.partition(":")[0].lower()
     if scheme in ("redis", "rediss"):
         from mcpkit.store.bus_redis import RedisBus
+        from mcpkit.store.urls import split_deadline, split_prefix
 
+        # The URL's own `prefix=` and `timeout=` are no parameters of redis-py's; the prefix
+        # names the deployment, so its channels are kept apart as its keys are.
+        url, prefix = split_prefix(url)
+        url, _ = split_deadline(url)
+        if prefix != "mcpkit:":
+            namespace = prefix.rstrip(":") or namespace
         return RedisBus(url, namespace)
     if scheme in ("postgresql", "postgres"):
         from mcpkit.store.bus_postgres import PostgresBus

@@ -15,7 +15,9 @@ from __future__ import annotations
 import logging
 from collections import OrderedDict, deque
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Protocol
+
+from mcpkit.errors import EventReplayError
 
 __all__ = ["BoundedEvents", "EventReplayError", "EventStore", "MemoryEventStore", "Replay"]
 
@@ -41,19 +43,6 @@ class Replay:
     event, or the mark of a stream that ended without a response)."""
     ended: bool
     """The stream's last event is among `events` (or was the one named): nothing will follow."""
-
-
-class EventReplayError(LookupError):
-    """A `Last-Event-ID` that cannot be resumed from.
-
-    `kind` is "invalid" for an id this session never had (malformed, not issued yet, or another
-    session's) and "gone" for one that is no longer kept (expired, evicted by the store's bounds,
-    or forgotten with its session); the message says which and what to do.
-    """
-
-    def __init__(self, kind: Literal["invalid", "gone"], message: str) -> None:
-        super().__init__(message)
-        self.kind = kind
 
 
 class EventStore(Protocol):

@@ -1,11 +1,17 @@
 """`PostgresTaskStore`: the Tasks extension's records in PostgreSQL, shared by every replica.
 
 One row per task: the runner's record as JSON beside the columns that others change on their
-own (the lease, the cancel request, the answers not yet taken) and those the sweeper reads
-(status, expiry), so a heartbeat, a `tasks/cancel` or a `tasks/update` touches its column
-and never overwrites what the runner wrote, as `mcpkit.store.tasks` requires. Every call is one
-transaction that commits before it returns (a created task is found by any replica at once,
-TASK-7); a claim is one conditional UPDATE, so of two sweepers only one takes over a task.
+own (the lease, the cancel request, the answers) and those the sweeper and the shares read
+(status, expiry, the owner's tag, the size), so a heartbeat, a `tasks/cancel` or a
+`tasks/update` touches its columns and never the runner's record, and a save writes only while
+its caller holds the lease, as `mcpkit.store.tasks` requires. Every call is one transaction
+that commits before it returns (a created task is found by any replica at once, TASK-7); a
+claim is one conditional UPDATE, so of two sweepers only one takes over a task, and a create
+under a quota holds a transaction-level advisory lock on its owner, so two replicas never both
+take the last place of one share. Answers are kept as JSON bytes (`given`), since PostgreSQL's
+JSON types refuse a NUL character that a client's answer may hold.
+
+A table an older release made gains the columns it lacks when first used.
 
 Imports: the standard library, `mcpkit.store`.
 """
@@ -19,7 +25,16 @@ from typing import Any, Final
 import orjson
 
 from mcpkit.store.postgres_store import PostgresEngine
-from mcpkit.store.tasks import TaskRecord, TaskStore, record_from_json, record_to_json
+from mcpkit.store.tasks import (
+    TERMINAL_STATUSES,
+    TaskQuota,
+    TaskRecord,
+    TaskStore,
+    TaskUsage,
+    owner_tag,
+    record_from_json,
+    stored_json,
+)
 
 __all__ = ["PostgresTaskStore"]
 
@@ -28,19 +43,46 @@ _TABLES: Final = (
     "status TEXT NOT NULL, lease_owner TEXT, lease_until DOUBLE PRECISION, "
     "expires_at DOUBLE PRECISION, cancel_requested BOOLEAN NOT NULL DEFAULT false, "
     "answers JSONB)",
+    "ALTER TABLE mcpkit_tasks ADD COLUMN IF NOT EXISTS owner_tag TEXT, "
+    "ADD COLUMN IF NOT EXISTS size BIGINT NOT NULL DEFAULT 0, "
+    "ADD COLUMN IF NOT EXISTS given BYTEA",
     "CREATE INDEX IF NOT EXISTS mcpkit_tasks_lease ON mcpkit_tasks (lease_until) "
     "WHERE lease_until IS NOT NULL",
     "CREATE INDEX IF NOT EXISTS mcpkit_tasks_expiry ON mcpkit_tasks (expires_at) "
     "WHERE expires_at IS NOT NULL",
+    "CREATE INDEX IF NOT EXISTS mcpkit_tasks_owner ON mcpkit_tasks (owner_tag)",
 )
-_TERMINAL: Final = ("completed", "failed", "cancelled")
-_READ: Final = "SELECT record, lease_owner, lease_until, cancel_requested FROM mcpkit_tasks "
+_TERMINAL: Final = list(TERMINAL_STATUSES)
+_COLUMNS: Final = "record, lease_owner, lease_until, cancel_requested, given"
+_READ: Final = f"SELECT {_COLUMNS} FROM mcpkit_tasks "
+_SAVE: Final = (
+    "UPDATE mcpkit_tasks SET record = %(record)s, status = %(status)s, "
+    "lease_owner = CASE WHEN %(ended)s THEN NULL ELSE lease_owner END, "
+    "lease_until = CASE WHEN %(ended)s THEN NULL WHEN %(release)s THEN 0 ELSE lease_until END, "
+    "given = CASE WHEN %(ended)s THEN NULL ELSE given END, "
+    "size = octet_length(%(record)s) + "
+    "CASE WHEN %(ended)s THEN 0 ELSE coalesce(octet_length(given), 0) END "
+    "WHERE task_id = %(id)s AND lease_owner = %(owner)s AND status <> ALL(%(terminal)s)"
+)
+_USAGE: Final = (
+    "SELECT count(*), count(*) FILTER (WHERE status <> ALL(%s)), coalesce(sum(size), 0), "
+    "min(expires_at) FROM mcpkit_tasks WHERE owner_tag = %s AND "
+    "(expires_at IS NULL OR expires_at > %s)"
+)
 
 
 def _record(row: tuple[Any, ...]) -> TaskRecord:
     record = record_from_json(bytes(row[0]))
     record.lease_owner, record.lease_until, record.cancel_requested = row[1], row[2], bool(row[3])
+    if row[4] is not None:
+        answers = orjson.loads(bytes(row[4]))
+        record.answers = answers if isinstance(answers, dict) else {}
     return record
+
+
+def _lock_key(tag: str) -> int:
+    """The advisory lock of one owner's share: 60 bits of its tag (a bigint, never negative)."""
+    return int(tag[:15], 16)
 
 
 class PostgresTaskStore(TaskStore):
@@ -53,16 +95,33 @@ class PostgresTaskStore(TaskStore):
     async def _ready(self) -> None:
         await self._engine.ensure("tasks", _TABLES)
 
-    async def create(self, record: TaskRecord) -> None:
+    @staticmethod
+    async def _usage_in(conn: Any, tag: str, now: float) -> TaskUsage:
+        cur = await conn.execute(_USAGE, (_TERMINAL, tag, now))
+        stored, active, size, first = await cur.fetchone()
+        return TaskUsage(int(active), int(stored), int(size), first)
+
+    async def create(self, record: TaskRecord, quota: TaskQuota | None = None
+                     ) -> TaskUsage | None:
         await self._ready()
+        data, tag = stored_json(record), owner_tag(record.owner)
+        answers = orjson.dumps(record.answers) if record.answers else None
+        size = len(data) + len(answers or b"")
         async with self._engine.transaction("creating a task") as conn:
+            if quota is not None:
+                await conn.execute("SELECT pg_advisory_xact_lock(%s)", (_lock_key(tag),))
+                used = await self._usage_in(conn, tag, self._clock())
+                if used.full(quota, size):
+                    return used
             cur = await conn.execute(
                 "INSERT INTO mcpkit_tasks (task_id, record, status, lease_owner, lease_until, "
-                "expires_at) VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
-                (record.task_id, record_to_json(record), record.status, record.lease_owner,
-                 record.lease_until, record.expires_at))
+                "expires_at, owner_tag, size, given) "
+                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                (record.task_id, data, record.status, record.lease_owner,
+                 record.lease_until, record.expires_at, tag, size, answers))
             if cur.rowcount != 1:
                 raise ValueError(f"task {record.task_id!r} already exists")
+        return None
 
     async def get(self, task_id: str) -> TaskRecord | None:
         await self._ready()
@@ -73,35 +132,39 @@ class PostgresTaskStore(TaskStore):
             row = await cur.fetchone()
         return None if row is None else _record(row)
 
-    async def save(self, record: TaskRecord) -> None:
+    async def _save(self, record: TaskRecord, owner: str, release: bool, what: str) -> bool:
         await self._ready()
-        async with self._engine.transaction("saving a task") as conn:
-            await conn.execute(
-                "UPDATE mcpkit_tasks SET record = %s, status = %s, lease_owner = %s, "
-                "lease_until = %s, expires_at = %s WHERE task_id = %s",
-                (record_to_json(record), record.status, record.lease_owner, record.lease_until,
-                 record.expires_at, record.task_id))
+        async with self._engine.transaction(what) as conn:
+            cur = await conn.execute(_SAVE, {
+                "record": stored_json(record), "status": record.status,
+                "ended": record.terminal, "release": release, "id": record.task_id,
+                "owner": owner, "terminal": _TERMINAL})
+            return bool(cur.rowcount == 1)
+
+    async def save(self, record: TaskRecord, owner: str) -> bool:
+        return await self._save(record, owner, False, "saving a task")
+
+    async def release(self, record: TaskRecord, owner: str) -> bool:
+        return await self._save(record, owner, True, "handing a task back")
 
     async def put_answers(self, task_id: str, answers: dict[str, Any]) -> None:
+        if not answers:
+            return
         await self._ready()
         async with self._engine.transaction("keeping a task's answers") as conn:
-            await conn.execute(
-                "UPDATE mcpkit_tasks SET answers = coalesce(answers, '{}'::jsonb) || %s::jsonb "
-                "WHERE task_id = %s", (orjson.dumps(answers).decode(), task_id))
-
-    async def take_answers(self, task_id: str) -> dict[str, Any]:
-        await self._ready()
-        async with self._engine.transaction("taking a task's answers") as conn:
             cur = await conn.execute(
-                "SELECT answers::text FROM mcpkit_tasks WHERE task_id = %s FOR UPDATE",
-                (task_id,))
+                "SELECT given FROM mcpkit_tasks WHERE task_id = %s AND status <> ALL(%s) "
+                "FOR UPDATE", (task_id, _TERMINAL))
             row = await cur.fetchone()
-            if row is None or row[0] is None:
-                return {}
-            await conn.execute("UPDATE mcpkit_tasks SET answers = NULL WHERE task_id = %s",
-                               (task_id,))
-        taken = orjson.loads(row[0])
-        return taken if isinstance(taken, dict) else {}
+            if row is None:
+                return
+            kept = orjson.loads(bytes(row[0])) if row[0] is not None else {}
+            fresh = {k: v for k, v in answers.items() if k not in kept}
+            if fresh:
+                merged = orjson.dumps({**kept, **fresh})
+                await conn.execute(
+                    "UPDATE mcpkit_tasks SET given = %s, size = octet_length(record) + %s "
+                    "WHERE task_id = %s", (merged, len(merged), task_id))
 
     async def request_cancel(self, task_id: str) -> None:
         await self._ready()
@@ -109,28 +172,35 @@ class PostgresTaskStore(TaskStore):
             await conn.execute("UPDATE mcpkit_tasks SET cancel_requested = true "
                                "WHERE task_id = %s", (task_id,))
 
-    async def renew(self, task_ids: list[str], owner: str, until: float) -> None:
+    async def renew(self, task_ids: list[str], owner: str, until: float) -> set[str]:
         if not task_ids:
-            return
+            return set()
         await self._ready()
         async with self._engine.transaction("renewing task leases") as conn:
-            await conn.execute("UPDATE mcpkit_tasks SET lease_until = %s WHERE task_id = ANY(%s) "
-                               "AND lease_owner = %s", (until, list(task_ids), owner))
+            cur = await conn.execute(
+                "UPDATE mcpkit_tasks SET lease_until = %s WHERE task_id = ANY(%s) "
+                "AND lease_owner = %s AND status <> ALL(%s) RETURNING task_id",
+                (until, list(task_ids), owner, _TERMINAL))
+            return {row[0] for row in await cur.fetchall()}
 
-    async def claim(self, task_id: str, old_owner: str | None, owner: str, until: float) -> bool:
+    async def claim(self, task_id: str, owner: str, now: float, until: float
+                    ) -> TaskRecord | None:
         await self._ready()
         async with self._engine.transaction("claiming a task") as conn:
             cur = await conn.execute(
                 "UPDATE mcpkit_tasks SET lease_owner = %s, lease_until = %s WHERE task_id = %s "
-                "AND lease_owner IS NOT DISTINCT FROM %s", (owner, until, task_id, old_owner))
-            return bool(cur.rowcount == 1)
+                "AND lease_until < %s AND (expires_at IS NULL OR expires_at > %s) "
+                f"AND status <> ALL(%s) RETURNING {_COLUMNS}",
+                (owner, until, task_id, now, now, _TERMINAL))
+            row = await cur.fetchone()
+        return None if row is None else _record(row)
 
     async def stale(self, now: float) -> list[TaskRecord]:
         await self._ready()
         async with self._engine.transaction("finding stale tasks") as conn:
             cur = await conn.execute(
                 _READ + "WHERE lease_until < %s AND status <> ALL(%s) "
-                "AND (expires_at IS NULL OR expires_at > %s)", (now, list(_TERMINAL), now))
+                "AND (expires_at IS NULL OR expires_at > %s)", (now, _TERMINAL, now))
             rows = await cur.fetchall()
         return [_record(row) for row in rows]
 
@@ -139,6 +209,11 @@ class PostgresTaskStore(TaskStore):
         async with self._engine.transaction("purging expired tasks") as conn:
             cur = await conn.execute("DELETE FROM mcpkit_tasks WHERE expires_at <= %s", (now,))
             return int(cur.rowcount)
+
+    async def usage(self, owner: str | None, now: float) -> TaskUsage:
+        await self._ready()
+        async with self._engine.transaction("counting a principal's tasks") as conn:
+            return await self._usage_in(conn, owner_tag(owner), now)
 
     async def close(self) -> None:
         await self._engine.close()

@@ -1,4 +1,5 @@
-"""`SQLiteStore`: records in an SQLite file, shared by every process on the host that opens it.
+"""`SQLiteStore`: records in an SQLite file, shared by every process on the host that opens it:
+the default single-use store (`DEFAULT_FILE` in the user's data folder).
 
 `add` is one upsert that only overwrites an expired record, so SQLite's write lock makes it
 atomic across processes. Calls run in a worker thread (`asyncio.to_thread`): a write waits for
@@ -16,7 +17,11 @@ from pathlib import Path
 
 from mcpkit.store import Store
 
-__all__ = ["SQLiteStore"]
+__all__ = ["DEFAULT_FILE", "SQLiteStore"]
+
+DEFAULT_FILE = "single-use.sqlite3"
+"""The file a server given no store keeps its single-use records in, in the user's data
+folder beside the key ring (`mcpkit.server.mrtr.Sealer.store`)."""
 
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS mcpkit_records ("

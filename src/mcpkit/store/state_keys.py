@@ -40,6 +40,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Final
 
+from mcpkit.errors import KeyFileError
 from mcpkit.protocol.request_state import KeyRing, decode_key
 
 __all__ = [
@@ -72,11 +73,6 @@ _HEADER: Final = (
     "# Keep this file private (mode 0600); change it with `mcpkit keys rotate`.\n"
 )
 _POSIX: Final = os.name == "posix"
-
-
-class KeyFileError(ValueError):
-    """The key file exists but cannot be used (readable by others, malformed). It is never
-    overwritten: the keys in it may be the only ones that open the retries in flight."""
 
 
 def data_dir(

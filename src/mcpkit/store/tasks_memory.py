@@ -1,5 +1,6 @@
 """`MemoryTaskStore`: tasks in this process's memory, for tests and single-process servers that
-need no restart survival. Records are copied in and out, so a caller never shares one."""
+need no restart survival. Records are copied in and out, so a caller never shares one; the
+contract is `mcpkit.store.tasks`'s, as every engine keeps it."""
 
 from __future__ import annotations
 
@@ -8,12 +9,18 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from mcpkit.store.tasks import TaskRecord, TaskStore
+from mcpkit.store.tasks import (
+    OUTSIDE_FIELDS,
+    TaskQuota,
+    TaskRecord,
+    TaskStore,
+    TaskUsage,
+    record_size,
+    record_to_json,
+    stored_json,
+)
 
 __all__ = ["MemoryTaskStore"]
-
-_OUTSIDE = ("cancel_requested",)
-"""Fields only the outside calls write; `save` keeps the stored values."""
 
 
 class MemoryTaskStore(TaskStore):
@@ -23,64 +30,119 @@ class MemoryTaskStore(TaskStore):
         self._clock = clock
         """Unix seconds: a task past its TTL is unknown to `get` (TASK-12), as in every engine."""
         self._tasks: dict[str, TaskRecord] = {}
-        self._answers: dict[str, dict[str, Any]] = {}
+        self._sizes: dict[str, int] = {}
+        """Each task's record size (its JSON, without the answers), counted when written."""
 
     def __len__(self) -> int:
         return len(self._tasks)
 
-    async def create(self, record: TaskRecord) -> None:
+    def _live(self, task_id: str) -> TaskRecord | None:
+        found = self._tasks.get(task_id)
+        return None if found is None or found.expired(self._clock()) else found
+
+    async def create(self, record: TaskRecord, quota: TaskQuota | None = None
+                     ) -> TaskUsage | None:
         if record.task_id in self._tasks:
             raise ValueError(f"task {record.task_id!r} already exists")
-        self._tasks[record.task_id] = copy.deepcopy(record)
+        size = len(record_to_json(record))
+        if quota is not None:
+            used = await self.usage(record.owner, self._clock())
+            if used.full(quota, size):
+                return used
+        stored = copy.deepcopy(record)
+        if stored.terminal:  # as every engine stores a finished task: nothing to run again
+            stored.arguments, stored.answers = None, {}
+        self._tasks[record.task_id] = stored
+        self._sizes[record.task_id] = size
+        return None
 
     async def get(self, task_id: str) -> TaskRecord | None:
-        found = self._tasks.get(task_id)
-        if found is None or found.expired(self._clock()):
-            return None
-        return copy.deepcopy(found)
+        found = self._live(task_id)
+        return None if found is None else copy.deepcopy(found)
 
-    async def save(self, record: TaskRecord) -> None:
-        stored = self._tasks.get(record.task_id)
-        if stored is None:
-            return
+    def _held(self, task_id: str, owner: str) -> TaskRecord | None:
+        stored = self._tasks.get(task_id)
+        if stored is None or stored.terminal or stored.lease_owner != owner:
+            return None
+        return stored
+
+    def _write(self, stored: TaskRecord, record: TaskRecord) -> TaskRecord:
         fresh = copy.deepcopy(record)
-        for name in _OUTSIDE:
+        for name in OUTSIDE_FIELDS:
             setattr(fresh, name, getattr(stored, name))
+        if fresh.terminal:
+            fresh.lease_owner = fresh.lease_until = None
+            fresh.arguments, fresh.answers = None, {}
         self._tasks[record.task_id] = fresh
+        self._sizes[record.task_id] = len(stored_json(fresh))
+        return fresh
+
+    async def save(self, record: TaskRecord, owner: str) -> bool:
+        stored = self._held(record.task_id, owner)
+        if stored is None:
+            return False
+        self._write(stored, record)
+        return True
 
     async def put_answers(self, task_id: str, answers: dict[str, Any]) -> None:
-        if task_id in self._tasks:
-            self._answers.setdefault(task_id, {}).update(copy.deepcopy(answers))
-
-    async def take_answers(self, task_id: str) -> dict[str, Any]:
-        return self._answers.pop(task_id, {})
+        stored = self._tasks.get(task_id)
+        if stored is not None and not stored.terminal:
+            for key, value in answers.items():
+                stored.answers.setdefault(key, copy.deepcopy(value))
 
     async def request_cancel(self, task_id: str) -> None:
         stored = self._tasks.get(task_id)
         if stored is not None:
             stored.cancel_requested = True
 
-    async def renew(self, task_ids: list[str], owner: str, until: float) -> None:
+    async def renew(self, task_ids: list[str], owner: str, until: float) -> set[str]:
+        held = set()
         for task_id in task_ids:
-            stored = self._tasks.get(task_id)
-            if stored is not None and stored.lease_owner == owner:
+            stored = self._held(task_id, owner)
+            if stored is not None:
                 stored.lease_until = until
+                held.add(task_id)
+        return held
 
-    async def claim(self, task_id: str, old_owner: str | None, owner: str, until: float) -> bool:
+    async def claim(self, task_id: str, owner: str, now: float, until: float
+                    ) -> TaskRecord | None:
         stored = self._tasks.get(task_id)
-        if stored is None or stored.lease_owner != old_owner:
-            return False
+        if stored is None or stored.terminal or stored.expired(now) or \
+                stored.lease_until is None or stored.lease_until >= now:
+            return None
         stored.lease_owner, stored.lease_until = owner, until
+        return copy.deepcopy(stored)
+
+    async def release(self, record: TaskRecord, owner: str) -> bool:
+        stored = self._held(record.task_id, owner)
+        if stored is None:
+            return False
+        fresh = self._write(stored, record)
+        if not fresh.terminal:
+            fresh.lease_until = 0.0
         return True
 
     async def stale(self, now: float) -> list[TaskRecord]:
         return [copy.deepcopy(r) for r in self._tasks.values()
                 if r.lease_until is not None and r.lease_until < now and not r.expired(now)
-                and r.status not in ("completed", "failed", "cancelled")]
+                and not r.terminal]
 
     async def purge(self, now: float) -> int:
         gone = [k for k, r in self._tasks.items() if r.expired(now)]
         for task_id in gone:
             del self._tasks[task_id]
-            self._answers.pop(task_id, None)
+            self._sizes.pop(task_id, None)
         return len(gone)
+
+    async def usage(self, owner: str | None, now: float) -> TaskUsage:
+        active = stored = size = 0
+        expiries = []
+        for record in self._tasks.values():
+            if record.owner != owner or record.expired(now):
+                continue
+            stored += 1
+            active += not record.terminal
+            size += record_size(b"", record.answers) + self._sizes.get(record.task_id, 0)
+            if record.expires_at is not None:
+                expiries.append(record.expires_at)
+        return TaskUsage(active, stored, size, min(expiries, default=None))

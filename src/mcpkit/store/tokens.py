@@ -31,6 +31,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Final, Protocol, runtime_checkable
 
+from mcpkit.errors import TokenFileError
 from mcpkit.store.private_json import read_private_json, write_private_json
 from mcpkit.store.state_keys import data_dir
 
@@ -170,11 +171,6 @@ class StagedTokenStorage(MemoryTokenStorage):
             await self.under.save_client(issuer, client)
         for issuer, resource, tokens in await self.entries():
             await self.under.save(issuer, resource, tokens)
-
-
-class TokenFileError(ValueError):
-    """The token file exists but cannot be used (others may read it, or it does not parse).
-    It is never overwritten: it may hold the only refresh token of a grant."""
 
 
 class FileTokenStorage:

@@ -30,10 +30,11 @@ from typing import Any, Final
 
 import orjson
 
+from mcpkit.errors import StoreURLError
 from mcpkit.store import Store
 
 __all__ = ["STORE_ENV", "STORE_FORMS", "Backend", "StoreURLError", "open_backend",
-           "parse_store_url", "store_from_env"]
+           "parse_store_url", "split_deadline", "split_prefix", "store_from_env"]
 
 STORE_ENV: Final = "MCPKIT_STORE"
 """Environment variable holding the store URL when `ServerOptions.store` is not set."""
@@ -41,14 +42,6 @@ STORE_FORMS: Final = ("memory, sqlite:///PATH (or sqlite:PATH), postgresql://USE
                       "redis://HOST:PORT/DB")
 SHARED: Final = frozenset({"postgresql", "redis"})
 """Kinds whose every seam is shared by all the processes that open the same URL."""
-
-
-class StoreURLError(ValueError):
-    """A store URL of no form this release knows; the message lists the forms."""
-
-    def __init__(self, value: str, reason: str) -> None:
-        super().__init__(f"store {value!r}: {reason}")
-        self.reason = reason
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,7 +185,7 @@ def _postgres(url: str, clock: Callable[[], float]) -> Backend:
     from mcpkit.store.postgres_sessions import PostgresSessionStore
     from mcpkit.store.postgres_store import PostgresEngine, PostgresStore, redact
 
-    url, deadline = _split_deadline(url)
+    url, deadline = split_deadline(url)
     engine = PostgresEngine(url, deadline=deadline)
 
     def sessions(state_type: Any, *, max_sessions: int = 10_000,
@@ -216,8 +209,8 @@ def _redis(url: str, clock: Callable[[], float]) -> Backend:
     from mcpkit.store.redis_sessions import RedisSessionStore
     from mcpkit.store.redis_store import RedisEngine, RedisStore
 
-    url, prefix = _split_prefix(url)
-    url, deadline = _split_deadline(url)
+    url, prefix = split_prefix(url)
+    url, deadline = split_deadline(url)
     engine = RedisEngine(url, prefix=prefix, deadline=deadline)
 
     def sessions(state_type: Any, *, max_sessions: int = 10_000,
@@ -263,14 +256,14 @@ def _take_option(url: str, name: str) -> tuple[str, str | None]:
     return urlunsplit(parts._replace(query=rest)), value
 
 
-def _split_prefix(url: str) -> tuple[str, str]:
+def split_prefix(url: str) -> tuple[str, str]:
     """A Redis URL's own `prefix=` query parameter (the key prefix, `mcpkit:` by default, so
     deployments can share one Redis)."""
     url, prefix = _take_option(url, "prefix")
     return url, "mcpkit:" if prefix is None else prefix
 
 
-def _split_deadline(url: str) -> tuple[str, float]:
+def split_deadline(url: str) -> tuple[str, float]:
     """A shared store URL's own `timeout=SECONDS`: the most one store operation may take
     (`mcpkit.store.outage.deadline`), 5 s by default."""
     import math

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
+from mcpkit.errors import RPCError
 from mcpkit.protocol.codec import Message
 from mcpkit.protocol.headers import RequestHeaders
 from mcpkit.protocol.http_refusals import Refusal
@@ -39,6 +40,13 @@ class Endpoint(Protocol):
 
     def close(self) -> None:
         """The server is stopping: end open streams gracefully."""
+
+    def running(self) -> int:
+        """How many requests it is serving now (a stopping server waits for them)."""
+
+    def stop_running(self, error: Callable[[str], RPCError]) -> None:
+        """The grace period is over: stop every request still running, each answered with
+        `error(method)` instead of its result."""
 
 
 async def refuse(send: Send, refusal: Refusal) -> None:

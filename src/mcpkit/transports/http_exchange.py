@@ -133,6 +133,7 @@ class Exchange:
         "keepalive_s",
         "receive",
         "send",
+        "stopping",
         "streaming",
         "task",
         "watch",
@@ -151,6 +152,8 @@ class Exchange:
         self.cancelled = False
         self.disconnected = False
         self.in_handler = False
+        self.stopping = False
+        """Stopped by a server that is shutting down: it answers with a retryable error."""
         self.task: asyncio.Task[Any] | None = None
         self._watcher: asyncio.Task[None] | None = None
         self._keepalive: asyncio.TimerHandle | None = None
@@ -191,6 +194,11 @@ class Exchange:
         self.cancelled = True
         if self.in_handler and self.task is not None:
             self.task.cancel()
+
+    def stop(self) -> None:
+        """Stop the handler because the server is shutting down (`stopping` says so)."""
+        self.stopping = True
+        self.cancel()
 
     def start_watch(self) -> None:
         if self._watcher is None and self.in_handler and self.watch:

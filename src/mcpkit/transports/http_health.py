@@ -44,10 +44,13 @@ class HealthPaths:
 class Health:
     """The two probes of one `HTTPApp`: `serves(scope)` picks them out, `serve` answers."""
 
-    __slots__ = ("_legacy", "_paths", "_server")
+    __slots__ = ("_draining", "_legacy", "_paths", "_server")
 
-    def __init__(self, server: Any, paths: HealthPaths, legacy: Callable[[], Any]) -> None:
+    def __init__(self, server: Any, paths: HealthPaths, legacy: Callable[[], Any],
+                 draining: Callable[[], bool] = lambda: False) -> None:
         self._server = server
+        self._draining = draining
+        """Whether the app is stopping: then it is not ready, whatever its stores say."""
         self._paths = {p: kind for p, kind in ((paths.health, "health"),
                                                (paths.ready, "ready")) if p is not None}
         self._legacy = legacy
@@ -72,6 +75,8 @@ class Health:
 
     async def _not_ready(self) -> str | None:
         """Why this replica should get no traffic now, or None: the first check that fails."""
+        if self._draining():
+            return "the server is shutting down"
         server = self._server
         checks: list[tuple[str, Awaitable[Any]]] = [
             ("the request-state store", _probe(server.sealer.store))]

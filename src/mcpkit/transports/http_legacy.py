@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
-from mcpkit.errors import StoreUnavailableError
+from mcpkit.errors import RPCError, StoreUnavailableError
 from mcpkit.legacy.http_session import escaped_answer, exchange_named
 from mcpkit.legacy.session_quota import PRINCIPAL_SCOPE_KEY
 from mcpkit.protocol.codec import Message, Request, encode
@@ -99,6 +99,12 @@ class SessionlessRoute:
     def close(self) -> None:
         """Nothing of its own: the sessions close with `LegacyRoute`."""
 
+    def running(self) -> int:
+        return 0  # an initialize is answered at once; the sessions' requests are LegacyRoute's
+
+    def stop_running(self, error: Callable[[str], RPCError]) -> None:
+        """Nothing of its own (see `running`)."""
+
 
 class LegacyRoute:
     """The 2025-11-25 sessions as an `Endpoint`: POST, GET and DELETE naming an
@@ -133,3 +139,9 @@ class LegacyRoute:
 
     def close(self) -> None:
         self.sessions.close()
+
+    def running(self) -> int:
+        return self.sessions.running()
+
+    def stop_running(self, error: Callable[[str], RPCError]) -> None:
+        self.sessions.stop_running(error)

@@ -10,14 +10,18 @@ with 405. Imports the layers below and the transports' HTTP modules only.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Final
 
+from mcpkit.errors import RPCError
 from mcpkit.legacy.session_quota import PRINCIPAL_SCOPE_KEY
 from mcpkit.protocol.codec import Message, Notification, Request, encode
 from mcpkit.protocol.headers import RequestHeaders
-from mcpkit.protocol.http import Status, accepts, error_status
+from mcpkit.protocol.http import Status, accepts, error_status, retry_after
 from mcpkit.protocol.http_refusals import not_allowed, request_refusal, response_refusal
+from mcpkit.protocol.rejections import error_response
 from mcpkit.tracing.spans import active, in_scope
+from mcpkit.transports.http_drain import stopping_error
 from mcpkit.transports.http_endpoint import Receive, Scope, Send, refuse
 from mcpkit.transports.http_exchange import Exchange, Watchlist, plain_response
 from mcpkit.types.constants import Method
@@ -36,6 +40,9 @@ class ModernEndpoint:
         self._keepalive = keepalive_s
         self._sessions = sessions
         self._watchlist = Watchlist()
+        self._running: dict[Exchange, str] = {}
+        """The requests being served, with their methods (a stopping server waits for them)."""
+        self._stopped: Callable[[str], RPCError] = stopping_error
 
     async def serve(self, scope: Scope, headers: RequestHeaders, message: Message | None,
                     receive: Receive, send: Send) -> None:
@@ -55,21 +62,32 @@ class ModernEndpoint:
             work = exchange.run(self.server.handle(
                 decoded, notify=exchange.notify if sse_ok else None,
                 principal=scope.get(PRINCIPAL_SCOPE_KEY)), self._watchlist)
-            # While tracing, the span reads the request's trace headers from its scope.
-            response = await (work if active() is None else in_scope(scope, work))
+            running = self._running
+            running[exchange] = decoded.method
+            try:
+                # While tracing, the span reads the request's trace headers from its scope.
+                response = await (work if active() is None else in_scope(scope, work))
+            finally:
+                del running[exchange]
             if response is None:
-                await exchange.abandon()
-                return
+                if not exchange.stopping:
+                    await exchange.abandon()
+                    return
+                response = error_response(decoded.id, self._stopped(decoded.method))
             error_body = response.get("error")
-            status = error_status(error_body) if error_body is not None else Status.OK
+            status, wait = Status.OK, None
+            if error_body is not None:
+                status, wait = error_status(error_body), retry_after(error_body)
             if exchange.streaming or not json_ok:
                 if not exchange.streaming:  # the client accepts only a stream
                     await exchange.start_stream()
                 await exchange.finish(response, status)
                 return
             body = encode(response)
-            await send({"type": "http.response.start", "status": status,
-                        "headers": [_JSON_TYPE, (b"content-length", b"%d" % len(body))]})
+            out = [_JSON_TYPE, (b"content-length", b"%d" % len(body))]
+            if wait is not None:
+                out.append(wait)
+            await send({"type": "http.response.start", "status": status, "headers": out})
             await send({"type": "http.response.body", "body": body})
         elif type(decoded) is Notification:
             await plain_response(send, Status.ACCEPTED)
@@ -79,6 +97,14 @@ class ModernEndpoint:
     def close(self) -> None:
         """Listen streams get their final result."""
         self.server.broker.close()
+
+    def running(self) -> int:
+        return len(self._running)
+
+    def stop_running(self, error: Callable[[str], RPCError]) -> None:
+        self._stopped = error
+        for exchange in list(self._running):
+            exchange.stop()
 
     def _tool_params(self, request: Request) -> dict[str, tuple[str, ...]] | None:
         """The `x-mcp-header` table of the tool a `tools/call` names, as the tool was

@@ -47,6 +47,7 @@ from mcpkit.protocol.http_refusals import (
 )
 from mcpkit.store.events import EventStore
 from mcpkit.store.sessions import MemorySessionStore, SessionStore
+from mcpkit.transports.http_drain import drain_endpoints, stopping_answer
 from mcpkit.transports.http_endpoint import Endpoint, Receive, Send, refuse
 from mcpkit.transports.http_exchange import plain_response
 from mcpkit.transports.http_health import Health, HealthPaths
@@ -100,7 +101,8 @@ class HTTPOptions:
     """The listener's limits on heads, slow clients and connections, applied by `run_http`
     (under another ASGI server, that server's settings apply)."""
     auth: Any = None
-    """A `ProtectedResource` (`mcpkit.transports.http_auth`, both eras); None: open to all."""
+    """A `ProtectedResource` (`mcpkit.transports.http_auth`, both eras), or an `AuthProxy`
+    (`mcpkit.auth.proxy`: sign-in at an upstream identity provider); None: open to all."""
     health: HealthPaths = field(default_factory=HealthPaths)
     """Paths of the probes (`/healthz`, `/readyz`), served to anyone."""
 
@@ -144,12 +146,23 @@ class HTTPApp:
             self._routes[LEGACY] = SessionlessRoute(self._legacy)
             self._routes[SESSION] = LegacyRoute(self._legacy)
         self._endpoints = tuple(dict.fromkeys(self._routes.values()))
-        self._health = Health(server, options.health, lambda: self._legacy)
+        self._health = Health(server, options.health, lambda: self._legacy,
+                              lambda: self._draining)
         self._closed = False
+        self._draining = False
+        self._drained: asyncio.Future[None] | None = None
         self._auth = None
-        if options.auth is not None:  # loaded only for a protected server
+        self._proxy: Any = None
+        """An authorization proxy's endpoints (`mcpkit.transports.auth_proxy`), when the
+        server signs users in at an upstream identity provider."""
+        auth = options.auth
+        if getattr(auth, "upstream", None) is not None:  # an AuthProxy
+            from mcpkit.transports.auth_proxy import ProxyRoutes
+            self._proxy = ProxyRoutes(server, auth, self._policy)
+            auth = self._proxy.resource
+        if auth is not None:  # loaded only for a protected server
             from mcpkit.transports.http_auth import AuthGate
-            self._auth = AuthGate(server, options.auth, self._path, self._policy)
+            self._auth = AuthGate(server, auth, self._path, self._policy)
 
     @property
     def closed(self) -> bool:
@@ -171,6 +184,9 @@ class HTTPApp:
         if refusal is not None and refusal.status == Status.BAD_REQUEST:
             await refuse(send, forbidden(refusal))  # a Host naming no host, or two: nothing
             return  # after this may act on a value whose meaning is a guess (RFC 9112 §3.2)
+        if self._proxy is not None and self._proxy.serves(scope):  # its own Host and CSRF rules
+            await self._proxy.serve(scope, receive, send)
+            return
         auth = self._auth
         if auth is not None and auth.is_metadata(scope):  # public, asked before any token
             if refusal is not None:
@@ -215,6 +231,9 @@ class HTTPApp:
                     return
         if auth is not None and message is not None and await auth.refused(scope, message, send):
             return
+        if self._draining:
+            await stopping_answer(send, message)
+            return
         chosen = route(method, headers.session_id, headers.version, message)
         await self._routes[chosen].serve(scope, headers, message, receive, send)
 
@@ -222,9 +241,12 @@ class HTTPApp:
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
+                self.start()
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
-                await self.aclose()
+                # The ASGI server has stopped taking requests: what is left stops now (under
+                # `run_http` the drain with its grace has run already; this finds it done).
+                await self.drain(0)
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 
@@ -247,6 +269,29 @@ class HTTPApp:
     async def aclose(self) -> None:
         """`close()` as a coroutine, the name `contextlib.aclosing` and httpx use."""
         await self.close()
+
+    def start(self) -> None:
+        """The server starts serving (ASGI lifespan startup; `run_http` at start): its task
+        upkeep runs from now on, so tasks another process left (handed back, or whose process
+        died) are taken up even before a task request reaches this one."""
+        runner = self.server.task_runner
+        if runner is not None:
+            runner.start()
+
+    async def drain(self, grace_s: float | None = None) -> None:
+        """Stop the way a deploy wants (`mcpkit.transports.http_drain`): streams closed (as
+        `close`), requests arriving from now on answered 503 with Retry-After, the server's
+        tasks handed back or given the grace period, running requests given it too and then
+        answered with a retryable error. `grace_s` defaults to `ServerOptions.grace_s`. Call
+        it once the listener stopped accepting (`run_http` does on SIGTERM); it returns when
+        nothing of the server runs any more; a second call waits for the first."""
+        if self._drained is None:
+            grace = self.server.options.grace_s if grace_s is None else grace_s
+            self._draining = True
+            self.close()
+            self._drained = asyncio.ensure_future(
+                drain_endpoints(self.server, self._endpoints, grace))
+        await asyncio.shield(self._drained)
 
     async def __aenter__(self) -> HTTPApp:
         return self
@@ -359,6 +404,10 @@ def parse_address(address: str) -> tuple[str, int, str]:
     return host or "127.0.0.1", int(port_text), path
 
 
+_ANSWER_S = 2.0
+"""How long past the grace uvicorn waits for the answers to the requests the drain stopped."""
+
+
 def _is_loopback(host: str) -> bool:
     return host in ("localhost", "::1") or host.startswith("127.")
 
@@ -423,8 +472,8 @@ async def serve_http(
     auth: Any = None,
 ) -> None:
     """`run_http` in the running event loop: serves until interrupted, or until the task
-    awaiting it is cancelled, which shuts the server down as an interrupt does (streams
-    closed, connections drained for up to 5 s) before the cancellation goes on."""
+    awaiting it is cancelled, which shuts the server down as an interrupt does (drained for
+    up to `ServerOptions.grace_s`) before the cancellation goes on."""
     runner = _uvicorn(server, address, tuple(allowed_hosts), tuple(allowed_origins), announce,
                       {"listener": listener, "sessions": sessions,
                        "session_idle_s": session_idle_s, "auth": auth})
@@ -441,9 +490,9 @@ def _uvicorn(server: Any, address: str, allowed_hosts: tuple[str, ...],
              allowed_origins: tuple[str, ...], announce: Callable[[str], None] | None,
              limits: dict[str, Any]) -> Any:
     """The uvicorn server `run_http` and `serve_http` run: it announces the URL it bound, and
-    closes the app as shutdown begins, before it waits for connections to drain (uvicorn's
-    lifespan shutdown comes only after they have, too late for a listen stream that stays
-    open)."""
+    drains the app as shutdown begins (`HTTPApp.drain`), while uvicorn waits for connections
+    to finish (its lifespan shutdown comes only after they have, too late for a listen stream
+    that stays open, or for a request that needs its retryable answer)."""
     import uvicorn
 
     from mcpkit.transports.http_listener import uvicorn_settings
@@ -472,12 +521,16 @@ def _uvicorn(server: Any, address: str, allowed_hosts: tuple[str, ...],
                     f"({', '.join(SUPPORTED_VERSIONS)})")
 
         async def shutdown(self, sockets: Any = None) -> None:
-            await app.aclose()
+            # The drain runs beside uvicorn's own wait for the connections: it answers what
+            # is still running when the grace ends, before uvicorn would cancel it (a 500).
+            draining = asyncio.ensure_future(app.drain(grace))
             await super().shutdown(sockets)
+            await draining
 
+    grace = server.options.grace_s
     config = uvicorn.Config(
         app, host=host, port=port, lifespan="on", log_level="warning", access_log=False,
-        server_header=False, timeout_graceful_shutdown=5,
+        server_header=False, timeout_graceful_shutdown=grace + _ANSWER_S,
         **uvicorn_settings(app.options.listener),
     )
     return _Uvicorn(config)

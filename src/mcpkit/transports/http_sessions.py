@@ -66,6 +66,7 @@ from mcpkit.protocol.rejections import error_response
 from mcpkit.server.mrtr import principal_key
 from mcpkit.store.events import EventReplayError, EventStore, MemoryEventStore
 from mcpkit.store.sessions import MemorySessionStore, SessionStore
+from mcpkit.transports.http_drain import stopping_error
 from mcpkit.transports.http_exchange import Exchange, plain_response
 from mcpkit.transports.http_resume import Channel, ResumableExchange, refuse_resume, replay_only
 from mcpkit.transports.http_session_live import LiveSession
@@ -112,6 +113,7 @@ class LegacyEndpoint:
         self._rate = quota.CreationRate(options.sessions)
         """Each client's sessions opened lately (`mcpkit.legacy.session_quota`)."""
         self._relay = SessionRelay(server, self._answer)
+        self._stopped: Callable[[str], RPCError] = stopping_error
 
     def _live_for(self, session_id: str) -> LiveSession:
         live = self._live.get(session_id)
@@ -123,6 +125,17 @@ class LegacyEndpoint:
         live = self._live.get(session_id)
         if live is not None and live.idle():
             del self._live[session_id]
+
+    def running(self) -> int:
+        """The requests of every session being served here now."""
+        return sum(len(live.inflight) for live in self._live.values())
+
+    def stop_running(self, error: Callable[[str], RPCError]) -> None:
+        """Stop each request still running; each is answered `error(method)` on its stream."""
+        self._stopped = error
+        for live in list(self._live.values()):
+            for exchange in list(live.inflight.values()):
+                exchange.stop()
 
     def close(self) -> None:
         """The server is stopping. Session GET streams close with the broker (with a `retry`,
@@ -250,8 +263,10 @@ class LegacyEndpoint:
         if request.method in STATEFUL:
             await self.store.save(session_id, state)
         if response is None:
-            await exchange.abandon()
-            return
+            if not exchange.stopping:
+                await exchange.abandon()
+                return
+            response = error_response(request.id, self._stopped(request.method))
         await exchange.finish(response, Status.OK)
 
     def _open_channel(self, session_id: str, owner: ResumableExchange, primes: bool) -> Channel:

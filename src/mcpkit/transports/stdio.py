@@ -96,7 +96,8 @@ class _StdinProtocol(asyncio.Protocol):
 
 
 async def serve_stdio(server: Any, *, stdin_fd: int = 0, stdout_fd: int | None = None) -> None:
-    """Serve `server` on stdin/stdout until stdin closes."""
+    """Serve `server` on stdin/stdout until stdin closes (or SIGTERM); then its tasks are
+    drained (`TaskRunner.drain`, within `ServerOptions.grace_s`) before it returns."""
     out_fd = stdout_fd if stdout_fd is not None else claim_stdout()
     conn = StreamConnection(server, _Writer(out_fd))
     reader = LineReader(server.options.max_message_bytes)
@@ -118,6 +119,9 @@ async def serve_stdio(server: Any, *, stdin_fd: int = 0, stdout_fd: int | None =
         loop.add_signal_handler(signal.SIGTERM, done.set)
     try:
         await done.wait()
+        runner = server.task_runner
+        if runner is not None:  # hand tasks back, or let them finish: they outlive the client
+            await runner.drain(server.options.grace_s)
         await conn.close()
     finally:
         if transport is not None:

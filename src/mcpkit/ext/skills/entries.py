@@ -20,6 +20,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from mcpkit.errors import EntryError
+
 __all__ = [
     "DYNAMIC",
     "MAX_FILES",
@@ -64,10 +66,6 @@ def read_bound(size: int, uri: str) -> int:
 _NAME: Final = re.compile(r"(?!.*--)[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?")
 _DIGEST: Final = re.compile(r"sha256:[0-9a-f]{64}")
 _SEGMENT: Final = re.compile(r"[A-Za-z0-9._~!$&'()*+,;=@-]+")
-
-
-class EntryError(ValueError):
-    """A skill entry a server sent breaks the extension's rules, so it is never loaded."""
 
 
 def digest_of(data: bytes) -> str:

@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mcpkit.errors import SkillSourceError
 from mcpkit.ext.skills.entries import (
     SKILL_FILE,
     SkillEntry,
@@ -37,10 +38,6 @@ from mcpkit.ext.skills.entries import (
 from mcpkit.ext.skills.frontmatter import FrontMatterError, parse_front_matter
 
 __all__ = ["LocalFile", "LocalSkill", "SkillSourceError", "from_files", "scan_directory"]
-
-
-class SkillSourceError(ValueError):
-    """A skill that cannot be served as written: the message names the file and the fix."""
 
 
 @dataclass(slots=True)

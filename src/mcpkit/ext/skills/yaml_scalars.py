@@ -14,6 +14,8 @@ import math
 import re
 from typing import Any, Final
 
+from mcpkit.errors import FrontMatterError
+
 __all__ = ["MAX_DEPTH", "UNSUPPORTED", "Flow", "FlowEnd", "FrontMatterError", "QuoteEnd", "fold",
            "fold_block", "plain_part", "quoted", "resolve"]
 
@@ -34,15 +36,6 @@ _INT_RANGE: Final = range(-(2**63), 2**64)
 """The integers a JSON number carries on the wire (the entry holding them is sent as JSON)."""
 UNSUPPORTED: Final = {"&": "anchors", "*": "aliases", "!": "tags", "%": "directives",
                        "@": "reserved indicators", "`": "reserved indicators"}
-
-
-class FrontMatterError(ValueError):
-    """The front matter is missing or is not YAML this reader reads exactly; `.line` is the
-    1-based line of `SKILL.md` at fault (0 when the block itself is missing)."""
-
-    def __init__(self, message: str, line: int = 0) -> None:
-        super().__init__(f"line {line}: {message}" if line else message)
-        self.line = line
 
 
 def plain_part(text: str, number: int) -> str:

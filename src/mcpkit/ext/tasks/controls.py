@@ -2,7 +2,8 @@
 reaches the replica running the task at once, through the server's shared broker.
 
 The store stays the truth. The method first writes the cancel request or the answers to the
-store, then publishes a control that names the task (`announce`). Every replica hears it; the
+store, then publishes a control that names the task (`announce`); a replica that stops hands
+its resumable tasks back the same way (`release`), so another resumes them at once. Every replica hears it; the
 one running the task reads what was stored for it (`upkeep.pick_up`, the very step its
 heartbeat takes) and acts on it: the handler's asyncio task is cancelled, or a parked ask gets
 its answers. A control carries no answers of its own, so a control heard twice, or one that
@@ -29,8 +30,9 @@ __all__ = ["Action", "announce", "follow_controls", "shared_broker"]
 
 log = logging.getLogger("mcpkit.tasks")
 
-Action = Literal["cancel", "update"]
-"""What a control says happened to a task; either way its runner reads the store."""
+Action = Literal["cancel", "update", "release"]
+"""What a control says happened to a task: a cancel or answers stored for it (its runner
+reads the store), or its lease handed back by a stopping replica (any other may take it up)."""
 
 _RETRY_S: Final = (0.1, 2.0)
 """The first and the longest wait before listening for controls again after the bus failed."""
@@ -85,13 +87,19 @@ async def follow_controls(runtime: TaskRuntime) -> None:
 
 
 async def _act(runtime: TaskRuntime, task_id: str, message: dict[str, Any]) -> None:
-    job = runtime.jobs.get(task_id)
-    if job is None:
-        return  # another replica's task (or one that has just ended here)
-    from mcpkit.ext.tasks.upkeep import pick_up
+    from mcpkit.ext.tasks.upkeep import pick_up, recover
 
+    job = runtime.jobs.get(task_id)
     try:
-        await pick_up(runtime, job)
+        if job is not None:
+            await pick_up(runtime, job)
+            return
+        if message.get("action") != "release" or runtime.draining:
+            return  # another replica's task (or one that has just ended here)
+        record = await runtime.store.get(task_id)
+        if record is not None and not record.terminal and record.lease_until is not None \
+                and record.lease_until < runtime.clock():
+            await recover(runtime, record)  # the claim lets one replica of all take it up
     except Exception:  # the store failed: the heartbeat tries again
         log.exception("task %s: a %s control could not be acted on now; retrying at the next "
                       "heartbeat", task_id, message.get("action"))

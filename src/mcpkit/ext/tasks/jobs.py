@@ -1,25 +1,38 @@
 """`Job`: a task this process is running, as its handler and the task methods see it.
 
 The stored record is the truth every process reads; the job is what only the running process
-has: the asyncio task running the handler, its `TaskRound`, and the answers `tasks/update`
-delivered that a parked ask has not taken yet. Every change goes through `Job.save`, which
-stamps the record, writes it to the store and announces it (for `notifications/tasks`).
+has: the asyncio task running the handler, its `TaskRound`, the answers a parked ask waits
+for, and why the handler was stopped when something other than its own end stopped it. Every
+change goes through `Job.save`, one at a time per job (so two writes of one task never reach
+the store out of order), which writes only while this process holds the task's lease: a save
+the store refuses means another process runs the task now, and the handler is stopped
+instead of going on beside it. `shown` is the state last stored, which the task methods
+answer with, so a client never sees a state the store did not take.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Literal
 
 from mcpkit.ext.tasks.task_round import TaskRound
 from mcpkit.protocol.codec import RequestId
 from mcpkit.store.tasks import TaskRecord
 from mcpkit.types.constants import Method
 
-__all__ = ["Job", "progress_message"]
+__all__ = ["Job", "Stop", "progress_message", "snapshot"]
 
-Save = Callable[[TaskRecord], Awaitable[None]]
+Save = Callable[[TaskRecord], Awaitable[bool]]
+"""Writes a record if this process holds its lease; False when it does not."""
+Stored = Callable[[], Awaitable[dict[str, Any]]]
+"""The answers the store holds for the task."""
+
+Stop = Literal["cancel", "timeout", "lost", "expired", "handback", "shutdown"]
+"""Why a handler was stopped: a `tasks/cancel`; no answer within `TaskOptions.input_wait_s`;
+its lease taken by another process (or not renewed in time); its TTL over; handed back by
+a stopping process (resumable); the stopping process's grace ran out (not resumable)."""
 
 
 def progress_message(params: dict[str, Any]) -> str | None:
@@ -32,21 +45,67 @@ def progress_message(params: dict[str, Any]) -> str | None:
     return message or count
 
 
+def snapshot(record: TaskRecord) -> TaskRecord:
+    """A copy of `record` that later changes to it do not reach (its results are replaced,
+    never changed in place, so they are shared)."""
+    return dataclasses.replace(record, input_requests=dict(record.input_requests),
+                               asked=list(record.asked), answers=dict(record.answers),
+                               capabilities=dict(record.capabilities))
+
+
 class Job:
     """One running task."""
 
-    def __init__(self, record: TaskRecord, save: Save, rnd: TaskRound | None) -> None:
+    def __init__(self, record: TaskRecord, save: Save, stored: Stored, rnd: TaskRound | None,
+                 clock: Callable[[], float]) -> None:
         self.record = record
+        self.shown = snapshot(record)
+        """The state last stored: what `tasks/get` and listeners are told."""
         self.round = rnd
         self.task: asyncio.Future[dict[str, Any]] | None = None
         self.supervisor: asyncio.Future[None] | None = None
         """Stores how the task ended once the handler is done (held so it is not collected)."""
+        self.stopped: Stop | None = None
+        self.stop_message: str | None = None
+        self.parked_at: float | None = None
+        """When it last began waiting for input (Unix seconds), None while working."""
+        self.fence: asyncio.TimerHandle | None = None
+        """Stops the handler when the lease ends before a heartbeat renewed it."""
         self._save = save
+        self._stored = stored
+        self._clock = clock
+        self._saving = asyncio.Lock()
         self._changed = asyncio.Condition()
         self._answers: dict[str, Any] = {}
 
-    async def save(self) -> None:
-        await self._save(self.record)
+    async def save(self) -> bool:
+        """Store the record as it is now; False (and the handler stopped) when this process
+        no longer holds the task."""
+        async with self._saving:
+            if self.stopped == "lost":
+                return False
+            state = snapshot(self.record)
+            state.updated_at = self._clock()
+            if not await self._save(state):
+                self.stop("lost")
+                return False
+            self.record.updated_at = state.updated_at
+            self.shown = state
+            return True
+
+    def writing(self) -> asyncio.Lock:
+        """Held while a write of this task is under way: `save`s wait for it."""
+        return self._saving
+
+    def stop(self, why: Stop, message: str | None = None) -> None:
+        """Stop the handler (at its next await) for `why`; the first reason stands."""
+        if self.stopped is None:
+            self.stopped, self.stop_message = why, message
+        if self.fence is not None:
+            self.fence.cancel()
+            self.fence = None
+        if self.task is not None and not self.task.done():
+            self.task.cancel()
 
     # -- input (TASK-10) ---------------------------------------------------------------------
 
@@ -57,24 +116,32 @@ class Job:
         record.asked.extend(k for k in requests if k not in record.asked)
         record.status = "input_required"
         record.status_message = "waiting for input: " + ", ".join(record.input_requests)
-        await self.save()
+        self.parked_at = self._clock()
+        if await self.save():
+            # Answers given before this run asked (it was resumed after its first process
+            # stopped) are in the store already: no key is asked twice.
+            stored = await self._stored()
+            await self.deliver({k: v for k, v in stored.items() if k in requests})
         keys = list(requests)
         async with self._changed:
             await self._changed.wait_for(lambda: all(k in self._answers for k in keys))
         return {k: self._answers.pop(k) for k in keys}
 
     async def deliver(self, answers: dict[str, Any]) -> None:
-        """Answers from `tasks/update`: those to outstanding keys are taken, the rest ignored."""
+        """Stored answers: those to outstanding keys are taken, the rest ignored."""
         record = self.record
         taken = {k: v for k, v in answers.items() if k in record.input_requests}
         if not taken:
             return
         for key in taken:
             del record.input_requests[key]
+        record.answers.update(taken)
         if not record.input_requests and record.status == "input_required":
             record.status = "working"
             record.status_message = None
-        await self.save()
+            self.parked_at = None
+        if not await self.save():
+            return
         async with self._changed:
             self._answers.update(taken)
             self._changed.notify_all()
@@ -90,10 +157,6 @@ class Job:
         if text is not None and text != self.record.status_message:
             self.record.status_message = text
             await self.save()
-
-    def cancel(self) -> None:
-        if self.task is not None and not self.task.done():
-            self.task.cancel()
 
 
 def task_token(record: TaskRecord) -> RequestId:

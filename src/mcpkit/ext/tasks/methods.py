@@ -4,8 +4,8 @@ Each is added with `Server.add_method(..., extension=TASKS)`, so a request that 
 declare the extension gets -32021 before reaching them (TASK-14). Every one finds the task
 through `TaskRuntime.find`: an unknown id, an expired one and another principal's are the same
 -32602. `tasks/result` and `tasks/list` are never added, so they answer -32601. An update or
-a cancel of a task another replica runs is stored, then announced to that replica
-(`mcpkit.ext.tasks.controls`).
+a cancel is stored before it is acknowledged, then acted on here or announced to the replica
+running the task (`mcpkit.ext.tasks.controls`).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcpkit.errors import InvalidParamsError, MissingRequiredClientCapabilityError
 from mcpkit.ext.tasks.controls import announce
+from mcpkit.ext.tasks.upkeep import pick_up
 from mcpkit.protocol.codec import RequestId, notification_message
 from mcpkit.protocol.extensions import TASKS, declared, requirement
 from mcpkit.protocol.tasks import (
@@ -52,13 +53,19 @@ class TaskMethods:
             raise InvalidParamsError(f"tasks/update: {exc}") from None
         runtime = self.runtime
         record = await runtime.find(params, ctx)
-        outstanding = {k: v for k, v in responses.items() if k in record.input_requests}
-        if outstanding:  # answers to keys not outstanding are ignored (TASK-10)
+        if record.status in TERMINAL:
+            return acknowledgement()
+        # Outstanding: what the task asks now, and what it asked and was not answered before
+        # its process stopped (its run again asks the same keys); answers to any other key are
+        # ignored (TASK-10). They are stored before the acknowledgement, so none is lost.
+        pending = (record.input_requests.keys() | set(record.asked)) - record.answers.keys()
+        outstanding = {k: v for k, v in responses.items() if k in pending}
+        if outstanding:
+            await runtime.store.put_answers(record.task_id, outstanding)
             job = runtime.jobs.get(record.task_id)
             if job is not None:
-                await job.deliver(outstanding)
-            else:  # running in another process: stored, then announced to it
-                await runtime.store.put_answers(record.task_id, outstanding)
+                await pick_up(runtime, job)
+            else:  # running in another process: announced to it
                 await announce(runtime, record.task_id, "update")
         return acknowledgement()
 
@@ -67,12 +74,11 @@ class TaskMethods:
         record = await runtime.find(params, ctx)
         if record.status in TERMINAL:
             return acknowledgement()  # idempotent on a finished task (TASK-11)
+        await runtime.store.request_cancel(record.task_id)
         job = runtime.jobs.get(record.task_id)
         if job is not None:
-            job.record.cancel_requested = True
-            job.cancel()
-        await runtime.store.request_cancel(record.task_id)
-        if job is None:  # running in another process: announced once the request is stored
+            job.stop("cancel")
+        else:  # running in another process: announced once the request is stored
             await announce(runtime, record.task_id, "cancel")
         return acknowledgement()
 
@@ -92,7 +98,7 @@ class TaskMethods:
         accepted = []
         for task_id in wanted:
             job = self.runtime.jobs.get(task_id)
-            record = job.record if job is not None else await self.runtime.store.get(task_id)
+            record = job.shown if job is not None else await self.runtime.store.get(task_id)
             if record is not None and record.owner == owner:
                 accepted.append(task_id)  # another principal's id is left out, unnamed
         return TaskStream(self.runtime, frozenset(accepted), owner)
@@ -122,7 +128,7 @@ class TaskStream:
 
     async def _message(self, task_id: str, subscription: RequestId) -> dict[str, Any] | None:
         job = self.runtime.jobs.get(task_id)
-        record = job.record if job is not None else await self.runtime.store.get(task_id)
+        record = job.shown if job is not None else await self.runtime.store.get(task_id)
         if record is None or record.owner != self.owner:
             return None
         detailed = self.runtime.detailed(record)

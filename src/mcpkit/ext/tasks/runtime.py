@@ -13,10 +13,16 @@ call does, under a `TaskRound`. Then the first of these decides:
 
 The same handler serves every path; a modern caller that did not declare the extension gets a
 plain call (an optional tool) or -32021 (a required one), and a 2025-11-25 client, which has no
-way to declare it, a plain call of either. Each task is bound to its creator
-(`owner`), has an id of 192 random bits, a lease its heartbeats renew, and a TTL after which it
-is deleted; `mcpkit.ext.tasks.upkeep` does the heartbeats and the sweeping, and
-`mcpkit.ext.tasks.controls` brings a cancel or an answer served by another replica here at once.
+way to declare it, a plain call of either. Each task is bound to its creator (`owner`), has an
+id of 192 random bits, a lease its heartbeats renew, and a TTL after which it is deleted; a
+caller's share of tasks is bounded (`mcpkit.ext.tasks.shares`). `mcpkit.ext.tasks.upkeep`
+does the heartbeats and the sweeping, `mcpkit.ext.tasks.controls` brings a cancel or an answer
+served by another replica here at once, and `mcpkit.ext.tasks.drain` hands the tasks back when
+the server stops.
+
+A handler runs only while this process holds its task's lease: when a save or a heartbeat
+finds the lease gone (another process took the task for dead), or the lease runs out before
+a heartbeat could renew it, the handler is cancelled rather than finished beside the other.
 """
 
 from __future__ import annotations
@@ -33,8 +39,11 @@ from mcpkit.errors import (
     InvalidParamsError,
     MissingRequiredClientCapabilityError,
     RPCError,
+    ServiceUnavailableError,
 )
-from mcpkit.ext.tasks.jobs import Job
+from mcpkit.ext.tasks.jobs import Job, Stop
+from mcpkit.ext.tasks.progress import ProgressWatch
+from mcpkit.ext.tasks.shares import check_capacity, quota, refusal, result_over_share
 from mcpkit.ext.tasks.stores import store_for
 from mcpkit.ext.tasks.task_round import TaskRound
 from mcpkit.protocol.envelope import RequestMeta
@@ -54,7 +63,7 @@ from mcpkit.server.subscriptions import Change
 from mcpkit.server.task_runner import TaskOptions
 from mcpkit.server.tools import Tool, run_handler, run_tool
 from mcpkit.store.tasks import TaskRecord, TaskStore
-from mcpkit.types.constants import MODERN_VERSION, Method
+from mcpkit.types.constants import MODERN_VERSION
 
 if TYPE_CHECKING:
     from mcpkit.server.server import Server
@@ -66,37 +75,20 @@ log = logging.getLogger("mcpkit.tasks")
 TASK_CHANGE = "task"
 """The `Change.kind` announcing that a task changed (its id in `Change.uri`)."""
 
+_ENDINGS: dict[Stop, tuple[TaskStatus, str]] = {
+    "cancel": ("cancelled", "cancelled by tasks/cancel"),
+    "timeout": ("cancelled", "cancelled: no answer came in time"),
+    "shutdown": ("failed", "the server process running this task was shut down before it "
+                           "finished"),
+}
+"""How a stop that the task outlives ends it (the others leave no ending of this process's)."""
+
 
 def new_task_id() -> str:
     """An unguessable task id: 192 random bits (TASK-17), in lowercase hex so that it never
     starts with `-` (a shell's `mcpkit task get URL ID` would read that as an option) and a
     terminal selects it as one word."""
     return secrets.token_hex(24)
-
-
-class _ProgressWatch:
-    """Keeps the last progress report a handler makes before its call becomes a task, so the
-    task starts with it as its statusMessage; forwards the reports the request asked for."""
-
-    def __init__(self, ctx: Context) -> None:
-        from mcpkit.ext.tasks.jobs import progress_message
-
-        self.last: str | None = None
-        meta, forward = ctx.meta, ctx._notify
-        asked = meta.progress_token is not None
-
-        async def relay(message: dict[str, Any]) -> None:
-            if message.get("method") == Method.PROGRESS:
-                self.last = progress_message(message.get("params") or {}) or self.last
-                if not asked:
-                    return
-            if forward is not None:
-                await forward(message)
-
-        ctx._notify = relay
-        if not asked:  # progress is the task's to keep, asked for or not
-            ctx.meta = RequestMeta(meta.protocol_version, meta.client_capabilities,
-                                   meta.client_info, meta.log_level, "task-progress", meta.raw)
 
 
 class TaskRuntime:
@@ -110,8 +102,11 @@ class TaskRuntime:
         """The tasks this process runs, by id."""
         self.owner = secrets.token_hex(8)
         """This process's name on the leases it holds."""
+        self.draining = False
+        """The server is stopping: no task starts, none is taken over (`drain`)."""
         self._store: TaskStore | None = None
-        self._starting = 0
+        self.starting = 0
+        """Calls running their tool within the synchronous budget (counted in `max_running`)."""
         self.upkeep: asyncio.Task[None] | None = None
         self.controls: asyncio.Task[None] | None = None
         """Acts on the cancel and update controls other replicas publish (a shared broker)."""
@@ -141,19 +136,18 @@ class TaskRuntime:
         return self._start(tool, params, ctx)
 
     async def _start(self, tool: Tool, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        if self.draining:
+            raise ServiceUnavailableError(
+                f"tool {tool.name!r}: this server is stopping and starts no task; try again "
+                "(another replica, or this server once restarted, serves it)", "stopping", 1)
         self.ensure_upkeep()
-        limit = self.options.max_running
-        if len(self.jobs) + self._starting >= limit:
-            raise InternalError(
-                f"tool {tool.name!r}: this server is already running its limit of {limit} tasks "
-                "(TaskOptions.max_running); try again when one has finished",
-                {"maxRunning": limit})
+        await check_capacity(self, tool.name, principal_key(ctx.principal))
         rnd = TaskRound(self.server.sealer, ctx.method, tool.name, params.get("arguments"),
                         params, ctx.principal)
         if tool.signature.injected:
             ctx._round = rnd
-        watch = _ProgressWatch(ctx)
-        self._starting += 1
+        watch = ProgressWatch(ctx)
+        self.starting += 1
         try:
             work = asyncio.ensure_future(run_handler(tool, params, ctx))
             try:
@@ -165,7 +159,7 @@ class TaskRuntime:
                 return await self._settled(tool, params, ctx, rnd, work)
             return await self._become_task(tool, params, ctx, rnd, work, watch)
         finally:
-            self._starting -= 1
+            self.starting -= 1
 
     async def _settled(self, tool: Tool, params: dict[str, Any], ctx: Context, rnd: TaskRound,
                        work: asyncio.Future[dict[str, Any]]) -> dict[str, Any]:
@@ -176,28 +170,37 @@ class TaskRuntime:
         if tool.task == "optional":
             return work.result()  # re-raises an RPCError as the call's error
         record = self._record(tool, params, ctx)
-        self._conclude(record, work)
-        await self.store.create(record)
+        self._conclude(record, work, None)
+        await self._within_share(record)
+        full = await self.store.create(record, quota(self.options))
+        if full is not None:
+            raise refusal(self, tool.name, full)
         return create_task_result(self.task_of(record))
 
     async def _become_task(self, tool: Tool, params: dict[str, Any], ctx: Context,
                            rnd: TaskRound, work: asyncio.Future[dict[str, Any]],
-                           watch: _ProgressWatch) -> dict[str, Any]:
+                           watch: ProgressWatch) -> dict[str, Any]:
         record = self._record(tool, params, ctx)
         record.status_message = watch.last
-        job = Job(record, self.save, rnd)
+        job = self.job(record, rnd)
         job.task = work
         rnd.detach(job.park)
+        if tool.resumable:  # a run after a crash must not ask again what the round was told
+            record.answers = dict(rnd.known)
+            job.shown.answers = dict(rnd.known)
         ctx._notify = job.notify
-        self.jobs[record.task_id] = job
-        try:
-            await self.store.create(record)
-        except BaseException:
-            del self.jobs[record.task_id]
-            work.cancel()
-            raise
+        async with job.writing():  # the handler's first saves wait for the task to exist
+            try:
+                full = await self.store.create(record, quota(self.options))
+            except BaseException:
+                work.cancel()
+                raise
+            if full is not None:  # another replica took the share's last place meanwhile
+                work.cancel()
+                raise refusal(self, tool.name, full)
+            self.jobs[record.task_id] = job
         rnd.created()
-        job.supervisor = asyncio.ensure_future(self._supervise(job))
+        self.started(job)
         return create_task_result(self.task_of(record))
 
     def _record(self, tool: Tool, params: dict[str, Any], ctx: Context) -> TaskRecord:
@@ -205,13 +208,37 @@ class TaskRuntime:
         arguments = params.get("arguments")
         return TaskRecord(
             task_id=new_task_id(), owner=principal_key(ctx.principal), tool=tool.name,
-            arguments=arguments if isinstance(arguments, dict) else None, status="working",
-            created_at=now, updated_at=now, ttl_ms=self.options.ttl_ms,
+            arguments=arguments if tool.resumable and isinstance(arguments, dict) else None,
+            status="working", created_at=now, updated_at=now, ttl_ms=self.options.ttl_ms,
             poll_interval_ms=self.options.poll_interval_ms, resumable=tool.resumable,
             lease_owner=self.owner, lease_until=now + self.options.lease_s,
             capabilities=dict(ctx.meta.client_capabilities))
 
     # -- running and ending ------------------------------------------------------------------
+
+    def job(self, record: TaskRecord, rnd: TaskRound | None) -> Job:
+        """A job for a task this process is about to run (its lease held)."""
+
+        async def stored() -> dict[str, Any]:
+            found = await self.store.get(record.task_id)
+            return {} if found is None else found.answers
+
+        return Job(record, self.save, stored, rnd, self.clock)
+
+    def started(self, job: Job) -> None:
+        """Supervise a job whose handler runs, and fence it with its lease."""
+        self.fence(job, self.options.lease_s)
+        job.supervisor = asyncio.ensure_future(self._supervise(job))
+
+    def fence(self, job: Job, left_s: float) -> None:
+        """Stop `job`'s handler a little before its lease, `left_s` from now, ends, unless a
+        heartbeat renews it first: when the store cannot be reached, no other process may
+        take the task over while this one still runs it."""
+        if job.fence is not None:
+            job.fence.cancel()
+        margin = min(1.0, 0.1 * self.options.lease_s)
+        job.fence = asyncio.get_running_loop().call_later(
+            max(0.0, left_s - margin), job.stop, "lost")
 
     async def _supervise(self, job: Job) -> None:
         """Wait for the handler, then store how it ended; the job leaves the running set."""
@@ -221,25 +248,58 @@ class TaskRuntime:
             await asyncio.wait({work})
         except asyncio.CancelledError:
             work.cancel()  # this process is stopping: the lease lapses, the sweeper decides
-            self.jobs.pop(job.record.task_id, None)
+            self._forget(job)
             raise
-        record = job.record
         try:
-            if work.cancelled() and not record.cancel_requested:
-                return  # this process is stopping: the lease lapses and the sweeper decides
-            self._conclude(record, work)
-            await self.save(record)
+            await self._end_job(job, work)
         except Exception:
-            log.exception("task %s: its end could not be stored", record.task_id)
+            log.exception("task %s: its end could not be stored", job.record.task_id)
         finally:
-            self.jobs.pop(record.task_id, None)
+            self._forget(job)
 
-    def _conclude(self, record: TaskRecord, work: asyncio.Future[dict[str, Any]]) -> None:
-        """Set the record's terminal state from how the handler ended."""
-        record.input_requests = {}
+    async def _end_job(self, job: Job, work: asyncio.Future[dict[str, Any]]) -> None:
+        record, why = job.record, job.stopped
+        if why in ("lost", "expired") or (work.cancelled() and why is None):
+            return  # another process holds it, or it is gone: nothing of this run is stored
+        if why == "handback":
+            from mcpkit.ext.tasks.drain import hand_back
+
+            await hand_back(self, job)
+            return
+        self._conclude(record, work, why, job.stop_message)
+        await self._within_share(record)
+        if not await job.save():
+            log.warning("task %s: its end (%s) was not stored: another process runs it now",
+                        record.task_id, record.status)
+
+    async def _within_share(self, record: TaskRecord) -> None:
+        """A result that would take its caller's stored tasks over their bytes is stored as
+        the failure that says so instead."""
+        if record.status == "completed" and record.result is not None:
+            problem = await result_over_share(self, record.owner,
+                                              len(orjson.dumps(record.result)))
+            if problem is not None:
+                self._fail(record, f"tool {record.tool!r}: {problem}", None)
+
+    def _forget(self, job: Job) -> None:
+        if job.fence is not None:
+            job.fence.cancel()
+            job.fence = None
+        if self.jobs.get(job.record.task_id) is job:
+            del self.jobs[job.record.task_id]
+
+    def _conclude(self, record: TaskRecord, work: asyncio.Future[dict[str, Any]],
+                  why: Stop | None, message: str | None = None) -> None:
+        """Set the record's terminal state from how the handler ended (nothing will run it
+        again: its arguments and answers go)."""
+        record.input_requests, record.arguments, record.answers = {}, None, {}
         record.lease_owner = record.lease_until = None
-        if work.cancelled():
-            self._end(record, "cancelled", "cancelled by tasks/cancel")
+        if why is not None and why in _ENDINGS and work.cancelled():
+            status, default = _ENDINGS[why]
+            if status == "failed":
+                self._fail(record, message or default, {"stopped": why})
+            else:
+                self._end(record, status, message or default)
             return
         exc = work.exception()
         if isinstance(exc, RPCError):
@@ -247,9 +307,7 @@ class TaskRuntime:
             self._end(record, "failed", exc.message)
             return
         if exc is not None:
-            record.error = InternalError(f"tool {record.tool!r} stopped: "
-                                         f"{type(exc).__name__}").to_error()
-            self._end(record, "failed", record.error["message"])
+            self._fail(record, f"tool {record.tool!r} stopped: {type(exc).__name__}", None)
             return
         result = dict(work.result())
         meta = result.get("_meta")
@@ -258,25 +316,31 @@ class TaskRuntime:
         size = len(orjson.dumps(result))
         limit = self.options.max_result_bytes
         if size > limit:
-            message = (f"tool {record.tool!r} returned a result of {size} bytes, over the "
-                       f"limit of {limit} a task may store (TaskOptions.max_result_bytes)")
-            record.error = InternalError(message, {"resultBytes": size,
-                                                   "maxResultBytes": limit}).to_error()
-            self._end(record, "failed", message)
+            self._fail(record, f"tool {record.tool!r} returned a result of {size} bytes, over "
+                       f"the limit of {limit} a task may store (TaskOptions.max_result_bytes)",
+                       {"resultBytes": size, "maxResultBytes": limit})
             return
         record.result = result
         self._end(record, "completed", None)
+
+    def _fail(self, record: TaskRecord, message: str, data: dict[str, Any] | None) -> None:
+        record.result = None
+        record.error = InternalError(message, data or None).to_error()
+        self._end(record, "failed", message)
 
     def _end(self, record: TaskRecord, status: TaskStatus, message: str | None) -> None:
         record.status = status
         record.status_message = message
         record.updated_at = self.clock()
 
-    async def save(self, record: TaskRecord) -> None:
-        """Write a change of a task and announce it to `notifications/tasks` listeners."""
-        record.updated_at = self.clock()
-        await self.store.save(record)
+    async def save(self, record: TaskRecord) -> bool:
+        """Write a change of a task this process holds and announce it to
+        `notifications/tasks` listeners; False when the store refused it (the lease is
+        another's, or the task ended or went)."""
+        if not await self.store.save(record, self.owner):
+            return False
         self.server.broker.publish(Change(TASK_CHANGE, record.task_id))
+        return True
 
     def ensure_upkeep(self) -> None:
         """Start the heartbeat and sweeper of this process, and its listener for other
@@ -289,6 +353,16 @@ class TaskRuntime:
             from mcpkit.ext.tasks.controls import follow_controls
 
             self.controls = asyncio.ensure_future(follow_controls(self))
+
+    def start(self) -> None:
+        """`TaskRunner.start`: the upkeep and the controls run from now on."""
+        self.ensure_upkeep()
+
+    async def drain(self, grace_s: float) -> None:
+        """`TaskRunner.drain`: see `mcpkit.ext.tasks.drain`."""
+        from mcpkit.ext.tasks.drain import drain
+
+        await drain(self, grace_s)
 
     # -- what the task methods read ----------------------------------------------------------
 
@@ -303,12 +377,12 @@ class TaskRuntime:
             raise InvalidParamsError(f"{ctx.method}: {exc}") from None
         self.ensure_upkeep()
         job = self.jobs.get(task_id)
-        record = job.record if job is not None else await self.store.get(task_id)
+        record = job.shown if job is not None else await self.store.get(task_id)
         if record is None or record.owner != principal_key(ctx.principal) or record.expired(
                 self.clock()):
             raise InvalidParamsError(f"{ctx.method}: no task {task_id!r}", {"taskId": task_id})
         if job is None and record.status not in TERMINAL and record.lease_until is not None \
-                and record.lease_until < self.clock():
+                and record.lease_until < self.clock() and not self.draining:
             from mcpkit.ext.tasks.upkeep import recover
 
             record = await recover(self, record)

@@ -1,26 +1,31 @@
-"""The heartbeat and the sweeper: no task is left `working` after its process is gone.
+"""The heartbeat and the sweeper: no task is left `working` after its process is gone, and no
+task is run by two processes at once.
 
-Every `TaskOptions.heartbeat_s` this process renews the leases of the tasks it runs, picks up
-what other processes left in the store for them (a `tasks/cancel`, the answers of a
-`tasks/update`: with a shared broker they arrive at once, and the heartbeat is what catches one
-whose control was lost), recovers the tasks whose lease lapsed, and deletes those past their TTL.
-Recovering a task means claiming its lease (so one process does it) and then either running its
-tool again from the start (a `resumable=True` tool, up to `TaskOptions.max_attempts` starts) or
-ending it `failed` with a statusMessage saying its process stopped. `tasks/get` recovers a
-lapsed task it reads at once, so a client never waits for the next sweep to learn of it.
+Every `TaskOptions.heartbeat_s` this process renews the leases of the tasks it runs (a
+handler whose lease another process holds now is stopped at once), picks up what other
+processes left in the store for them (a `tasks/cancel`, the answers of a `tasks/update`: with
+a shared broker they arrive at once, and the heartbeat is what catches one whose control was
+lost), ends the tasks past their TTL and those that waited for input longer than
+`TaskOptions.input_wait_s` (their places free again), recovers the tasks whose lease lapsed,
+and deletes those past their TTL.
+
+Recovering a task means claiming its lapsed lease (one process wins, and never while the lease
+is live) and then either running its tool again from the start with every answer given so far
+(a `resumable=True` tool, up to `TaskOptions.max_attempts` starts after crashes) or ending it
+`failed` with a statusMessage saying its process stopped. `tasks/get` recovers a lapsed task it
+reads at once, so a client never waits for the next sweep to learn of it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from functools import partial
 from typing import TYPE_CHECKING
 
 from mcpkit.errors import InternalError
 from mcpkit.ext.tasks.jobs import Job
 from mcpkit.ext.tasks.task_round import TaskRound
-from mcpkit.protocol.tasks import TERMINAL, iso_timestamp
+from mcpkit.protocol.tasks import iso_timestamp
 from mcpkit.server.tools import run_handler
 from mcpkit.store.tasks import TaskRecord
 
@@ -45,54 +50,94 @@ async def run_upkeep(runtime: TaskRuntime) -> None:
 
 
 async def upkeep_once(runtime: TaskRuntime) -> None:
-    store, now = runtime.store, runtime.clock()
+    store, opts, now = runtime.store, runtime.options, runtime.clock()
     running = list(runtime.jobs.values())
-    await store.renew([j.record.task_id for j in running], runtime.owner,
-                      now + runtime.options.lease_s)
+    loop = asyncio.get_running_loop()
+    sent = loop.time()
+    held = await store.renew([j.record.task_id for j in running], runtime.owner,
+                             now + opts.lease_s)
+    left = opts.lease_s - (loop.time() - sent)
     for job in running:
-        await pick_up(runtime, job)
-    for record in await store.stale(now):
-        if record.task_id not in runtime.jobs:
-            await recover(runtime, record)
+        if job.record.task_id not in held:
+            if job.task is not None and not job.task.done():
+                log.warning("task %s: another process holds it now; its run here stops",
+                            job.record.task_id)
+            job.stop("lost")
+        elif job.stopped is None:
+            runtime.fence(job, left)
+    for job in running:
+        if job.stopped is None:
+            await pick_up(runtime, job)
+        _time_limits(runtime, job, now)
+    if not runtime.draining:
+        for record in await store.stale(now):
+            if record.task_id not in runtime.jobs:
+                await recover(runtime, record)
     gone = await store.purge(now)
     if gone:
         log.debug("deleted %d expired tasks", gone)
 
 
+def _time_limits(runtime: TaskRuntime, job: Job, now: float) -> None:
+    """End a running task past its TTL (deleted: nothing is stored), or one that waited for
+    input longer than `TaskOptions.input_wait_s` (cancelled, saying so)."""
+    if job.stopped is not None:
+        return
+    if job.record.expired(now):
+        log.info("task %s: past its TTL; its run stops", job.record.task_id)
+        job.stop("expired")
+        return
+    wait = runtime.options.input_wait_s
+    if wait is not None and job.parked_at is not None and now - job.parked_at >= wait:
+        keys = ", ".join(repr(k) for k in job.record.input_requests)
+        job.stop("timeout", f"cancelled: no answer to {keys} within {wait:g} s "
+                            "(TaskOptions.input_wait_s)")
+
+
 async def pick_up(runtime: TaskRuntime, job: Job) -> None:
     """What other processes stored for a task running here: a cancel, answers. Each
     heartbeat does this for every running task; a control heard from the broker
-    (`mcpkit.ext.tasks.controls`) does it at once for the task it names."""
+    (`mcpkit.ext.tasks.controls`) and a `tasks/update` served here do it at once."""
     stored = await runtime.store.get(job.record.task_id)
     if stored is None:
+        job.stop("expired")
         return
-    if stored.cancel_requested and not job.record.cancel_requested:
-        job.record.cancel_requested = True
-        job.cancel()
-    if job.record.input_requests:
-        answers = await runtime.store.take_answers(job.record.task_id)
-        if answers:
-            await job.deliver(answers)
+    if stored.lease_owner != runtime.owner:
+        job.stop("lost")
+        return
+    if stored.cancel_requested:
+        job.stop("cancel")
+        return
+    answers = {k: v for k, v in stored.answers.items() if k in job.record.input_requests}
+    if answers:
+        await job.deliver(answers)
 
 
 async def recover(runtime: TaskRuntime, record: TaskRecord) -> TaskRecord:
-    """A task whose process stopped: run it again (resumable) or end it `failed`."""
+    """A task whose process stopped (or handed it back): run it again (resumable) or end it
+    `failed`. Only the caller whose claim of the lapsed lease wins does either."""
     opts, now = runtime.options, runtime.clock()
-    if not await runtime.store.claim(record.task_id, record.lease_owner, runtime.owner,
-                                     now + opts.lease_s):
+    claimed = await runtime.store.claim(record.task_id, runtime.owner, now, now + opts.lease_s)
+    if claimed is None:  # still live, finished, gone, or another process took it
         fresh = await runtime.store.get(record.task_id)
         return fresh if fresh is not None else record
-    record.lease_owner, record.lease_until = runtime.owner, now + opts.lease_s
+    record = claimed
     tool = runtime.server.tools.get(record.tool)
+    crashes = record.attempts - record.handoffs
     if (record.resumable and tool is not None and tool.task is not None
-            and record.attempts < opts.max_attempts and not record.cancel_requested):
+            and (record.handed_back or crashes < opts.max_attempts)
+            and not record.cancel_requested):
+        handed = record.handed_back
         record.attempts += 1
+        record.handed_back = False
         record.status, record.input_requests = "working", {}
-        record.status_message = f"restarted (attempt {record.attempts} of {opts.max_attempts})"
-        _rerun(runtime, record)
-        await runtime.save(record)
-        log.info("task %s: its process stopped; running %r again", record.task_id, record.tool)
-        return record
+        record.status_message = (
+            "resumed after the server process running it stopped" if handed else
+            f"restarted (attempt {crashes + 1} of {opts.max_attempts})")
+        job = _rerun(runtime, record)
+        if await job.save():
+            log.info("task %s: running %r again here", record.task_id, record.tool)
+        return job.shown
     stopped = iso_timestamp(record.lease_until or now)
     if record.cancel_requested:
         record.status, record.status_message = "cancelled", "cancelled by tasks/cancel"
@@ -102,26 +147,28 @@ async def recover(runtime: TaskRuntime, record: TaskRecord) -> TaskRecord:
         record.status, record.status_message = "failed", message
         record.error = InternalError(message).to_error()
     record.input_requests = {}
-    record.lease_owner = record.lease_until = None
-    await runtime.save(record)
-    log.warning("task %s: %s", record.task_id, record.status_message)
+    record.updated_at = runtime.clock()
+    if await runtime.save(record):
+        log.warning("task %s: %s", record.task_id, record.status_message)
     return record
 
 
-def _rerun(runtime: TaskRuntime, record: TaskRecord) -> None:
-    """Start a resumable task's tool again in this process, as a task from the first line."""
+def _rerun(runtime: TaskRuntime, record: TaskRecord) -> Job:
+    """Start a resumable task's tool again in this process, as a task from the first line,
+    with every answer given so far (so no key is asked again)."""
     tool = runtime.server.tools[record.tool]
     ctx = runtime.resumed_context(record)
     params = {"name": record.tool, "arguments": record.arguments or {}}
     rnd = TaskRound(runtime.server.sealer, ctx.method, tool.name, params["arguments"], params,
                     ctx.principal)
-    job = Job(record, runtime.save, rnd)
+    job = runtime.job(record, rnd)
     rnd.detach(job.park)
+    rnd.remember(record.answers)
     rnd.created()
     if tool.signature.injected:
         ctx._round = rnd
     ctx._notify = job.notify
     job.task = asyncio.ensure_future(run_handler(tool, params, ctx))
     runtime.jobs[record.task_id] = job
-    job.supervisor = asyncio.ensure_future(partial(runtime._supervise, job)())
-    assert record.status not in TERMINAL
+    runtime.started(job)
+    return job

@@ -1,0 +1,88 @@
+"""Fair shares of a server's tasks: how many one principal may run and keep, and how many bytes.
+
+One caller must not be able to take every task slot, or fill the store, for everyone else.
+So each principal (`TaskRecord.owner`; every anonymous caller shares one) has a share, counted
+in the store, so across replicas: `TaskOptions.max_active_per_principal` unfinished tasks,
+`max_stored_per_principal` stored ones (finished ones count until their TTL) and
+`max_stored_bytes_per_principal` bytes of records. The process itself runs at most
+`max_running` tasks, whoever asked (the global cap).
+
+A full share is the caller's own load, answered `TooManyTasksError` (-32602, HTTP 429) with how
+long to wait: until the principal's first stored task expires for a stored share, the
+suggested poll interval for the active one (a task of its own must end first). A full process
+is `ServiceUnavailableError` ("busy", HTTP 503): another replica, or this one a moment later,
+can serve it. Both are checked before the tool runs, and the share again, atomically, when
+the task is stored (two replicas never both take its last place); a result that would take
+the principal over its bytes is stored as a failure saying so.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from mcpkit.errors import ServiceUnavailableError, TooManyTasksError
+from mcpkit.store.tasks import TaskQuota, TaskUsage
+
+if TYPE_CHECKING:
+    from mcpkit.ext.tasks.runtime import TaskRuntime
+    from mcpkit.server.task_runner import TaskOptions
+
+__all__ = ["check_capacity", "quota", "refusal", "result_over_share"]
+
+_WHAT = {
+    "active": ("unfinished tasks", "max_active_per_principal"),
+    "stored": ("stored tasks", "max_stored_per_principal"),
+    "bytes": ("bytes of stored tasks", "max_stored_bytes_per_principal"),
+}
+
+
+def quota(options: TaskOptions) -> TaskQuota:
+    return TaskQuota(options.max_active_per_principal, options.max_stored_per_principal,
+                     options.max_stored_bytes_per_principal)
+
+
+def _wait_s(options: TaskOptions, share: str, usage: TaskUsage, now: float) -> int:
+    if share != "active" and usage.next_expiry is not None:
+        return max(1, math.ceil(usage.next_expiry - now))
+    return max(1, math.ceil(options.poll_interval_ms / 1000))
+
+
+def refusal(runtime: TaskRuntime, tool: str, usage: TaskUsage, share: str | None = None
+            ) -> TooManyTasksError:
+    """The answer to a call whose principal's `share` is full (by default the first share
+    `usage` fills; the bytes when only the new record itself would overflow them)."""
+    options = runtime.options
+    share = share or usage.full(quota(options), 0) or "bytes"
+    what, option = _WHAT[share]
+    limit = getattr(options, option)
+    held = {"active": usage.active, "stored": usage.stored, "bytes": usage.bytes}[share]
+    wait = _wait_s(options, share, usage, runtime.clock())
+    return TooManyTasksError(
+        f"tool {tool!r}: this caller already has {held} {what}, its share is {limit} "
+        f"(TaskOptions.{option}); try again in {wait} s", share, limit, wait)
+
+
+async def check_capacity(runtime: TaskRuntime, tool: str, owner: str | None) -> None:
+    """Refuse a task call before its tool runs: the process is full, or the caller's share."""
+    options = runtime.options
+    limit = options.max_running
+    if len(runtime.jobs) + runtime.starting >= limit:
+        wait = max(1, math.ceil(options.poll_interval_ms / 1000))
+        raise ServiceUnavailableError(
+            f"tool {tool!r}: this server is already running its limit of {limit} tasks "
+            f"(TaskOptions.max_running); try again in {wait} s", "busy", wait)
+    usage = await runtime.store.usage(owner, runtime.clock())
+    share = usage.full(quota(options), 0)
+    if share is not None:
+        raise refusal(runtime, tool, usage, share)
+
+
+async def result_over_share(runtime: TaskRuntime, owner: str | None, size: int) -> str | None:
+    """Why a result of `size` bytes may not be stored for `owner`, or None when it fits."""
+    limit = runtime.options.max_stored_bytes_per_principal
+    usage = await runtime.store.usage(owner, runtime.clock())
+    if usage.bytes + size <= limit:
+        return None
+    return (f"a result of {size} bytes would take this caller's stored tasks over their share "
+            f"of {limit} bytes (TaskOptions.max_stored_bytes_per_principal)")
