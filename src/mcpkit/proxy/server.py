@@ -192,9 +192,10 @@ class _Lifespan:
                     await send({"type": "lifespan.startup.failed",
                                 "message": f"the proxy could not start: {exc}"})
                     return
+                self.app.start()
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
-                await self.app.aclose()
+                await self.app.drain(0)
                 await self.proxy.aclose()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
