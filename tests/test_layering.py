@@ -45,6 +45,9 @@ ALLOWED: dict[str, set[str]] = {
     # `mcpkit dev`: the inspector in the browser, a command beside the CLI, built on the public
     # Client, the probe's evidence and token counter, and the CLI's target and sign-in.
     "dev": {"*"},
+    # `mcpkit proxy` and `Server.proxy`: serves another server through the public client, the
+    # server and the transports' connectors, so it sits at the top with `app`.
+    "proxy": {"*"},
     "__init__": {"*"},
     "__main__": {"cli"},
 }
@@ -225,6 +228,9 @@ SEAMS: dict[tuple[str, str], str] = {
         "the modern envelope serves the versions it speaks; any other (a legacy one) is -32022",
     ("protocol/http.py", "classify_era"):
         "the pure decision of which era a POST belongs to, behind protocol/http.route",
+    ("proxy/upstream.py", "Upstream.exclusive"):
+        "a 2025-11-25 upstream's requests to its client name no call: each call holds a "
+        "connection alone, so a request arriving there is that call's",
     ("transports/http_server.py", "HTTPApp.__init__"):
         "configuration: whether the legacy endpoints are in the HTTP table at all",
 }

@@ -43,6 +43,7 @@ if TYPE_CHECKING:
         TransportError,
         URLElicitationRequiredError,
     )
+    from mcpkit.proxy import ProxyOptions
     from mcpkit.schema import Param
     from mcpkit.server.asking import Elicit, Elicited, ElicitURL, ListRoots, Sample, Sampled
     from mcpkit.server.content import Audio, Blob, Image, ResourceLink, Text, ToolResult
@@ -90,6 +91,7 @@ __all__ = [
     "Param",
     "ProgressHandler",
     "ProtocolViolation",
+    "ProxyOptions",
     "RPCError",
     "RateLimitedError",
     "ResourceLink",
@@ -131,6 +133,7 @@ _LAZY = {
     "CacheHint": "mcpkit.server.resources",
     "Message": "mcpkit.server.prompts",
     "Param": "mcpkit.schema",
+    "ProxyOptions": "mcpkit.proxy",
     "Audio": "mcpkit.server.content",
     "Blob": "mcpkit.server.content",
     "Image": "mcpkit.server.content",

@@ -27,8 +27,11 @@ from mcpkit.server.server import Server as CoreServer
 if TYPE_CHECKING:
     import httpx
 
+    from mcpkit.client.transport import Connector
     from mcpkit.legacy.session_quota import SessionLimits
     from mcpkit.openapi import OpenAPIOptions
+    from mcpkit.proxy import ProxyOptions, ProxyServer
+    from mcpkit.server.server import ServerOptions
     from mcpkit.transports.http_limits import ListenerLimits
     from mcpkit.transports.http_server import HTTPApp, HTTPOptions
 
@@ -94,6 +97,19 @@ class Server(CoreServer):
         from mcpkit.ext.tasks import enable_tasks
 
         enable_tasks(self)
+
+    @classmethod
+    def proxy(cls, connector: Connector, *, name: str | None = None,
+              options: ProxyOptions | None = None,
+              server_options: ServerOptions | None = None) -> ProxyServer:
+        """A server serving another one: what the upstream behind `connector` (a
+        `StdioServer`, an `HTTPConnector`, an `InMemory`; 2026-07-28 or 2025-11-25) offers, to
+        callers of either era on any transport, its questions bridged between the eras
+        (`mcpkit.proxy`, docs/proxy.md). It connects when it starts: `async with proxy`, or
+        `run()`, `serve_stdio()`, `serve_http()`, `asgi()`, which start it themselves."""
+        from mcpkit.proxy import ProxyServer
+
+        return ProxyServer(connector, name=name, options=options, server_options=server_options)
 
     def asgi(self, options: HTTPOptions | None = None, **settings: Any) -> HTTPApp:
         """This server as a plain ASGI application speaking Streamable HTTP (both eras).

@@ -10,6 +10,7 @@ MCPError                                   anything mcpkit raises on purpose
 │   │   ├── ResourceNotFoundError   -32602 (legacy wire: -32002) with data.uri
 │   │   ├── StateRejected           -32602 a sealed requestState or handle failed a check
 │   │   │   └── HandleError                a handle failed one (`isError` in tools/call)
+│   │   ├── HeldCallGoneError       -32602 a proxy's retry names an upstream call no longer held
 │   │   ├── TooManyTasksError       -32602 a principal's share of tasks is full (HTTP 429)
 │   │   └── RateLimitedError        -32602 a caller past its rate limit (data.retryAfterS, HTTP 429)
 │   ├── InternalError               -32603 a bug or an unexpected failure; details stay in logs
@@ -112,6 +113,7 @@ __all__ = [
     "HTTPStatusError",
     "HandleError",
     "HeaderMismatchError",
+    "HeldCallGoneError",
     "InputRoundsExceededError",
     "InspectorRequestError",
     "InternalError",
@@ -257,6 +259,12 @@ class StateRejected(InvalidParamsError):
 
 class HandleError(StateRejected):
     """A handle failed a check (malformed, key, integrity, expired, principal, target)."""
+
+
+class HeldCallGoneError(InvalidParamsError):
+    """A retry's `requestState` is sound, but the upstream call it continues is no longer held
+    by any proxy process (it waited past its hold time and was cancelled, or the process holding
+    it stopped): the call must start again without the state."""
 
 
 class InternalError(RPCError):

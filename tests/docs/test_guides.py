@@ -1,5 +1,6 @@
 """The guides stay true: every Python block of docs/client.md, docs/testing-servers.md,
-docs/legacy.md and docs/openapi.md runs, in order, and prints what the guide says it prints.
+docs/legacy.md, docs/openapi.md and docs/proxy.md runs, in order, and prints what the guide
+says it prints.
 
 The blocks of one guide share a namespace, as if typed into one file. A block preceded by
 `<!-- file: PATH -->` is a part of that file, shown rather than run here: it must appear in the
@@ -162,6 +163,18 @@ def test_every_block_of_the_legacy_guide_runs_and_prints_what_it_says(
     for shown in ("legacy 2025-11-25", "Hello, Ada! (answered by 1 round)",
                   "[info] asked for a name", "modern 2026-07-28"):
         assert shown in out, f"docs/legacy.md should print {shown!r}:\n{out}"
+
+
+def test_every_block_of_the_proxy_guide_runs_and_prints_what_it_says(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:
+    run_guide("proxy.md", monkeypatch)
+    out = capsys.readouterr().out
+    for shown in ("modern calendar ['book']", "asked: Which day for Ada?",
+                  "Ada booked for Tuesday", "Ada, Grace",
+                  "input_required elicitation/create 1", "Grace booked for Friday 0",
+                  "quickstart {'sum': 5}"):
+        assert shown in out, f"docs/proxy.md should print {shown!r}:\n{out}"
 
 
 def test_every_block_of_the_testing_guide_is_part_of_its_example_and_the_rest_runs(

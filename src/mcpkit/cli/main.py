@@ -17,7 +17,7 @@ from typing import Any
 
 from mcpkit._version import __version__
 
-__all__ = ["main"]
+__all__ = ["main", "port_taken"]
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -67,6 +67,9 @@ def _parser() -> argparse.ArgumentParser:
     from mcpkit.dev.command import register as register_dev
 
     register_dev(sub)
+    from mcpkit.cli.proxy import register_proxy
+
+    register_proxy(sub)
     return parser
 
 
@@ -74,6 +77,10 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "run":
         return _run(args)
+    if args.command == "proxy":
+        from mcpkit.cli.proxy import run_proxy
+
+        return run_proxy(args)
     from mcpkit.cli.terminal import log_to_terminal
 
     log_to_terminal()  # the other commands talk to servers, whose words a warning may quote
@@ -253,7 +260,7 @@ def _skills_server(directory: str, server: Any = None) -> Any:
     return server
 
 
-def _port_taken(host: str, port: int) -> str | None:
+def port_taken(host: str, port: int) -> str | None:
     """Why `host:port` cannot be bound, found before the server is built, so a taken port is
     one line instead of the HTTP server's log; None when it is free (or 0)."""
     if port == 0:
@@ -276,7 +283,7 @@ def _run_http(args: argparse.Namespace, store: object | None) -> int:
     except ValueError as exc:
         print(f"mcpkit run: {exc}", file=sys.stderr)
         return 2
-    taken = _port_taken(host, port)
+    taken = port_taken(host, port)
     if taken is not None:
         print(f"mcpkit run: cannot serve on {host}:{port}: {taken} (is another server running "
               f"there? choose another port with --http {host}:PORT)", file=sys.stderr)

@@ -289,10 +289,25 @@ class Client:
         return ext if type(ext := (self.server_capabilities or {}).get("extensions")) is dict else {}
 
     async def request(self, method: str, params: Mapping[str, Any] | None = None, *,
-                      meta: Mapping[str, Any] | None = None) -> dict[str, Any]:
-        """Send `method` (an extension's) with this era's `_meta`; its result, or it raises."""
+                      meta: Mapping[str, Any] | None = None,
+                      progress: ProgressHandler | None = None, log: LogHandler | None = None,
+                      log_level: str | None = None,
+                      timeout: float | None = DEFAULT_TIMEOUT) -> dict[str, Any]:
+        """Send `method` with this era's `_meta`; its result as the server sent it, or it
+        raises. For an extension's method, or a call driven by hand (a proxy's): an
+        `input_required` result comes back as it is, unanswered, and a task is not followed.
+
+        `progress(progress, total, message)` and `log(level, data, logger)` hear this
+        request's notifications (values as the server sent them: check them before use);
+        `log_level` is the level asked for (`ClientOptions.log_level`, else "info", when only
+        `log` is given); `timeout` bounds the wait (None: wait forever)."""
         await self.connect()
-        return await self._request(method, self._params(dict(params or {}), meta=meta))
+        token = f"p{next(self._tokens)}" if progress is not None else None
+        if log is not None and log_level is None:
+            log_level = self.options.log_level or "info"
+        on_note = call_notifications(progress, log) if progress or log else None
+        return await self._request(
+            method, self._params(dict(params or {}), token, log_level, meta), on_note, timeout)
 
     async def discover(self, *, fresh: bool = False) -> dict[str, Any]:
         """The server's DiscoverResult (in the legacy era, the same shape built from initialize)."""

@@ -119,8 +119,14 @@ class Subscription:
             task.cancel()
             try:
                 await task
-            except (asyncio.CancelledError, MCPError):
+            except MCPError:
                 pass
+            except asyncio.CancelledError:
+                # The listen request's own end, expected; but a cancellation of the task
+                # closing the subscription must go on, not end here with the stream.
+                closing = asyncio.current_task()
+                if closing is not None and closing.cancelling():
+                    raise
         await self._client._adapter.unlisten(self)
         self._queue.put_nowait(_END)
 

@@ -268,8 +268,13 @@ class SyncClient:
     # -- the calls -------------------------------------------------------------------------
 
     def request(self, method: str, params: Mapping[str, Any] | None = None, *,
-                meta: Mapping[str, Any] | None = None) -> dict[str, Any]:
-        return self._runner.run(self.client.request(method, params, meta=meta))
+                meta: Mapping[str, Any] | None = None,
+                progress: ProgressHandler | None = None, log: LogHandler | None = None,
+                log_level: str | None = None,
+                timeout: float | None = DEFAULT_TIMEOUT) -> dict[str, Any]:
+        return self._runner.run(self.client.request(
+            method, params, meta=meta, progress=progress, log=log, log_level=log_level,
+            timeout=timeout))
 
     def discover(self, *, fresh: bool = False) -> dict[str, Any]:
         return self._runner.run(self.client.discover(fresh=fresh))

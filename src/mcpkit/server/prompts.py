@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, TypedDict, Unpack
@@ -69,6 +69,8 @@ class Prompt:
     """The OAuth scopes a `prompts/get` needs (`mcpkit.server.scopes`)."""
     delegate: Callable[[dict[str, Any], Context], Awaitable[dict[str, Any]]] | None = None
     """Who serves it instead: the mounted server it came from (`Server.mount`)."""
+    accepted: frozenset[str] = frozenset()
+    """The argument names a `prompts/get` passes on to the function."""
 
 
 class PromptOptions(TypedDict, total=False):
@@ -79,6 +81,11 @@ class PromptOptions(TypedDict, total=False):
     """Defaults to the function's docstring."""
     icons: list[dict[str, Any]] | None
     meta: Mapping[str, Any] | None
+    arguments: Sequence[Mapping[str, Any]] | None
+    """The arguments as `prompts/list` shows them (`{"name": ..., "description": ...,
+    "required": ...}`), instead of the function's parameters: each is passed by name, so the
+    function takes them as `**arguments` (a prompt whose argument names are not Python names,
+    or one whose arguments are known only at run time)."""
 
 
 def build_prompt(
@@ -90,8 +97,11 @@ def build_prompt(
     sig = derive_signature(fn, injectables=(Context,), markers=(Depends,),
                            structured_output=False)
     check_dependencies(sig.provided, f"prompt {prompt_name!r}")
+    declared = options.get("arguments")
     arguments = []
-    for p in sig.parameters:
+    if declared is not None:
+        arguments = _declared_arguments(prompt_name, declared, fn)
+    for p in sig.parameters if declared is None else ():
         arg: dict[str, Any] = {"name": p.name}
         if p.description:
             arg["description"] = p.description
@@ -109,8 +119,41 @@ def build_prompt(
         definition["icons"] = list(icons)
     if meta:
         definition["_meta"] = dict(meta)
-    required = tuple(p.name for p in sig.parameters if p.required)
-    return Prompt(prompt_name, fn, sig, definition, required, inspect.iscoroutinefunction(fn))
+    if declared is None:
+        required = tuple(p.name for p in sig.parameters if p.required)
+        accepted = frozenset(p.name for p in sig.parameters)
+    else:
+        required = tuple(a["name"] for a in arguments if a.get("required"))
+        accepted = frozenset(a["name"] for a in arguments)
+    return Prompt(prompt_name, fn, sig, definition, required, inspect.iscoroutinefunction(fn),
+                  accepted=accepted)
+
+
+def _declared_arguments(name: str, declared: Sequence[Mapping[str, Any]],
+                        fn: Callable[..., Any]) -> list[dict[str, Any]]:
+    """`PromptOptions.arguments`, checked: each an object with a string `name` (once), an
+    optional string `title` and `description` and a boolean `required`; the function must take
+    them as `**arguments`."""
+    if not any(p.kind is inspect.Parameter.VAR_KEYWORD
+               for p in inspect.signature(fn).parameters.values()):
+        raise TypeError(f"prompt {name!r}: declared arguments are passed as keywords; the "
+                        "function must take **arguments")
+    out: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for i, raw in enumerate(declared):
+        arg = dict(raw) if isinstance(raw, Mapping) else None
+        arg_name = arg.get("name") if arg is not None else None
+        if arg is None or type(arg_name) is not str or not arg_name or arg_name in seen:
+            raise ValueError(f"prompt {name!r}: arguments[{i}] must be an object with a name "
+                             "of its own (a non-empty string)")
+        for key in ("title", "description"):
+            if key in arg and type(arg[key]) is not str:
+                raise ValueError(f"prompt {name!r}: arguments[{i}].{key} must be a string")
+        if "required" in arg and type(arg["required"]) is not bool:
+            raise ValueError(f"prompt {name!r}: arguments[{i}].required must be a boolean")
+        seen.add(arg_name)
+        out.append({k: arg[k] for k in ("name", "title", "description", "required") if k in arg})
+    return out
 
 
 def check_arguments(prompt: Prompt, args: Any) -> dict[str, Any]:
@@ -125,8 +168,7 @@ def check_arguments(prompt: Prompt, args: Any) -> dict[str, Any]:
         raise InvalidParamsError(
             f"prompts/get {prompt.name!r}: missing required argument(s): {', '.join(missing)}"
         )
-    known = {p.name for p in prompt.signature.parameters}
-    return {k: v for k, v in args.items() if k in known}
+    return {k: v for k, v in args.items() if k in prompt.accepted}
 
 
 def prompt_messages(value: Any) -> list[dict[str, Any]]:

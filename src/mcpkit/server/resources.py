@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CacheHint",
+    "Fallback",
     "Resource",
     "ResourceOptions",
     "ResourceTemplate",
@@ -204,6 +205,15 @@ class Resource(Readable):
 
 
 @dataclass(slots=True)
+class Fallback(Readable):
+    """What reads the URIs no resource or template serves (`Server.set_resource_fallback`):
+    its function takes the URI as `uri`."""
+
+    delegate: Delegate | None = None
+    """Always None: a mounted server's fallback stays its own (`Server.mount` does not copy it)."""
+
+
+@dataclass(slots=True)
 class ResourceTemplate(Readable):
     template: UriTemplate
     scopes: tuple[str, ...] = ()
@@ -282,7 +292,7 @@ def _unsendable(uri: str, problem: str) -> InternalError:
 
 
 def _require(server: Server, method: str) -> None:
-    if not server.resources and not server.templates:
+    if not server.resources and not server.templates and server.resource_fallback is None:
         raise MethodNotFoundError(
             f"Method not found: {method} (this server offers no resources)", {"method": method}
         )
@@ -322,7 +332,10 @@ async def read_resource(params: dict[str, Any], ctx: Context) -> dict[str, Any]:
                 entry, kwargs = template, found
                 break
         else:
-            raise ResourceNotFoundError(uri)
+            entry = server.resource_fallback
+            if entry is None:
+                raise ResourceNotFoundError(uri)
+            kwargs = {"uri": uri}
     if entry.delegate is not None:
         delegated: dict[str, Any] = await entry.delegate(params, ctx)
         return delegated

@@ -30,6 +30,7 @@ from mcpkit.server.mrtr import Sealer
 from mcpkit.server.prompts import Prompt, PromptOptions, build_prompt
 from mcpkit.server.resources import (
     CacheHint,
+    Fallback,
     Resource,
     ResourceOptions,
     ResourceTemplate,
@@ -158,6 +159,8 @@ class Server:
         self.templates: list[ResourceTemplate] = []
         self.prompts: dict[str, Prompt] = {}
         self.completion: Callable[..., Any] | None = None
+        self.resource_fallback: Fallback | None = None
+        """Reads the URIs no resource or template serves (`set_resource_fallback`)."""
         self.broker: Broker = broker or LocalBroker()
         self.generation = 0
         """Bumped on every registration change; list caches and cursors are keyed by it."""
@@ -493,6 +496,28 @@ class Server:
 
         return register
 
+    def set_resource_fallback(self, fn: Callable[..., Any] | None, *,
+                              mime_type: str | None = None,
+                              cache: CacheHint | None = None) -> None:
+        """Serve `resources/read` of every URI no resource or template matches: `fn(uri)`
+        (with a `Context` parameter when it asks the client, reports progress or logs) returns
+        what a resource function returns, or None when it has no such resource (a server
+        holding a file tree, a proxy forwarding reads). Nothing of it is listed: list what it
+        serves with `add_resource` or templates. None removes it."""
+        if fn is None:
+            self.resource_fallback = None
+        else:
+            sig, is_async = signature_of(fn, "resource fallback")
+            names = [p.name for p in sig.parameters]
+            if names != ["uri"]:
+                raise ValueError(
+                    "the resource fallback takes the URI read as its one parameter `uri` (and "
+                    f"may take a Context), not ({', '.join(names)})"
+                )
+            definition = {"uri": "*", "name": getattr(fn, "__name__", "fallback")}
+            self.resource_fallback = Fallback(fn, sig, definition, mime_type, cache, is_async)
+        self._changed()  # the capabilities may change; no list does
+
     def set_completion(self, fn: Callable[..., Any]) -> None:
         """Set the `completion/complete` handler: fn(ref, argument, context) -> values."""
         if not callable(fn):
@@ -548,7 +573,7 @@ class Server:
         caps: dict[str, Any] = {}
         if self.tools:
             caps["tools"] = {"listChanged": True}
-        if self.resources or self.templates:
+        if self.resources or self.templates or self.resource_fallback is not None:
             caps["resources"] = {"subscribe": True, "listChanged": True}
         if self.prompts:
             caps["prompts"] = {"listChanged": True}

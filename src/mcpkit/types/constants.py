@@ -9,6 +9,7 @@ __all__ = [
     "CHANGES_KEY",
     "CLIENT_CAPABILITIES_KEY",
     "CLIENT_INFO_KEY",
+    "INPUT_CAPABILITIES",
     "LEGACY_VERSIONS",
     "LOG_LEVELS",
     "LOG_LEVEL_KEY",
@@ -47,6 +48,9 @@ TRACE_KEYS: Final = ("traceparent", "tracestate", "baggage")
 
 LOG_LEVELS: Final = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 """RFC 5424 severities, least severe first; the index is the rank."""
+
+INPUT_CAPABILITIES: Final = ("elicitation", "sampling", "roots")
+"""The client capabilities that answer a server's questions (its input requests)."""
 
 
 class Method:
