@@ -50,7 +50,8 @@ BENCH_DIR = Path(__file__).resolve().parent
 REPO_DIR = BENCH_DIR.parent
 CACHE = REPO_DIR / ".cache" / "compare"
 SERVERS = BENCH_DIR / "servers"
-TOOL_FILES = {"def": "mcpkit_echo.py", "async": "mcpkit_echo_async.py"}
+TOOL_FILES = {"def": "mcpkit_echo.py", "async": "mcpkit_echo_async.py",
+              "inline": "mcpkit_echo_inline.py"}
 IN_VENV = "MCPKIT_COMPARE_DRIVER"
 
 
@@ -61,7 +62,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--rounds", type=int, default=5, help="rounds over the trees (default 5)")
     p.add_argument("--seconds", type=float, default=4.0, help="measured seconds per figure")
     p.add_argument("--transports", default="http", help="http,stdio (default http)")
-    p.add_argument("--tools", default="def,async", help="def,async (default both)")
+    p.add_argument("--tools", default="def,async",
+                   help="def,async,inline (default def,async; inline: def with blocking=False)")
     p.add_argument("--connections", type=int, default=32, help="wrk connections (default 32)")
     p.add_argument("--floor", action="store_true", help="measure the floors in the same rounds")
     p.add_argument("--profile", type=float, default=0.0, metavar="SECONDS",
@@ -103,19 +105,22 @@ def resolve_tree(spec: str) -> tuple[str, Path]:
 
 
 def ensure_venv(tree: Path, extra: tuple[str, ...] = ()) -> Path:
-    """The tree's own virtualenv, made once (again when its pyproject.toml changes)."""
+    """The tree's own virtualenv, made once (again when its pyproject.toml changes); `extra`
+    packages are added to it when they are missing."""
     key = hashlib.sha256(str(tree).encode()).hexdigest()[:12]
     venv = CACHE / "venvs" / key
     python = venv / "bin" / "python"
-    stamp = hashlib.sha256((tree / "pyproject.toml").read_bytes() + repr(extra).encode())
-    stamp_file = venv / ".compare-stamp"
-    if python.exists() and stamp_file.exists() and stamp_file.read_text() == stamp.hexdigest():
-        return python
-    print(f"making the virtualenv of {tree} in {venv.relative_to(REPO_DIR)}", flush=True)
-    subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True)
     pip = [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
-    subprocess.run([*pip, "-e", f"{tree}[http,fast]", "orjson", *extra], check=True)
-    stamp_file.write_text(stamp.hexdigest())
+    stamp = hashlib.sha256((tree / "pyproject.toml").read_bytes()).hexdigest()
+    stamp_file = venv / ".compare-stamp"
+    if not (python.exists() and stamp_file.exists() and stamp_file.read_text() == stamp):
+        print(f"making the virtualenv of {tree} in {venv.relative_to(REPO_DIR)}", flush=True)
+        subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True)
+        subprocess.run([*pip, "-e", f"{tree}[http,fast]", "orjson"], check=True)
+        stamp_file.write_text(stamp)
+    missing = [name for name in extra if not (venv / "bin" / name).exists()]
+    if missing:
+        subprocess.run([*pip, *missing], check=True)
     return python
 
 

@@ -73,8 +73,8 @@ class Context:
     """The request being served, as a handler sees it."""
 
     __slots__ = (
-        "_last_progress", "_notify", "_round", "in_request_only", "meta", "method", "principal",
-        "request_id", "server"
+        "_held", "_last_progress", "_notify", "_round", "in_request_only", "meta", "method",
+        "principal", "request_id", "server"
     )
 
     def __init__(
@@ -99,6 +99,9 @@ class Context:
         self._notify = notify
         self._last_progress: float | None = None
         self._round: Round | None = None
+        self._held: list[Awaitable[None]] | None = None
+        """The reports of a plain handler running on the event loop's thread (`run_inline`),
+        sent once it returns."""
 
     @property
     def client_info(self) -> dict[str, Any] | None:
@@ -186,6 +189,10 @@ class Context:
         so its reports arrive in order and before its result."""
         notify = self._notify
         assert notify is not None
+        held = self._held
+        if held is not None:
+            held.append(notify(message))
+            return _SENT
         try:
             asyncio.get_running_loop()
         except RuntimeError:
@@ -200,6 +207,19 @@ class Context:
             )
         asyncio.run_coroutine_threadsafe(_notified(notify, message), loop).result()
         return _SENT
+
+    async def run_inline(self, fn: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
+        """Call a plain handler declared never to wait (`blocking=False`) on the event loop's
+        thread. Its reports cannot be awaited by it: they are held, and sent in order once it
+        returns (or raises), before its result, as from a worker thread."""
+        held: list[Awaitable[None]] = []
+        self._held = held
+        try:
+            return fn(**kwargs)
+        finally:
+            self._held = None
+            for report in held:
+                await report
 
     # -- asking the client for input (multi round-trip requests) ------------------------------
 
