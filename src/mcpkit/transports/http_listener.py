@@ -86,29 +86,30 @@ class _Guard:
     server_state: Any
 
     limits: ListenerLimits = ListenerLimits()
-    """Set per server by `protocol_for`."""
+    """Set per server by `protocol_for`, with the figures below taken from it once."""
+    _head_s: float = limits.header_timeout_s
+    _body_s: float = limits.body_timeout_s
+    _period: float = min(_head_s, _body_s)
+    _whole_head: int = min(limits.max_header_line_bytes, limits.max_header_bytes)
+    """The longest head `head_fits` may pass: no line of it can be over the limit."""
+    _max_headers: int = limits.max_headers
     _meter: HeadMeter | None
     _timer: asyncio.TimerHandle | None
     _phase: int
     _deadline: float
-    _whole_head: int
-    """The longest head `head_fits` may pass: no line of it can be over the limit."""
 
     def _guard_start(self) -> None:
-        limits = self.limits
         self._meter = None
         self._timer = None
-        self._whole_head = min(limits.max_header_line_bytes, limits.max_header_bytes)
         # A connection that never sends a byte is held no longer than a slow head.
         self._phase = _HEAD
         now = self.loop.time()
-        self._deadline = now + limits.header_timeout_s
+        self._deadline = now + self._head_s
         self._wake(now)
 
     def _wake(self, now: float) -> None:
         """Set the timer for the deadline or the shorter timeout from now, whichever is first."""
-        limits = self.limits
-        when = now + min(limits.header_timeout_s, limits.body_timeout_s)
+        when = now + self._period
         if self._phase != _IDLE and self._deadline < when:
             when = self._deadline
         self._timer = self.loop.call_at(when, self._tick)
@@ -133,18 +134,16 @@ class _Guard:
     def _metered(self, data: bytes) -> bool:
         """Meter `data` before the parser sees it; False once the request was refused."""
         phase = self._phase
+        if phase == _BODY:
+            self._deadline = self.loop.time() + self._body_s
+            return True
         if phase == _LINGER:
             return False
-        now = self.loop.time()
-        if phase == _BODY:
-            self._deadline = now + self.limits.body_timeout_s
-            return True
         meter = self._meter
         if meter is None:
-            if phase == _IDLE:
-                self._phase = _HEAD
-            self._deadline = now + self.limits.header_timeout_s
-            if head_fits(data, self._whole_head, self.limits.max_headers):
+            self._phase = _HEAD
+            self._deadline = self.loop.time() + self._head_s
+            if head_fits(data, self._whole_head, self._max_headers):
                 return True
             meter = self._meter = self._new_meter()
         meter.feed(data)
@@ -171,7 +170,7 @@ class _Guard:
         """The parser read a whole head: the body (if any) is timed from here."""
         self._meter = None
         self._phase = _BODY
-        self._deadline = self.loop.time() + self.limits.body_timeout_s
+        self._deadline = self.loop.time() + self._body_s
 
     def _body_done(self) -> None:
         """A request's whole body came; until the next request begins only uvicorn's
@@ -200,7 +199,7 @@ class _Guard:
                 cycle, "waiting_for_100_continue", False)):
             # The app is the one not reading yet: the client is not slow.
             now = self.loop.time()
-            self._deadline = now + self.limits.body_timeout_s
+            self._deadline = now + self._body_s
             self._wake(now)
             return
         log.warning("closed a connection from %s: its request body stopped for over %s s",
@@ -259,19 +258,24 @@ def _httptools_class() -> type[Any] | None:
             super().connection_lost(exc)
 
         def data_received(self, data: bytes) -> None:
-            if self.parser is not None and self._metered(data):
-                super().data_received(data)
-                if self._phase == _HEAD and self._meter is None:
-                    self._after_feed(data)
-
-        def on_message_begin(self) -> None:
-            super().on_message_begin()
-            if self._phase == _BODY:  # a pipelined request began in the read that ended the last
-                self._body_done()
-
-        def on_headers_complete(self) -> None:
-            self._head_done()
-            super().on_headers_complete()
+            if self.parser is None or not self._metered(data):
+                return
+            before = self.cycle
+            super().data_received(data)
+            cycle = self.cycle
+            if cycle is not before:
+                # A head ended in this read (the last one, when it held several requests):
+                # read from uvicorn's state after the parse, not from one more callback of
+                # each request. A request begun after it has its head metered from the next
+                # read, as the first one's would be.
+                self._meter = None
+                if cycle.more_body and self.scope is cycle.scope:
+                    self._phase = _BODY
+                    self._deadline = self.loop.time() + self._body_s
+                else:
+                    self._phase = _IDLE
+            elif self._phase == _HEAD and self._meter is None:
+                self._after_feed(data)
 
         def on_message_complete(self) -> None:
             self._body_done()
@@ -340,7 +344,11 @@ def protocol_for(limits: ListenerLimits, parser: str = "auto") -> type[Any]:
         if parser == "httptools":
             raise ValueError("the httptools parser is not installed (pip install mcpkit[fast])")
         base = LimitedH11
-    return type(base.__name__, (base,), {"limits": limits, "__module__": __name__})
+    return type(base.__name__, (base,), {
+        "limits": limits, "_head_s": limits.header_timeout_s, "_body_s": limits.body_timeout_s,
+        "_period": min(limits.header_timeout_s, limits.body_timeout_s),
+        "_whole_head": min(limits.max_header_line_bytes, limits.max_header_bytes),
+        "_max_headers": limits.max_headers, "__module__": __name__})
 
 
 def uvicorn_settings(limits: ListenerLimits, parser: str = "auto") -> dict[str, Any]:
