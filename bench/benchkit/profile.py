@@ -74,10 +74,14 @@ def summarize(collapsed: str, top: int = 20) -> dict[str, Any]:
     return {"samples": samples, "top_own": table(own), "top_total": table(total)}
 
 
-def _record(spy: str, pid: int, seconds: float, out: Path, drive: Any) -> str | None:
-    """Sample `pid` for `seconds` while `drive()` keeps it busy; None on success, else the error."""
+def record(spy: str, pid: int, seconds: float, out: Path, drive: Any, gil: bool = True) -> str | None:
+    """Sample `pid` for `seconds` while `drive()` keeps it busy; None on success, else the error.
+
+    With `gil`, only the thread holding the GIL is sampled (where Python spends its time);
+    without, every thread that is not idle (the whole process: worker threads too)."""
     argv = [spy, "record", "--pid", str(pid), "--duration", str(int(seconds)), "--rate", "500",
-            "--gil", "--format", "raw", "--output", str(out), "--nonblocking"]  # fmt: skip
+            *(["--gil"] if gil else []), "--format", "raw", "--output", str(out),
+            "--nonblocking"]  # fmt: skip
     spy_proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     load = threading.Thread(target=drive, daemon=True)
     load.start()
@@ -115,7 +119,7 @@ def profile_mcpkit(cfg: Config, seconds: float) -> dict[str, Any]:
             with stdio_server(impl, cfg, "profile") as peer:
                 open_peer(peer)
                 sequential(peer, "tools/call", 500, 2.0)
-                err = _record(spy, peer.child.pid, seconds, stacks,
+                err = record(spy, peer.child.pid, seconds, stacks,
                               lambda: pipelined(peer, 32, 10_000_000, seconds + 1.5))  # fmt: skip
             out["stdio"] = {"error": err} if err else summarize(stacks.read_text())
         except (ServerFailed, OSError) as exc:
@@ -126,7 +130,7 @@ def profile_mcpkit(cfg: Config, seconds: float) -> dict[str, Any]:
             with http_server(impl, cfg, "profile-http") as (child, port):
                 era, session = asyncio.run(http_open(child, port))
                 http_load(cfg, port, era, session, 8, 1.0, 5_000)
-                err = _record(spy, child.pid, seconds, stacks,
+                err = record(spy, child.pid, seconds, stacks,
                               lambda: http_load(cfg, port, era, session, 32, seconds + 1.5, 10_000_000))  # fmt: skip
             out["http"] = {"error": err} if err else summarize(stacks.read_text())
         except (ServerFailed, OSError, TimeoutError, ConnectionError) as exc:

@@ -120,6 +120,28 @@ def targets(results: dict[str, Any]) -> list[dict[str, Any]]:
         1.0 if fl else None,
     )
 
+    # Each way of writing the tool against its transport's floor, and the SDK on both transports.
+    for name, what in (("mcpkit", "def"), ("mcpkit-inline", "def, blocking=False"),
+                       ("mcpkit-async", "async def")):
+        goals = {"stdio": 0.9 if name == "mcpkit-async" else 0.8,
+                 "http": 0.8 if name == "mcpkit-async" else 0.7}
+        for transport, figure in (("stdio", "seq"), ("http", "c32")):
+            mine = fig(name, transport, figure, "rps")
+            if mine is None:
+                continue
+            floor = fig("floor", transport, figure, "rps")
+            goal = goals[transport]
+            add(f"{transport} {'sequential' if transport == 'stdio' else 'c=32'} req/s vs floor"
+                f" ({what})", f">= {goal:.2f}x", _ratio(mine, floor),
+                lambda r, goal=goal: r >= goal,
+                f"{name} {mine:.0f} vs floor {floor or 0:.0f} req/s", 1.0 if floor else None)
+    for transport, figure in (("stdio", "seq"), ("stdio", "pipelined"), ("http", "c32")):
+        mine = fig("mcpkit", transport, figure, "rps")
+        sdk_name, sdk = _best(results, SDK_NAMES, (transport, figure, "rps"), False)
+        add(f"{transport} {figure} req/s vs official SDK (def)", ">= 5x", _ratio(mine, sdk),
+            lambda r: r >= 5, f"mcpkit {mine or 0:.0f} vs {sdk_name} {sdk or 0:.0f} req/s",
+            _ratio(fig("floor", transport, figure, "rps"), sdk))
+
     mk, sdk_name, sdk = (
         fig("mcpkit", "cold_start", "discover_ms"),
         *_best(results, SDK_NAMES, ("cold_start", "discover_ms"), True),

@@ -220,6 +220,16 @@ IMPLS: list[Impl] = [
         extra=True,
     ),
     Impl(
+        "mcpkit-inline",
+        "mcpkit, plain `def` tool declared `blocking=False`",
+        "mcpkit",
+        "mcpkit_echo_inline.py",
+        notes="same as mcpkit with `@server.tool(blocking=False)`: a plain function on the event"
+        " loop, no worker-thread hop",
+        needs=("mcpkit",),
+        extra=True,
+    ),
+    Impl(
         "sdk-lowlevel",
         "official SDK, low-level Server",
         "sdk",

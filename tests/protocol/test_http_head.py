@@ -1,12 +1,15 @@
 """`HeadMeter`: the size of a request head measured as its bytes arrive, however the reads
-split it, and the limit it first goes over."""
+split it, and the limit it first goes over; `head_fits`, the scan that passes a whole head
+without it, never passes one the meter would refuse."""
 
 from __future__ import annotations
 
 import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 from mcpkit.protocol.http import Status
-from mcpkit.protocol.http_head import HeadMeter
+from mcpkit.protocol.http_head import HeadMeter, head_fits
 
 BAD_REQUEST, HEADERS_TOO_LARGE, URI_TOO_LONG = (
     Status.BAD_REQUEST, Status.HEADERS_TOO_LARGE, Status.URI_TOO_LONG)
@@ -78,3 +81,45 @@ def test_exactly_at_the_limits_passes() -> None:
     m = meter(max_bytes=len(head))
     assert m.feed(head) == len(head)
     assert m.overflow is None
+
+
+# -- head_fits: the whole head of one read, scanned in C ------------------------------------------
+
+LINE = st.text(alphabet="ab: \t\r\n", max_size=30).map(str.encode)
+"""Header lines with every byte the limits look at: spaces and tabs that fold a line, bare
+CRs and LFs that end lines (or heads) early."""
+
+
+@given(request=st.sampled_from([b"GET / HTTP/1.1", b"POST /mcp HTTP/1.1", b"\r\nGET / HTTP/1.1",
+                                b" GET / HTTP/1.1", b"G"]),
+       lines=st.lists(LINE, max_size=12), tail=st.binary(max_size=20))
+@example(request=b"GET / HTTP/1.1", lines=[b"A: 1", b" folded"], tail=b"")
+@example(request=b"GET / HTTP/1.1", lines=[b"A: 1"] * 6, tail=b"")
+@example(request=b"G", lines=[b"a"] * 6, tail=b"")
+@example(request=b"G", lines=[b"a\nb\nc\nd\ne\nf"], tail=b"")
+@example(request=b"GET / HTTP/1.1", lines=[b"A: 1\n\nB: " + b"x" * 70], tail=b"")
+def test_a_head_that_fits_is_one_the_meter_passes(request: bytes, lines: list[bytes],
+                                                  tail: bytes) -> None:
+    data = b"\r\n".join([request, *lines]) + b"\r\n\r\n" + tail
+    for max_bytes, headers in ((60, 5), (200, 5), (200, 50), (len(data), 3)):
+        if head_fits(data, max_bytes, headers):
+            m = HeadMeter(200, max_bytes, headers)
+            assert m.feed(data) is not None  # the meter, too, saw the head end in this read
+            assert m.overflow is None, (data, max_bytes, headers, m.overflow)
+
+
+@pytest.mark.parametrize(("data", "why"), [
+    (HEAD[:-2], "the head does not end in this read"),
+    (b"\r\n" + HEAD, "it does not start with a request line"),
+    (b"GET / HTTP/1.1\r\nA: 1\r\n b\r\n\r\n", "a folded line"),
+    (b"GET / HTTP/1.1\r\nA: 1\r\n\tb\r\n\r\n", "a line folded with a tab"),
+    (b"GET / HTTP/1.1\r\n" + b"A: 1\r\n" * 6 + b"\r\n", "six headers, five allowed"),
+    (b"GET / HTTP/1.1\r\nX: " + b"y" * 80 + b"\r\n\r\n", "longer than a line may be"),
+])
+def test_a_head_near_or_over_a_limit_goes_to_the_meter(data: bytes, why: str) -> None:
+    assert not head_fits(data, 60, 5), why
+
+
+def test_an_ordinary_head_fits_with_its_body_behind_it() -> None:
+    assert head_fits(HEAD + b"body", 60, 5)
+    assert head_fits(b"GET / HTTP/1.1\r\n" + b"A: 1\r\n" * 5 + b"\r\n", 60, 5)

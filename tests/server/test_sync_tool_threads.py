@@ -7,6 +7,7 @@ import asyncio
 import threading
 from typing import Any
 
+import pytest
 from wire import meta
 
 from mcpkit import Context, Server
@@ -160,3 +161,79 @@ async def test_an_async_tool_still_awaits_its_reports(wire_factory: Any) -> None
     await wire.request("tools/call", {"name": "chatty"}, progressToken=7, **{LOG_LEVEL: "info"})
     assert [n["method"] for n in wire.notifications] == ["notifications/message",
                                                           "notifications/progress"]
+
+
+# -- a plain tool declared never to wait runs on the event loop -------------------------------
+
+async def test_a_plain_tool_declared_not_to_block_runs_on_the_loops_thread(
+    wire_factory: Any,
+) -> None:
+    server = Server("threads-test")
+    loop_thread = threading.get_ident()
+
+    @server.tool(blocking=False)
+    def quick() -> str:
+        """Never waits."""
+        return "loop" if threading.get_ident() == loop_thread else threading.current_thread().name
+
+    @server.tool()
+    def default() -> str:
+        """Left to the default."""
+        return "loop" if threading.get_ident() == loop_thread else "a worker"
+
+    wire = wire_factory(server)
+    quick_reply = await wire.request("tools/call", {"name": "quick"})
+    default_reply = await wire.request("tools/call", {"name": "default"})
+    assert quick_reply["result"]["content"][0]["text"] == "loop"
+    assert default_reply["result"]["content"][0]["text"] == "a worker"
+
+
+async def test_a_plain_tool_on_the_loop_reports_in_order_before_its_result(
+    wire_factory: Any,
+) -> None:
+    server = Server("threads-test")
+
+    @server.tool(blocking=False)
+    def work(ctx: Context) -> str:
+        """Reports without awaiting: the reports are sent once it returns."""
+        ctx.info("starting")
+        for step in range(1, 3):
+            ctx.report_progress(step, 2)
+        ctx.debug("below the asked level: not sent")
+        return "done"
+
+    @server.tool(blocking=False)
+    def fails(ctx: Context) -> str:
+        """Reports, then fails: the report still goes out, before the error result."""
+        ctx.info("about to fail")
+        raise RuntimeError("no")
+
+    wire = wire_factory(server)
+    reply = await wire.request("tools/call", {"name": "work"}, progressToken="p",
+                               **{LOG_LEVEL: "info"})
+    assert reply["result"]["content"][0]["text"] == "done"
+    sent = [(n["method"], n["params"].get("data", n["params"].get("progress")))
+            for n in wire.notifications]
+    assert sent == [("notifications/message", "starting"), ("notifications/progress", 1),
+                    ("notifications/progress", 2)]
+    reply = await wire.request("tools/call", {"name": "fails"}, **{LOG_LEVEL: "info"})
+    assert reply["result"]["isError"] is True
+    assert [n["params"]["data"] for n in wire.notifications] == ["about to fail"]
+
+
+def test_blocking_is_refused_where_it_cannot_hold() -> None:
+    server = Server("threads-test")
+
+    async def coroutine() -> str:
+        return "x"
+
+    def plain() -> str:
+        return "x"
+
+    with pytest.raises(ValueError, match="tool 'coroutine': blocking must be True or False, "
+                                         "and True only for a plain function"):
+        server.add_tool(coroutine, blocking=True)
+    with pytest.raises(ValueError, match="tool 'plain': blocking must be True or False"):
+        server.add_tool(plain, blocking="no")  # type: ignore[typeddict-item]
+    server.add_tool(coroutine, blocking=False)  # what a coroutine does anyway
+    assert server.tools["coroutine"].blocking is False

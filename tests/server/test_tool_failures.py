@@ -160,7 +160,7 @@ async def test_the_logged_traceback_starts_at_the_handler_not_in_mcpkit(
     assert frames[0].filename == __file__ and frames[0].name == function
     assert not [f for f in frames if f.filename.startswith(package)], frames
     left_out = int(re.search(r"\((\d+) frames of mcpkit", record.getMessage())[1])  # type: ignore[index]
-    assert left_out >= 2  # the dispatch's frames were there, and are counted
+    assert left_out >= 1  # mcpkit's frames were there (the one running the tool at least)
 
 
 async def test_each_failure_has_an_id_of_its_own(wire_factory: Any) -> None:

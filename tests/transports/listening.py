@@ -29,11 +29,14 @@ class Listening:
 
 
 @contextlib.asynccontextmanager
-async def listening(app: Any, limits: ListenerLimits | None = None, parser: str = "auto"
-                    ) -> AsyncIterator[Listening]:
-    """`app` served until the block ends; the socket listens before uvicorn starts."""
+async def listening(app: Any, limits: ListenerLimits | None = None, parser: str = "auto", *,
+                    settings: dict[str, Any] | None = None) -> AsyncIterator[Listening]:
+    """`app` served until the block ends; the socket listens before uvicorn starts.
+    `settings`: uvicorn's, instead of those `uvicorn_settings` makes of `limits`."""
+    if settings is None:
+        settings = uvicorn_settings(limits or ListenerLimits(), parser)
     runner = uvicorn.Server(uvicorn.Config(app, log_level="critical", lifespan="off",
-                                           **uvicorn_settings(limits or ListenerLimits(), parser)))
+                                           **settings))
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     sock.listen()

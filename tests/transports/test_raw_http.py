@@ -29,7 +29,7 @@ from wire import MODERN, check_server_message
 
 from mcpkit import Server
 from mcpkit.transports.http_limits import ListenerLimits
-from mcpkit.transports.http_listener import uvicorn_settings
+from mcpkit.transports.http_listener import protocol_for, uvicorn_settings
 from mcpkit.transports.http_server import HTTPOptions
 
 LIMITS = ListenerLimits(max_header_bytes=8192, max_header_line_bytes=2048, max_headers=20,
@@ -312,6 +312,62 @@ async def test_two_requests_in_one_read_are_both_metered_and_served(site: Listen
     assert answer.statuses == [200, 200]
     for index in (0, 1):
         assert answer.message(index, "server/discover")["result"]
+
+
+async def _served(reader: asyncio.StreamReader) -> int:
+    """Read one response (status line, headers, the body its length names): its status."""
+    top = (await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), BOUND)).decode("latin-1")
+    size = next((int(line.split(":", 1)[1]) for line in top.split("\r\n")
+                 if line.lower().startswith("content-length:")), 0)
+    await asyncio.wait_for(reader.readexactly(size), BOUND)
+    return int(top.split()[1])
+
+
+async def test_after_requests_served_a_head_that_stops_on_the_same_connection_gets_408(
+        site: Listening) -> None:
+    # The connection's one timer was set while it served the first requests: it still times
+    # the head that begins after them, from that head's first byte.
+    reader, writer = await asyncio.open_connection("127.0.0.1", site.port)
+    try:
+        for _ in range(3):
+            writer.write(head() + DISCOVER)
+            assert await _served(reader) == 200
+        writer.write(head()[:40])
+        rest = await asyncio.wait_for(reader.read(), BOUND)  # until the server closes
+    finally:
+        writer.close()
+    answer = Answer(_responses(rest), True, 40)
+    assert answer.statuses == [408]
+    assert "request head did not come" in answer.message()["error"]["message"]
+
+
+@pytest.mark.parametrize("parser", ["httptools", "h11"])
+async def test_one_timer_serves_a_connection_however_many_requests_it_carries(
+        parser: str) -> None:
+    # Each head and each body has its timeout, yet the clock is one timer per connection:
+    # the requests set deadlines, not timers. Both timeouts are longer than the test's bound,
+    # so the timer set when the connection opened never needs setting again.
+    limits = ListenerLimits(header_timeout_s=BOUND * 3, body_timeout_s=BOUND * 3)
+    timers = 0
+
+    class Counting(protocol_for(limits, parser)):  # type: ignore[misc]
+        def _wake(self, now: float) -> None:
+            nonlocal timers
+            timers += 1
+            super()._wake(now)
+
+    settings = {**uvicorn_settings(limits, parser), "http": Counting}
+    async with listening(echo_app(), settings=settings) as site:
+        reader, writer = await asyncio.open_connection("127.0.0.1", site.port)
+        try:
+            for _ in range(20):
+                writer.write(head())
+                await writer.drain()
+                writer.write(DISCOVER)  # the body in a read of its own
+                assert await _served(reader) == 200
+        finally:
+            writer.close()
+    assert timers == 1
 
 
 # -- too many connections ---------------------------------------------------------------------

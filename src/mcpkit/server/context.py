@@ -75,8 +75,8 @@ class Context:
     """The request being served, as a handler sees it."""
 
     __slots__ = (
-        "_caller", "_last_progress", "_notify", "_raise_failures", "_round", "in_request_only",
-        "meta", "method", "principal", "request_id", "server"
+        "_caller", "_held", "_last_progress", "_notify", "_raise_failures", "_round",
+        "in_request_only", "meta", "method", "principal", "request_id", "server"
     )
     # `_caller` (the context of the handler whose `ctx.call_tool` made this request) and
     # `_raise_failures` (a middleware chain turns the handler's exceptions into answers, so
@@ -107,6 +107,9 @@ class Context:
         self._notify = notify
         self._last_progress: float | None = None
         self._round: Round | None = None
+        self._held: list[Awaitable[None]] | None = None
+        """The reports of a plain handler running on the event loop's thread (`run_inline`),
+        sent once it returns."""
 
     @property
     def era(self) -> Era:
@@ -230,6 +233,10 @@ class Context:
         so its reports arrive in order and before its result."""
         notify = self._notify
         assert notify is not None
+        held = self._held
+        if held is not None:
+            held.append(notify(message))
+            return _SENT
         try:
             asyncio.get_running_loop()
         except RuntimeError:
@@ -244,6 +251,19 @@ class Context:
             )
         asyncio.run_coroutine_threadsafe(_notified(notify, message), loop).result()
         return _SENT
+
+    async def run_inline(self, fn: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
+        """Call a plain handler declared never to wait (`blocking=False`) on the event loop's
+        thread. Its reports cannot be awaited by it: they are held, and sent in order once it
+        returns (or raises), before its result, as from a worker thread."""
+        held: list[Awaitable[None]] = []
+        self._held = held
+        try:
+            return fn(**kwargs)
+        finally:
+            self._held = None
+            for report in held:
+                await report
 
     # -- asking the client for input (multi round-trip requests) ------------------------------
 

@@ -28,7 +28,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from mcpkit.errors import InvalidRequestError
 from mcpkit.protocol.codec import encode
 from mcpkit.protocol.http import Status
-from mcpkit.protocol.http_head import HeadMeter
+from mcpkit.protocol.http_head import HeadMeter, head_fits
 from mcpkit.protocol.rejections import error_response
 from mcpkit.transports.http_limits import ListenerLimits
 
@@ -55,10 +55,26 @@ _PHRASES: Final = {400: b"Bad Request", 408: b"Request Timeout", 414: b"URI Too 
                    431: b"Request Header Fields Too Large"}
 
 
+_IDLE: Final = 0
+_HEAD: Final = 1
+_BODY: Final = 2
+_LINGER: Final = 3
+"""A connection's phase: between requests (only uvicorn's keep-alive timeout applies), reading
+a head, reading a body the app waits for, or refused and lingering before it closes."""
+
+
 class _Guard:
     """The part shared by both protocols: a head metered and timed from its first byte, a body
     timed between its pieces. The subclass tells it when a head ended (`_head_done`) and when
-    a request's whole body came (`_body_done`)."""
+    a request's whole body came (`_body_done`).
+
+    The clock is one timer per connection, not one per read: each phase sets a deadline (an
+    attribute), and the timer either finds the deadline passed or sets itself again. It is
+    never set further ahead than the shorter of the two timeouts, so a deadline set after it
+    (always at least that far ahead) is never earlier than the timer: no timeout fires late.
+    A head that comes whole in one read (as every head of an ordinary client does) is measured
+    with a few scans of its bytes in C; only a head split across reads, or one near a limit,
+    goes through the `HeadMeter`."""
 
     # Set by uvicorn's protocol this is mixed into.
     transport: asyncio.Transport
@@ -70,43 +86,66 @@ class _Guard:
     server_state: Any
 
     limits: ListenerLimits = ListenerLimits()
-    """Set per server by `protocol_for`."""
+    """Set per server by `protocol_for`, with the figures below taken from it once."""
+    _head_s: float = limits.header_timeout_s
+    _body_s: float = limits.body_timeout_s
+    _period: float = min(_head_s, _body_s)
+    _whole_head: int = min(limits.max_header_line_bytes, limits.max_header_bytes)
+    """The longest head `head_fits` may pass: no line of it can be over the limit."""
+    _max_headers: int = limits.max_headers
     _meter: HeadMeter | None
     _timer: asyncio.TimerHandle | None
-    _in_body: bool
-    _lingering: bool
+    _phase: int
+    _deadline: float
 
     def _guard_start(self) -> None:
         self._meter = None
         self._timer = None
-        self._in_body = False
-        self._lingering = False
         # A connection that never sends a byte is held no longer than a slow head.
-        self._arm(self.limits.header_timeout_s, self._head_timed_out)
+        self._phase = _HEAD
+        now = self.loop.time()
+        self._deadline = now + self._head_s
+        self._wake(now)
 
-    def _arm(self, delay: float, then: Any) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-        self._timer = self.loop.call_later(delay, then)
+    def _wake(self, now: float) -> None:
+        """Set the timer for the deadline or the shorter timeout from now, whichever is first."""
+        when = now + self._period
+        if self._phase != _IDLE and self._deadline < when:
+            when = self._deadline
+        self._timer = self.loop.call_at(when, self._tick)
 
-    def _disarm(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
+    def _tick(self) -> None:
+        """The connection's one timer: a deadline passed times its phase out; otherwise the
+        timer is set again (`_wake`)."""
+        self._timer = None
+        if self.transport.is_closing():
+            return
+        now = self.loop.time()
+        phase = self._phase
+        if phase == _IDLE or now < self._deadline:
+            self._wake(now)
+        elif phase == _HEAD:
+            self._head_timed_out()
+        elif phase == _BODY:
+            self._body_timed_out()
+        else:
+            self.transport.close()
 
     def _metered(self, data: bytes) -> bool:
         """Meter `data` before the parser sees it; False once the request was refused."""
-        if self._lingering:
-            return False
-        if self._in_body:
-            self._arm(self.limits.body_timeout_s, self._body_timed_out)
+        phase = self._phase
+        if phase == _BODY:
+            self._deadline = self.loop.time() + self._body_s
             return True
+        if phase == _LINGER:
+            return False
         meter = self._meter
         if meter is None:
-            limits = self.limits
-            meter = self._meter = HeadMeter(limits.max_header_bytes,
-                                            limits.max_header_line_bytes, limits.max_headers)
-            self._arm(limits.header_timeout_s, self._head_timed_out)
+            self._phase = _HEAD
+            self._deadline = self.loop.time() + self._head_s
+            if head_fits(data, self._whole_head, self._max_headers):
+                return True
+            meter = self._meter = self._new_meter()
         meter.feed(data)
         overflow = meter.overflow
         if overflow is None:
@@ -115,26 +154,37 @@ class _Guard:
         self._close_with(overflow.status, overflow.reason, answer=True)
         return False
 
+    def _after_feed(self, data: bytes) -> None:
+        """A head measured whole that the parser did not end (a shape the scan did not
+        foresee): from here the meter counts what comes, as though all of `data` were head."""
+        if self._phase == _HEAD and self._meter is None and data:
+            meter = self._meter = self._new_meter()
+            meter.size = len(data)
+
+    def _new_meter(self) -> HeadMeter:
+        limits = self.limits
+        return HeadMeter(limits.max_header_bytes, limits.max_header_line_bytes,
+                         limits.max_headers)
+
     def _head_done(self) -> None:
         """The parser read a whole head: the body (if any) is timed from here."""
         self._meter = None
-        self._in_body = True
-        self._arm(self.limits.body_timeout_s, self._body_timed_out)
+        self._phase = _BODY
+        self._deadline = self.loop.time() + self._body_s
 
     def _body_done(self) -> None:
         """A request's whole body came; until the next request begins only uvicorn's
         keep-alive timeout applies."""
-        self._in_body = False
-        self._disarm()
+        self._phase = _IDLE
+        self._meter = None
 
     def _guard_end(self) -> None:
-        self._disarm()
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         self._meter = None
 
     def _head_timed_out(self) -> None:
-        self._timer = None
-        if self.transport.is_closing():
-            return
         if self._meter is None or self._meter.size == 0:
             self.transport.close()  # nothing was asked: nothing to answer
             return
@@ -144,14 +194,13 @@ class _Guard:
                          f"within {self.limits.header_timeout_s} s", answer=True)
 
     def _body_timed_out(self) -> None:
-        self._timer = None
-        if self.transport.is_closing():
-            return
         cycle = self.cycle
         if self.flow.read_paused or (cycle is not None and getattr(
                 cycle, "waiting_for_100_continue", False)):
             # The app is the one not reading yet: the client is not slow.
-            self._arm(self.limits.body_timeout_s, self._body_timed_out)
+            now = self.loop.time()
+            self._deadline = now + self._body_s
+            self._wake(now)
             return
         log.warning("closed a connection from %s: its request body stopped for over %s s",
                     self._peer(), self.limits.body_timeout_s)
@@ -182,9 +231,10 @@ class _Guard:
         # side ends after the answer, and what still comes is read and dropped, unparsed, for
         # a moment; then the connection closes.
         transport.write_eof()
-        self._lingering = True
+        self._phase = _LINGER
         self.flow.resume_reading()
-        self._arm(LINGER_S, transport.close)
+        self._deadline = self.loop.time() + LINGER_S
+        self._timer = self.loop.call_at(self._deadline, self._tick)
 
     def _peer(self) -> str:
         return f"{self.client[0]}:{self.client[1]}" if self.client else "an unknown peer"
@@ -208,17 +258,24 @@ def _httptools_class() -> type[Any] | None:
             super().connection_lost(exc)
 
         def data_received(self, data: bytes) -> None:
-            if self.parser is not None and self._metered(data):
-                super().data_received(data)
-
-        def on_message_begin(self) -> None:
-            super().on_message_begin()
-            if self._in_body:  # a pipelined request began in the read that ended the last
-                self._body_done()
-
-        def on_headers_complete(self) -> None:
-            self._head_done()
-            super().on_headers_complete()
+            if self.parser is None or not self._metered(data):
+                return
+            before = self.cycle
+            super().data_received(data)
+            cycle = self.cycle
+            if cycle is not before:
+                # A head ended in this read (the last one, when it held several requests):
+                # read from uvicorn's state after the parse, not from one more callback of
+                # each request. A request begun after it has its head metered from the next
+                # read, as the first one's would be.
+                self._meter = None
+                if cycle.more_body and self.scope is cycle.scope:
+                    self._phase = _BODY
+                    self._deadline = self.loop.time() + self._body_s
+                else:
+                    self._phase = _IDLE
+            elif self._phase == _HEAD and self._meter is None:
+                self._after_feed(data)
 
         def on_message_complete(self) -> None:
             self._body_done()
@@ -263,6 +320,8 @@ class LimitedH11(_Guard, H11Protocol):
     def data_received(self, data: bytes) -> None:
         if self._metered(data):
             super().data_received(data)
+            if self._phase == _HEAD and self._meter is None:
+                self._after_feed(data)
 
     def handle_events(self) -> None:
         before = self.conn.their_state
@@ -270,9 +329,8 @@ class LimitedH11(_Guard, H11Protocol):
         after = self.conn.their_state
         if after is h11.SEND_BODY and before is not h11.SEND_BODY:
             self._head_done()
-        elif after in (h11.DONE, h11.MUST_CLOSE) and (self._in_body or self._meter):
+        elif after in (h11.DONE, h11.MUST_CLOSE) and self._phase in (_HEAD, _BODY):
             self._body_done()
-            self._meter = None
 
 
 LimitedHttpTools = _httptools_class()
@@ -286,7 +344,11 @@ def protocol_for(limits: ListenerLimits, parser: str = "auto") -> type[Any]:
         if parser == "httptools":
             raise ValueError("the httptools parser is not installed (pip install mcpkit[fast])")
         base = LimitedH11
-    return type(base.__name__, (base,), {"limits": limits, "__module__": __name__})
+    return type(base.__name__, (base,), {
+        "limits": limits, "_head_s": limits.header_timeout_s, "_body_s": limits.body_timeout_s,
+        "_period": min(limits.header_timeout_s, limits.body_timeout_s),
+        "_whole_head": min(limits.max_header_line_bytes, limits.max_header_bytes),
+        "_max_headers": limits.max_headers, "__module__": __name__})
 
 
 def uvicorn_settings(limits: ListenerLimits, parser: str = "auto") -> dict[str, Any]:
