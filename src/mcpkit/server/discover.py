@@ -3,7 +3,7 @@
 The result (the versions served, the capabilities, the instructions) is built once and kept
 with the list pages until the registry changes, since every client opens with it.
 
-Imports `mcpkit.types`; the `Context` only for its type.
+Imports `mcpkit.types`, and `mcpkit.server.context` (which imports none of the server's modules that import this one).
 """
 
 from __future__ import annotations
