@@ -2,8 +2,11 @@
 the single-use records.
 
 redis-py's asyncio client keeps a pool of connections, made on first use, so building a
-server connects to nothing. A connection found dead (Redis restarted) is replaced and the
-command sent once more; while Redis is down a command fails within `timeout` seconds with
+server connects to nothing. A command and a script are sent on a connection of that pool with
+redis-py's connection calls (send, read the reply), not through the client's per-command path
+(its retry object and observability hooks), which costs twice the loopback round trip itself.
+A connection found dead (Redis restarted) is dropped and the command sent once more on
+another; while Redis is down a command fails within `timeout` seconds with
 `StoreUnavailableError` (-32603, HTTP 503) and the process stays up. A Redis that hangs (its
 process stopped) fails each call the same way within `deadline` seconds (the URL's
 `timeout=`, 5 by default), its connection, retry and reply included. A command's reply is its
@@ -18,6 +21,7 @@ Imports: the standard library, `mcpkit.protocol.extras`, `mcpkit.store`; redis-p
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Callable, Sequence
 from typing import Any, Final
@@ -69,7 +73,8 @@ class RedisEngine:
         self.timeout = min(timeout, deadline)
         self.prefix = prefix
         self._client: Any = None
-        self._scripts: dict[str, Any] = {}
+        self._scripts: dict[str, str] = {}
+        """The SHA-1 digest of each script's source, by source."""
 
     @property
     def client(self) -> Any:
@@ -88,23 +93,46 @@ class RedisEngine:
     def key(self, *parts: str) -> str:
         return self.prefix + ":".join(parts)
 
+    async def _send(self, *command: Any) -> Any:
+        """One command and its reply on a pooled connection; a connection that fails is
+        dropped (redis-py disconnects it on any failure in a read, a timeout or a
+        cancellation included, so no reply is left behind for the next user) and the command
+        sent once more on another, as the client's retry would."""
+        pool = self.client.connection_pool
+        for attempt in (0, 1):
+            conn = await pool.get_connection()
+            try:
+                await conn.send_command(*command)
+                return await conn.read_response()
+            except self._redis.ConnectionError:
+                await conn.disconnect()
+                if attempt:
+                    raise
+            finally:
+                await pool.release(conn)
+        raise AssertionError("unreachable")  # pragma: no cover
+
     async def run(self, what: str, command: str, *args: Any) -> Any:
         """One command; `StoreUnavailableError` naming `what` when Redis cannot be reached."""
         try:
             async with deadline(self.deadline):
-                return await self.client.execute_command(command, *args)
+                return await self._send(command, *args)
         except (self._redis.ConnectionError, self._redis.TimeoutError, TimeoutError) as exc:
             raise unavailable("Redis", self.name, what, exc) from None
 
     async def script(self, what: str, source: str, keys: Sequence[str],
                      args: Sequence[Any]) -> Any:
         """Run a Lua script atomically (by its digest, loaded again if Redis forgot it)."""
-        runner = self._scripts.get(source)
-        if runner is None:
-            runner = self._scripts[source] = self.client.register_script(source)
+        digest = self._scripts.get(source)
+        if digest is None:
+            digest = self._scripts[source] = hashlib.sha1(source.encode()).hexdigest()
         try:
             async with deadline(self.deadline):
-                return await runner(keys=list(keys), args=list(args))
+                try:
+                    return await self._send("EVALSHA", digest, len(keys), *keys, *args)
+                except self._redis.exceptions.NoScriptError:
+                    await self._send("SCRIPT", "LOAD", source)
+                    return await self._send("EVALSHA", digest, len(keys), *keys, *args)
         except (self._redis.ConnectionError, self._redis.TimeoutError, TimeoutError) as exc:
             raise unavailable("Redis", self.name, what, exc) from None
 
