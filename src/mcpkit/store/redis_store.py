@@ -2,11 +2,12 @@
 the single-use records.
 
 redis-py's asyncio client keeps a pool of connections, made on first use, so building a
-server connects to nothing. A command and a script are sent on a connection of that pool with
-redis-py's connection calls (send, read the reply), not through the client's per-command path
-(its retry object and observability hooks), which costs twice the loopback round trip itself.
-A connection found dead (Redis restarted) is dropped and the command sent once more on
-another; while Redis is down a command fails within `timeout` seconds with
+server connects to nothing. A command and a script are sent on one of redis-py's connections
+with its connection calls (send, read the reply), kept idle between commands in a list of the
+engine's own, not through the client's per-command path and its pool's checkout (its retry
+object, observability hooks, health check), which together cost twice the loopback round
+trip itself. A connection found dead (Redis restarted) is dropped and the command sent once
+more on another; while Redis is down a command fails within `timeout` seconds with
 `StoreUnavailableError` (-32603, HTTP 503) and the process stays up. A Redis that hangs (its
 process stopped) fails each call the same way within `deadline` seconds (the URL's
 `timeout=`, 5 by default), its connection, retry and reply included. A command's reply is its
@@ -59,6 +60,10 @@ return redis.call('HINCRBY', KEYS[1], 'c', 1)
 """One more for the key; a count past its expiry (by the caller's clock) starts again at 1."""
 
 
+_IDLE_MAX: Final = 32
+"""Idle connections one engine keeps; one more is closed once its command is answered."""
+
+
 class RedisEngine:
     """One client to one Redis database, shared by the seams of a backend, and the one place
     where the driver's failures become `StoreUnavailableError`."""
@@ -74,6 +79,8 @@ class RedisEngine:
         self.prefix = prefix
         self._client: Any = None
         self._scripts: dict[str, str] = {}
+        self._idle: list[Any] = []
+        """Connections free for the next command (`_send`)."""
         """The SHA-1 digest of each script's source, by source."""
 
     @property
@@ -94,22 +101,40 @@ class RedisEngine:
         return self.prefix + ":".join(parts)
 
     async def _send(self, *command: Any) -> Any:
-        """One command and its reply on a pooled connection; a connection that fails is
+        """One command and its reply on an idle connection (one is made when none is idle).
+
+        The connections are redis-py's, made by its pool's factory (the client's settings,
+        timeouts included) and kept in a list of idle ones here: taking one from the pool and
+        giving it back costs more than the loopback round trip. A connection that fails is
         dropped (redis-py disconnects it on any failure in a read, a timeout or a
         cancellation included, so no reply is left behind for the next user) and the command
-        sent once more on another, as the client's retry would."""
-        pool = self.client.connection_pool
+        sent once more on another, as the client's retry would; one Redis closed while idle
+        (a restart) fails that way on its first use. An error reply leaves the connection
+        good."""
+        idle = self._idle
         for attempt in (0, 1):
-            conn = await pool.get_connection()
+            conn = idle.pop() if idle else self.client.connection_pool.make_connection()
             try:
+                if not conn.is_connected:
+                    await conn.connect()
                 await conn.send_command(*command)
-                return await conn.read_response()
+                reply = await conn.read_response()
+            except self._redis.ResponseError:
+                idle.append(conn)
+                raise
             except self._redis.ConnectionError:
                 await conn.disconnect()
                 if attempt:
                     raise
-            finally:
-                await pool.release(conn)
+                continue
+            except BaseException:
+                await conn.disconnect()
+                raise
+            if len(idle) < _IDLE_MAX:
+                idle.append(conn)
+            else:
+                await conn.disconnect()
+            return reply
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def run(self, what: str, command: str, *args: Any) -> Any:
@@ -149,6 +174,9 @@ class RedisEngine:
     async def close(self) -> None:
         client, self._client = self._client, None
         self._scripts.clear()
+        idle, self._idle = self._idle, []
+        for conn in idle:
+            await conn.disconnect()
         if client is not None:
             await client.aclose()
 
