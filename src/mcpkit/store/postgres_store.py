@@ -158,8 +158,16 @@ async def _check(conn: Any) -> None:
     socket of an idle connection (a closed socket reads as end of file; a server shutting
     down sends its notice first). Nothing to read means the server has not hung up on it: a
     server that hangs with the socket open is caught by `deadline`, as a ping would be."""
-    if conn.closed or conn.broken or select.select([conn.pgconn.socket], [], [], 0)[0]:
+    if conn.closed or conn.broken or _readable(conn.pgconn.socket):
         await conn.execute("")  # raises for a connection that is closed or dead
+
+
+def _readable(fd: int) -> bool:
+    """Whether `fd` has something to read (or its end) now; poll, not select, which refuses
+    descriptors past 1023 in a busy process."""
+    waiting = select.poll()
+    waiting.register(fd, select.POLLIN)
+    return bool(waiting.poll(0))
 
 
 class PostgresStore(Store):
