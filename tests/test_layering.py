@@ -226,24 +226,49 @@ SEAMS: dict[tuple[str, str], str] = {
         "the initialize pin: the opening exchange pins the era, initialize after it is refused",
     ("protocol/envelope.py", "read_meta"):
         "the modern envelope serves the versions it speaks; any other (a legacy one) is -32022",
+    ("protocol/http_refusals.py", "request_refusal"):
+        "a modern request naming a method the modern era removed (initialize, ping, ...) is "
+        "-32601 saying how a 2025-11-25 client reaches it, whether legacy clients are served "
+        "or not",
     ("protocol/http.py", "classify_era"):
         "the pure decision of which era a POST belongs to, behind protocol/http.route",
     ("proxy/upstream.py", "Upstream.exclusive"):
         "a 2025-11-25 upstream's requests to its client name no call: each call holds a "
         "connection alone, so a request arriving there is that call's",
-    ("transports/http_server.py", "HTTPApp.__init__"):
+    ("transports/http_server/app.py", "HTTPApp.__init__"):
         "configuration: whether the legacy endpoints are in the HTTP table at all",
 }
 """Every era branch outside the legacy rooms: (module, function) -> why it is a seam."""
 
 _ERA_VALUES = {"modern", "legacy"}
 _ERA_MARKS = {"MODERN", "LEGACY", "legacy_version", "LEGACY_VERSION", "LEGACY_VERSIONS",
-              "MODERN_VERSION", "MODERN_VERSIONS", "MODERN_CLIENT_VERSIONS"}
+              "MODERN_VERSION", "MODERN_VERSIONS", "MODERN_CLIENT_VERSIONS", "LEGACY_ONLY",
+              "MODERN_ONLY"}
 """Names that stand for one era: its values, a legacy session's version, the versions of each
-era. An object's `.era` does too (a plain `era` variable compared with another is not a branch:
-the era cache asks whether what it holds changed)."""
+era, the methods of one era only. An object's `.era` does too (a plain `era` variable compared
+with another is not a branch: the era cache asks whether what it holds changed)."""
 _ERA_FLAGS = {"legacy", "modern", "legacy_version"}
-"""Attributes whose truth is an era (`options.legacy`, set only when legacy clients are served)."""
+"""Attributes whose truth is an era (`options.legacy`, set only when legacy clients are served),
+and, with a leading underscore too (`self._legacy`), what a module keeps of one era."""
+
+
+def _flag(name: str | None) -> bool:
+    return name is not None and name.lstrip("_") in _ERA_FLAGS
+
+
+def _era_locals(tree: ast.AST) -> set[str]:
+    """Names bound to something of one era (`legacy = self._legacy()`, `modern = s.modern`):
+    testing such a name is asking the era as surely as testing the attribute it came from."""
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign | ast.AnnAssign | ast.NamedExpr) and node.value is not None:
+            value = node.value
+            while isinstance(value, ast.Await | ast.Call):
+                value = value.value if isinstance(value, ast.Await) else value.func
+            if _flag(_names(value)) or (_marks_an_era(value) and _names(value) != "era"):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                found |= {t.id for t in targets if isinstance(t, ast.Name)}
+    return found
 
 
 def _names(node: ast.AST) -> str | None:
@@ -332,7 +357,12 @@ def era_branches(tree: ast.AST) -> list[tuple[int, str]]:
         elif isinstance(node, ast.match_case):
             found += [p for p in ast.walk(node.pattern)
                       if isinstance(p, ast.MatchValue) and _marks_an_era(p.value)]
-    found += [t for t in _tested(tree) if _names(t) in _ERA_FLAGS and isinstance(t, ast.Attribute)]
+    era_locals = _era_locals(tree)
+    for test in _tested(tree):
+        sides = [test.left, *test.comparators] if isinstance(test, ast.Compare) else [test]
+        if any((isinstance(side, ast.Attribute) and _flag(side.attr))
+               or (isinstance(side, ast.Name) and side.id in era_locals) for side in sides):
+            found.append(test)
     return sorted({(n.lineno, where.get(id(n)) or "<module>") for n in found})
 
 
@@ -375,6 +405,13 @@ def test_era_branches_live_in_the_legacy_rooms_or_are_named_seams() -> None:
     ("changed = old.get('era') != era", False),
     ("if self.era: pass", False),
     ("if legacy.startswith('#'): pass", False),
+    ("if method in LEGACY_ONLY: pass", True),
+    ("legacy = self._legacy()\nif legacy is not None: pass", True),
+    ("modern = await s.modern()\nx = a if modern else b", True),
+    ("legacy = self._legacy\nrun(legacy)", False),
+    ("if self._legacy is not None: pass", True),
+    ("version = 'legacy'\nif version: pass", True),
+    ("name = node.get('id')\nif name: pass", False),
 ])
 def test_what_counts_as_an_era_branch(source: str, expected: bool) -> None:
     assert bool(era_branches(ast.parse(source))) is expected

@@ -62,7 +62,7 @@ def test_every_public_name_of_mcpkit_imports(name: str) -> None:
 
 def test_the_public_server_serves_over_http_and_is_the_core_server() -> None:
     from mcpkit.server.server import Server as CoreServer
-    from mcpkit.transports.http_server import HTTPApp
+    from mcpkit.transports.http_server.app import HTTPApp
 
     server = mcpkit.Server("surface")
     assert isinstance(server, CoreServer)

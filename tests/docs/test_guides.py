@@ -27,9 +27,9 @@ from schema_tap import SchemaTap
 from wire import SPEC_DIR, spec_available
 
 from mcpkit.testing import ServerWire
-from mcpkit.transports.http_client import HTTPConnector
+from mcpkit.transports.http_client.transport import HTTPConnector
 from mcpkit.transports.memory import InMemory
-from mcpkit.transports.stdio_client import StdioServer
+from mcpkit.transports.stdio.client import StdioServer
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"

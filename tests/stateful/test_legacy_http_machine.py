@@ -56,7 +56,7 @@ from wire import LEGACY, check_client_message
 
 from mcpkit import Context, Server
 from mcpkit.store.sessions import MemorySessionStore
-from mcpkit.transports.http_server import HTTPApp, HTTPOptions
+from mcpkit.transports.http_server.app import HTTPApp, HTTPOptions
 
 IDLE = 60.0
 VERSIONS = ["2025-11-25", "2025-06-18", "2025-03-26"]

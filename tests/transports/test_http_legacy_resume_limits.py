@@ -15,8 +15,8 @@ import pytest
 from resume_peer import TIMEOUT, LegacyClient, collect, legacy_session, results, serving
 from resume_server import Gates, app
 
-from mcpkit.transports.http_events import MemoryEventStore
-from mcpkit.transports.http_sessions import MemorySessionStore
+from mcpkit.store.events import MemoryEventStore
+from mcpkit.transports.legacy.sessions import MemorySessionStore
 
 
 async def refusal(peer: LegacyClient, last_event_id: str | bytes) -> tuple[int, str]:

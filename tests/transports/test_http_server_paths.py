@@ -27,9 +27,9 @@ from wire import LEGACY, MODERN, check_server_message, meta
 
 from mcpkit import Context, Server
 from mcpkit.legacy.session import LegacyState
-from mcpkit.transports.http_events import MemoryEventStore
-from mcpkit.transports.http_server import HTTPApp, HTTPOptions
-from mcpkit.transports.http_sessions import MemorySessionStore
+from mcpkit.store.events import MemoryEventStore
+from mcpkit.transports.http_server.app import HTTPApp, HTTPOptions
+from mcpkit.transports.legacy.sessions import MemorySessionStore
 
 TIMEOUT = 10.0
 """Bound on every wait: a path that fails to answer fails the test instead of hanging it."""

@@ -22,18 +22,17 @@ import math
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any
 
 from mcpkit.errors import InternalError, InvalidRequestError
 from mcpkit.protocol.codec import RequestId
-from mcpkit.protocol.http import Status
+from mcpkit.protocol.http import PRINCIPAL_SCOPE_KEY, Status
 from mcpkit.protocol.http_refusals import Refusal
 from mcpkit.protocol.rejections import error_response
 from mcpkit.server.mrtr import principal_key
 from mcpkit.store.sessions import SessionOwner
 
 __all__ = [
-    "PRINCIPAL_SCOPE_KEY",
     "CreationRate",
     "SessionLimits",
     "exempt",
@@ -42,9 +41,6 @@ __all__ = [
     "store_full_refusal",
 ]
 
-PRINCIPAL_SCOPE_KEY: Final = "mcpkit.principal"
-"""The ASGI scope key where authentication middleware puts the request's principal (a string,
-or what `mcpkit.server.mrtr.principal_key` reads: a mapping or object with a subject)."""
 
 
 

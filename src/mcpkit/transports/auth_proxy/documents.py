@@ -17,7 +17,7 @@ import httpx
 
 from mcpkit.auth.proxy.config import ProxyLimits
 from mcpkit.errors import AuthError
-from mcpkit.transports.oauth_http import OAuthHTTP
+from mcpkit.transports.oauth.http import OAuthHTTP
 
 __all__ = ["fetch_client_document"]
 

@@ -16,7 +16,7 @@ import orjson
 
 from mcpkit.auth.proxy.consent import PAGE_HEADERS
 from mcpkit.errors import OAuthRequestError
-from mcpkit.transports.http_endpoint import Receive, Send
+from mcpkit.transports.http_server.endpoint import Receive, Send
 
 __all__ = ["CORS", "NO_STORE", "header", "read_body", "send_error", "send_json", "send_page",
            "send_redirect"]

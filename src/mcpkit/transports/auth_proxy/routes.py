@@ -12,14 +12,14 @@ paths are answered before the MCP endpoint's, after the `Host` check:
 | `/oauth/authorize` | a client's authorization request: checked, then the consent page |
 | `/oauth/consent` | the user's decision (POST, CSRF-checked); allowed, the browser goes upstream |
 | `/oauth/callback` | the upstream's answer: its code exchanged, a code of the proxy's issued |
-| `/oauth/token`, `/oauth/revoke` | tokens (authorization code, refresh with rotation), RFC 7009 (`mcpkit.transports.auth_proxy_tokens`) |
+| `/oauth/token`, `/oauth/revoke` | tokens (authorization code, refresh with rotation), RFC 7009 (`mcpkit.transports.auth_proxy.tokens`) |
 
 The MCP endpoint itself is protected by the ordinary `AuthGate` with a `ProtectedResource`
 whose verifier reads the proxy's own tokens (`ProxyVerifier`), so the Protected Resource
 Metadata names the proxy as the authorization server and every check of a token (issuer,
 audience, time, scopes per tool) is the one every protected server makes.
 
-State lives in the server's `Store` (`mcpkit.transports.auth_proxy_state`), keys come from its
+State lives in the server's `Store` (`mcpkit.transports.auth_proxy.state`), keys come from its
 state key ring, so replicas sharing both serve any step of any sign-in. Nothing here logs a
 code, a token, a secret or a cookie.
 """
@@ -54,7 +54,7 @@ from mcpkit.auth.proxy.tokens import SIGNING_PURPOSE, SigningKeys, digest, pkce_
 from mcpkit.errors import AuthError, OAuthRequestError, StoreUnavailableError
 from mcpkit.protocol.http import HostPolicy, read_headers
 from mcpkit.protocol.http_refusals import forbidden
-from mcpkit.transports.auth_proxy_http import (
+from mcpkit.transports.auth_proxy.http import (
     CORS,
     NO_STORE,
     header,
@@ -64,9 +64,9 @@ from mcpkit.transports.auth_proxy_http import (
     send_page,
     send_redirect,
 )
-from mcpkit.transports.auth_proxy_state import ProxyState
-from mcpkit.transports.auth_proxy_upstream import UpstreamClient
-from mcpkit.transports.http_endpoint import Receive, Scope, Send, refuse
+from mcpkit.transports.auth_proxy.state import ProxyState
+from mcpkit.transports.auth_proxy.upstream import UpstreamClient
+from mcpkit.transports.http_server.endpoint import Receive, Scope, Send, refuse
 
 __all__ = ["ProxyRoutes"]
 
@@ -103,7 +103,7 @@ class ProxyRoutes:
     """The endpoints of one `AuthProxy` (see the module docstring)."""
 
     def __init__(self, server: Any, proxy: AuthProxy, policy: HostPolicy) -> None:
-        from mcpkit.transports.auth_proxy_tokens import ProxyVerifier, TokenEndpoints
+        from mcpkit.transports.auth_proxy.tokens import ProxyVerifier, TokenEndpoints
 
         self.server = server
         self.proxy = proxy
@@ -178,7 +178,7 @@ class ProxyRoutes:
         return None if record is None else ClientRecord.from_json(record)
 
     async def _document_client(self, url: str) -> ClientRecord:
-        from mcpkit.transports.auth_proxy_documents import fetch_client_document
+        from mcpkit.transports.auth_proxy.documents import fetch_client_document
 
         if not (self.loopback and url.startswith("http://")):
             check_document_url(url)

@@ -39,11 +39,11 @@ from mcpkit.auth.proxy.tokens import (
 from mcpkit.auth.server_claims import claims_scopes
 from mcpkit.auth.server_config import Principal
 from mcpkit.errors import AuthError, InvalidTokenError, OAuthRequestError
-from mcpkit.transports.auth_proxy_http import CORS, NO_STORE, header, read_body, send_json
-from mcpkit.transports.http_endpoint import Receive, Scope, Send
+from mcpkit.transports.auth_proxy.http import CORS, NO_STORE, header, read_body, send_json
+from mcpkit.transports.http_server.endpoint import Receive, Scope, Send
 
 if TYPE_CHECKING:
-    from mcpkit.transports.auth_proxy import ProxyRoutes
+    from mcpkit.transports.auth_proxy.routes import ProxyRoutes
 
 __all__ = ["ProxyVerifier", "TokenEndpoints"]
 

@@ -33,7 +33,7 @@ from mcpkit.auth.proxy.config import ProxyLimits, Upstream
 from mcpkit.auth.server_claims import check_claims
 from mcpkit.errors import AuthError, InvalidTokenError
 from mcpkit.store.tokens import ClientInfo
-from mcpkit.transports.oauth_http import OAuthHTTP, client_auth
+from mcpkit.transports.oauth.http import OAuthHTTP, client_auth
 
 __all__ = ["Endpoints", "UpstreamClient"]
 
@@ -159,7 +159,7 @@ class UpstreamClient:
 
     async def _id_token_claims(self, id_token: str, endpoints: Endpoints,
                                nonce: str) -> dict[str, Any]:
-        from mcpkit.transports.http_auth_jwt import JWTVerifier
+        from mcpkit.transports.http_server.auth_jwt import JWTVerifier
 
         if self._verifier is None:
             assert endpoints.jwks_uri is not None

@@ -13,11 +13,11 @@ which is the cancellation on HTTP. A stream that breaks before its response lose
 it is sent again, with a new id, only as many times as the caller allows (`retries=`).
 What an era changes (the headers of a request, whether a broken stream is resumed, whether a
 404 ends a session) the transport asks the `HTTPEra` it holds (`mcpkit.transports.
-http_client_era`): `ModernHTTP` from the start, the `LegacyHTTPSession` an `initialize` opened
+http_client.era`): `ModernHTTP` from the start, the `LegacyHTTPSession` an `initialize` opened
 (`mcpkit.client.legacy.http_session`) after it. Reading a response stream and the policy of
-resuming a legacy one are `mcpkit.transports.http_client_streams`; every request follows a
+resuming a legacy one are `mcpkit.transports.http_client.streams`; every request follows a
 307 or 308 within its origin, and the transport then keeps the URL it ended at
-(`mcpkit.transports.http_client_redirects`); the errors raised here (`HTTPStatusError`,
+(`mcpkit.transports.http_client.redirects`); the errors raised here (`HTTPStatusError`,
 `SessionExpiredError`, `BrokenStreamError`) are defined in `mcpkit.errors` and importable from
 here too. httpx is imported with this module, never by `import mcpkit`.
 """
@@ -51,11 +51,11 @@ from mcpkit.protocol.codec import RequestId, encode, result_message
 from mcpkit.protocol.framing import Allowance, SSEDecoder
 from mcpkit.protocol.http import ScreenedTools, Status, screen_tools
 from mcpkit.protocol.rejections import error_response
-from mcpkit.transports.http_client_era import HTTPEra, ModernHTTP
-from mcpkit.transports.http_client_redirects import opened, send
-from mcpkit.transports.http_client_streams import BlockSize as _BlockSize
-from mcpkit.transports.http_client_streams import describe as _describe
-from mcpkit.transports.http_client_streams import json_reply, read_response, resume
+from mcpkit.transports.http_client.era import HTTPEra, ModernHTTP
+from mcpkit.transports.http_client.redirects import opened, send
+from mcpkit.transports.http_client.streams import BlockSize as _BlockSize
+from mcpkit.transports.http_client.streams import describe as _describe
+from mcpkit.transports.http_client.streams import json_reply, read_response, resume
 from mcpkit.types.constants import Header, Method
 
 __all__ = [
@@ -92,7 +92,7 @@ class HTTPClientTransport:
         """`client` is an httpx client to share (it is not closed here); otherwise one is made
         with `timeout` (default: 30 s to connect, no limit on reading a stream) and any
         `httpx_options` (TLS `verify`, proxies, `event_hooks`, ...). `auth` authorizes every
-        request (`mcpkit.transports.oauth.OAuth`; a 401 or 403 is its to answer). `tap`, when
+        request (`mcpkit.transports.oauth.flow.OAuth`; a 401 or 403 is its to answer). `tap`, when
         given, sees every JSON-RPC message in both directions, as `StdioServer`'s does: each
         one sent (requests, notifications, answers to the server's requests) just before its
         POST, and each one received (responses, and what response and session streams carry)."""
@@ -237,7 +237,7 @@ class HTTPClientTransport:
     def _open(self, method: str, what: str, message: Mapping[str, Any] | None,
               content: bytes | None = None, last_event_id: str | None = None
               ) -> AbstractAsyncContextManager[httpx.Response]:
-        """One request to the endpoint, redirects followed (`http_client_redirects`); a GET
+        """One request to the endpoint, redirects followed (`redirects`); a GET
         asks for an event stream, from `last_event_id` when it resumes one."""
         headers = self._headers_for(message)
         if method == "GET":
@@ -459,7 +459,7 @@ def _refused(method: Any, status: int, headers: httpx.Headers) -> AuthError:
     challenge = bearer_challenge(headers.get_list("www-authenticate"))
     said = f" ({challenge.error})" if challenge is not None and challenge.error else ""
     return AuthError(f"{method}: the server answered HTTP {status}{said}: it requires "
-                     "authorization; give the connector auth= (mcpkit.transports.oauth.OAuth) "
+                     "authorization; give the connector auth= (mcpkit.transports.oauth.flow.OAuth) "
                      "or sign in with `mcpkit login URL`")
 
 

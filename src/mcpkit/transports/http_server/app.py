@@ -3,11 +3,11 @@
 `HTTPApp` is the ASGI glue. It checks what every request passes whatever its era, in a fixed
 order: a `Host` that names no host (400, before anything else), the Protected Resource Metadata
 of a protected server (after the Host/Origin check), path (404; health probes,
-`mcpkit.transports.http_health`, are answered there, before the Host/Origin check),
+`mcpkit.transports.http_server.health`, are answered there, before the Host/Origin check),
 Host/Origin (403), the token (401/403), for a POST its size (413), type (415) and JSON (400).
 The pure `mcpkit.protocol.http.route` then names the route, and the one `Endpoint` its table
 holds for it serves the request: `ModernEndpoint` (2026-07-28, stateless) or the legacy
-sessions (`mcpkit.transports.http_legacy`); that lookup is the app's one decision about eras.
+sessions (`mcpkit.transports.legacy.routes`); that lookup is the app's one decision about eras.
 Refusals come from `mcpkit.protocol.http_refusals`. Raw ASGI: it runs under any ASGI server,
 mounts in Starlette or FastAPI and needs no lifespan; shutting down is `close()` or
 `app.lifespan`. Imports the layers below and the stdlib; uvicorn only in `run_http`/`serve_http`.
@@ -46,16 +46,15 @@ from mcpkit.protocol.http_refusals import (
     unsupported_media,
 )
 from mcpkit.store.events import EventStore
-from mcpkit.store.sessions import MemorySessionStore, SessionStore
-from mcpkit.transports.http_drain import drain_endpoints, stopping_answer
-from mcpkit.transports.http_endpoint import Endpoint, Receive, Send, refuse
-from mcpkit.transports.http_exchange import plain_response
-from mcpkit.transports.http_health import Health, HealthPaths
-from mcpkit.transports.http_legacy import LegacyRoute, SessionlessRoute
-from mcpkit.transports.http_limits import ListenerLimits
-from mcpkit.transports.http_modern import ModernEndpoint
-from mcpkit.transports.http_sessions import LegacyEndpoint
-from mcpkit.transports.http_stores import shared_stores
+from mcpkit.store.sessions import SessionStore
+from mcpkit.transports.http_server.drain import drain_endpoints, stopping_answer
+from mcpkit.transports.http_server.endpoint import Endpoint, Receive, Send, refuse
+from mcpkit.transports.http_server.exchange import plain_response
+from mcpkit.transports.http_server.health import Health, HealthPaths
+from mcpkit.transports.http_server.limits import ListenerLimits
+from mcpkit.transports.http_server.modern import ModernEndpoint
+from mcpkit.transports.legacy.routes import legacy_routes
+from mcpkit.transports.legacy.stores import shared_stores
 from mcpkit.types.constants import SUPPORTED_VERSIONS
 
 __all__ = ["HTTPApp", "HTTPOptions", "parse_address", "run_http", "serve_http"]
@@ -101,7 +100,7 @@ class HTTPOptions:
     """The listener's limits on heads, slow clients and connections, applied by `run_http`
     (under another ASGI server, that server's settings apply)."""
     auth: Any = None
-    """A `ProtectedResource` (`mcpkit.transports.http_auth`, both eras), or an `AuthProxy`
+    """A `ProtectedResource` (`mcpkit.transports.http_server.auth`, both eras), or an `AuthProxy`
     (`mcpkit.auth.proxy`: sign-in at an upstream identity provider); None: open to all."""
     health: HealthPaths = field(default_factory=HealthPaths)
     """Paths of the probes (`/healthz`, `/readyz`), served to anyone."""
@@ -137,31 +136,25 @@ class HTTPApp:
         self._routes: dict[str, Endpoint] = {MODERN: modern, LEGACY: modern, SESSION: modern}
         """Route (`mcpkit.protocol.http.route`) -> the endpoint serving it: the one place an
         era is looked up. Without 2025-11-25 sessions, the modern endpoint serves every route."""
-        self._legacy: LegacyEndpoint | None = None
-        """The 2025-11-25 sessions, when served."""
         options = self.options = shared_stores(server, options)  # a shared store URL's
         if options.legacy:  # configuration: whether 2025-11-25 clients are served at all
-            self._legacy = LegacyEndpoint(server, MemorySessionStore() if options.session_store
-                                          is None else options.session_store, options)
-            self._routes[LEGACY] = SessionlessRoute(self._legacy)
-            self._routes[SESSION] = LegacyRoute(self._legacy)
+            self._routes.update(legacy_routes(server, options))
         self._endpoints = tuple(dict.fromkeys(self._routes.values()))
-        self._health = Health(server, options.health, lambda: self._legacy,
-                              lambda: self._draining)
+        self._health = Health(server, options.health, self._endpoints, lambda: self._draining)
         self._closed = False
         self._draining = False
         self._drained: asyncio.Future[None] | None = None
         self._auth = None
         self._proxy: Any = None
-        """An authorization proxy's endpoints (`mcpkit.transports.auth_proxy`), when the
+        """An authorization proxy's endpoints (`mcpkit.transports.auth_proxy.routes`), when the
         server signs users in at an upstream identity provider."""
         auth = options.auth
         if getattr(auth, "upstream", None) is not None:  # an AuthProxy
-            from mcpkit.transports.auth_proxy import ProxyRoutes
+            from mcpkit.transports.auth_proxy.routes import ProxyRoutes
             self._proxy = ProxyRoutes(server, auth, self._policy)
             auth = self._proxy.resource
         if auth is not None:  # loaded only for a protected server
-            from mcpkit.transports.http_auth import AuthGate
+            from mcpkit.transports.http_server.auth import AuthGate
             self._auth = AuthGate(server, auth, self._path, self._policy)
 
     @property
@@ -300,7 +293,7 @@ class HTTPApp:
             runner.start()
 
     async def drain(self, grace_s: float | None = None) -> None:
-        """Stop the way a deploy wants (`mcpkit.transports.http_drain`): streams closed (as
+        """Stop the way a deploy wants (`mcpkit.transports.http_server.drain`): streams closed (as
         `close`), requests arriving from now on answered 503 with Retry-After, the server's
         tasks handed back or given the grace period, running requests given it too and then
         answered with a retryable error. `grace_s` defaults to `ServerOptions.grace_s`. Call
@@ -517,7 +510,7 @@ def _uvicorn(server: Any, address: str, allowed_hosts: tuple[str, ...],
     that stays open, or for a request that needs its retryable answer)."""
     import uvicorn
 
-    from mcpkit.transports.http_listener import uvicorn_settings
+    from mcpkit.transports.http_server.listener import uvicorn_settings
 
     host, port, path = parse_address(address)
     hosts = LOOPBACK_HOSTS + allowed_hosts if _is_loopback(host) else allowed_hosts

@@ -59,13 +59,12 @@ from mcpkit.auth.server_metadata import (
     metadata_url,
 )
 from mcpkit.errors import DPoPError, InvalidTokenError, VerifierUnavailableError
-from mcpkit.legacy.session_quota import PRINCIPAL_SCOPE_KEY
 from mcpkit.protocol.codec import Message, Request, encode
-from mcpkit.protocol.http import HostPolicy
+from mcpkit.protocol.http import PRINCIPAL_SCOPE_KEY, HostPolicy
 from mcpkit.protocol.http_host import is_loopback
 from mcpkit.protocol.http_refusals import Refusal
 from mcpkit.server.scopes import operation_scopes
-from mcpkit.transports.http_endpoint import Scope, Send, refuse
+from mcpkit.transports.http_server.endpoint import Scope, Send, refuse
 
 __all__ = ["PRINCIPAL_SCOPE_KEY", "WELL_KNOWN", "AuthGate"]
 

@@ -25,7 +25,7 @@ from typing import Any, Final
 from mcpkit.auth.server_claims import MAX_NUMERIC_DATE
 from mcpkit.auth.server_config import Principal
 from mcpkit.errors import InvalidTokenError, VerifierUnavailableError
-from mcpkit.transports.http_auth_jwt import fetch_json, principal_of
+from mcpkit.transports.http_server.auth_jwt import fetch_json, principal_of
 
 __all__ = ["IntrospectionVerifier"]
 

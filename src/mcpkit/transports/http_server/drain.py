@@ -27,8 +27,8 @@ from mcpkit.errors import ServiceUnavailableError
 from mcpkit.protocol.codec import Message, Request
 from mcpkit.protocol.http import Status, error_status, retry_after
 from mcpkit.protocol.rejections import error_response
-from mcpkit.transports.http_endpoint import Endpoint, Send
-from mcpkit.transports.http_exchange import plain_response
+from mcpkit.transports.http_server.endpoint import Endpoint, Send
+from mcpkit.transports.http_server.exchange import plain_response
 
 __all__ = ["RETRY_AFTER_S", "drain_endpoints", "stopping_answer", "stopping_error"]
 

@@ -1,11 +1,11 @@
 """The seam between the ASGI app and what serves a request: one `Endpoint` per era.
 
-`HTTPApp` (`mcpkit.transports.http_server`) checks what every request must pass whatever its era
+`HTTPApp` (`mcpkit.transports.http_server.app`) checks what every request must pass whatever its era
 (path, Host/Origin, a POST's size, content type and JSON), asks the pure
 `mcpkit.protocol.http.route` which route the request takes, and hands the request to the one
-endpoint its table holds for that route: `ModernEndpoint` (`mcpkit.transports.http_modern`), or
+endpoint its table holds for that route: `ModernEndpoint` (`mcpkit.transports.http_server.modern`), or
 the legacy sessions behind `SessionlessRoute` (a POST naming no session) and `LegacyRoute` (a
-session's POST, GET and DELETE; both `mcpkit.transports.http_legacy`). So the app never asks
+session's POST, GET and DELETE; both `mcpkit.transports.legacy.routes`). So the app never asks
 which era it serves. Only ASGI here; no knowledge of eras or sessions.
 """
 
@@ -18,7 +18,7 @@ from mcpkit.errors import RPCError
 from mcpkit.protocol.codec import Message
 from mcpkit.protocol.headers import RequestHeaders
 from mcpkit.protocol.http_refusals import Refusal
-from mcpkit.transports.http_exchange import plain_response
+from mcpkit.transports.http_server.exchange import plain_response
 
 __all__ = ["Endpoint", "Receive", "Scope", "Send", "refuse"]
 
@@ -47,6 +47,11 @@ class Endpoint(Protocol):
     def stop_running(self, error: Callable[[str], RPCError]) -> None:
         """The grace period is over: stop every request still running, each answered with
         `error(method)` instead of its result."""
+
+    def stores(self) -> tuple[tuple[str, Any], ...]:
+        """The stores of its own it serves from, each with the name a readiness check gives
+        it (`/readyz` asks each one): none for the modern endpoint, whose state the server's
+        store holds."""
 
 
 async def refuse(send: Send, refusal: Refusal) -> None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -44,17 +44,17 @@ class HealthPaths:
 class Health:
     """The two probes of one `HTTPApp`: `serves(scope)` picks them out, `serve` answers."""
 
-    __slots__ = ("_draining", "_legacy", "_paths", "_server")
+    __slots__ = ("_draining", "_endpoints", "_paths", "_server")
 
-    def __init__(self, server: Any, paths: HealthPaths, legacy: Callable[[], Any],
+    def __init__(self, server: Any, paths: HealthPaths, endpoints: Iterable[Any],
                  draining: Callable[[], bool] = lambda: False) -> None:
         self._server = server
         self._draining = draining
         """Whether the app is stopping: then it is not ready, whatever its stores say."""
         self._paths = {p: kind for p, kind in ((paths.health, "health"),
                                                (paths.ready, "ready")) if p is not None}
-        self._legacy = legacy
-        """The app's legacy endpoint (or None), whose session and event stores are checked."""
+        self._endpoints = tuple(endpoints)
+        """The app's endpoints (`Endpoint`), whose own stores are checked besides the server's."""
 
     def serves(self, scope: dict[str, Any]) -> bool:
         return scope["path"] in self._paths and scope["method"] in ("GET", "HEAD")
@@ -80,10 +80,8 @@ class Health:
         server = self._server
         checks: list[tuple[str, Awaitable[Any]]] = [
             ("the request-state store", _probe(server.sealer.store))]
-        legacy = self._legacy()
-        if legacy is not None:
-            checks += [("the session store", _probe(legacy.store)),
-                       ("the event store", _probe(legacy.events))]
+        checks += [(name, _probe(store)) for endpoint in self._endpoints
+                   for name, store in endpoint.stores()]
         broker = server.broker
         if callable(getattr(broker, "ready", None)):
             checks.append(("the broker", _broker(broker)))

@@ -1,7 +1,7 @@
 """The limits of the HTTP listener (`ListenerLimits`, `HTTPOptions.listener`): what it refuses
 before the app sees a request, each with its default for a public server and the reason for it.
 
-Plain data, importable without uvicorn: `mcpkit.transports.http_listener` applies them when
+Plain data, importable without uvicorn: `mcpkit.transports.http_server.listener` applies them when
 `run_http` serves, and docs/security.md lists them with what each protection costs. Under
 another ASGI server, or mounted in another application, that server's own settings apply.
 """

@@ -10,7 +10,7 @@ of uvicorn's own for httptools (`LimitedHttpTools`) or h11 (`LimitedH11`), which
 head as its bytes arrive (`mcpkit.protocol.http_head.HeadMeter`) and times the head and the
 body. What uvicorn's public configuration already does (its bound on concurrent connections
 and tasks, the keep-alive timeout, which proxies' forwarded headers are believed) is set through
-that configuration, from the same `ListenerLimits` (`mcpkit.transports.http_limits`;
+that configuration, from the same `ListenerLimits` (`mcpkit.transports.http_server.limits`;
 `uvicorn_settings`).
 
 Importing this module imports uvicorn; only `run_http` and tests do.
@@ -30,7 +30,7 @@ from mcpkit.protocol.codec import encode
 from mcpkit.protocol.http import Status
 from mcpkit.protocol.http_head import HeadMeter, head_fits
 from mcpkit.protocol.rejections import error_response
-from mcpkit.transports.http_limits import ListenerLimits
+from mcpkit.transports.http_server.limits import ListenerLimits
 
 __all__ = ["LimitedH11", "LimitedHttpTools", "protocol_for", "uvicorn_settings"]
 

@@ -14,16 +14,15 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from mcpkit.errors import RPCError
-from mcpkit.legacy.session_quota import PRINCIPAL_SCOPE_KEY
 from mcpkit.protocol.codec import Message, Notification, Request, encode
 from mcpkit.protocol.headers import RequestHeaders
-from mcpkit.protocol.http import Status, accepts, error_status, retry_after
+from mcpkit.protocol.http import PRINCIPAL_SCOPE_KEY, Status, accepts, error_status, retry_after
 from mcpkit.protocol.http_refusals import not_allowed, request_refusal, response_refusal
 from mcpkit.protocol.rejections import error_response
 from mcpkit.tracing.spans import active, in_scope
-from mcpkit.transports.http_drain import stopping_error
-from mcpkit.transports.http_endpoint import Receive, Scope, Send, refuse
-from mcpkit.transports.http_exchange import Exchange, Watchlist, plain_response
+from mcpkit.transports.http_server.drain import stopping_error
+from mcpkit.transports.http_server.endpoint import Receive, Scope, Send, refuse
+from mcpkit.transports.http_server.exchange import Exchange, Watchlist, plain_response
 from mcpkit.types.constants import Method
 
 __all__ = ["ModernEndpoint"]
@@ -105,6 +104,9 @@ class ModernEndpoint:
         self._stopped = error
         for exchange in list(self._running):
             exchange.stop()
+
+    def stores(self) -> tuple[tuple[str, Any], ...]:
+        return ()
 
     def _tool_params(self, request: Request) -> dict[str, tuple[str, ...]] | None:
         """The `x-mcp-header` table of the tool a `tools/call` names, as the tool was

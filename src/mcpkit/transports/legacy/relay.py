@@ -12,7 +12,7 @@ session at once can never take each other's answers.
 With a broker of one process (`LocalBroker`) the relay is not `shared`: requests keep their
 plain prefix, nothing waits for a broker, and an answer nobody waits for is answered 202 and
 logged by the endpoint, as it always was.
-Imports the layers below and `mcpkit.transports.http_exchange`.
+Imports the layers below and `mcpkit.transports.http_server.exchange`.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from mcpkit.errors import StoreUnavailableError
 from mcpkit.protocol.codec import Response, error_message, result_message
 from mcpkit.protocol.http import Status
 from mcpkit.protocol.outstanding import peer_id
-from mcpkit.transports.http_exchange import plain_response
+from mcpkit.transports.http_server.exchange import plain_response
 
 __all__ = ["SessionRelay"]
 

@@ -19,15 +19,16 @@ from typing import Any, Final
 
 from mcpkit.errors import RPCError, StoreUnavailableError
 from mcpkit.legacy.http_session import escaped_answer, exchange_named
-from mcpkit.legacy.session_quota import PRINCIPAL_SCOPE_KEY
 from mcpkit.protocol.codec import Message, Request, encode
 from mcpkit.protocol.framing import sse_event
 from mcpkit.protocol.headers import RequestHeaders
+from mcpkit.protocol.http import LEGACY, PRINCIPAL_SCOPE_KEY, SESSION
+from mcpkit.store.sessions import MemorySessionStore
 from mcpkit.tracing.spans import arrived, left
-from mcpkit.transports.http_endpoint import Receive, Scope, Send, refuse
-from mcpkit.transports.http_sessions import LegacyEndpoint
+from mcpkit.transports.http_server.endpoint import Endpoint, Receive, Scope, Send, refuse
+from mcpkit.transports.legacy.sessions import LegacyEndpoint
 
-__all__ = ["LegacyRoute", "SessionlessRoute"]
+__all__ = ["LegacyRoute", "SessionlessRoute", "legacy_routes"]
 
 log = logging.getLogger("mcpkit.transport")
 
@@ -105,6 +106,9 @@ class SessionlessRoute:
     def stop_running(self, error: Callable[[str], RPCError]) -> None:
         """Nothing of its own (see `running`)."""
 
+    def stores(self) -> tuple[tuple[str, Any], ...]:
+        return ()  # the sessions' stores are LegacyRoute's
+
 
 class LegacyRoute:
     """The 2025-11-25 sessions as an `Endpoint`: POST, GET and DELETE naming an
@@ -145,3 +149,16 @@ class LegacyRoute:
 
     def stop_running(self, error: Callable[[str], RPCError]) -> None:
         self.sessions.stop_running(error)
+
+    def stores(self) -> tuple[tuple[str, Any], ...]:
+        return (("the session store", self.sessions.store),
+                ("the event store", self.sessions.events))
+
+
+def legacy_routes(server: Any, options: Any) -> dict[str, Endpoint]:
+    """The HTTP app's routes (`mcpkit.protocol.http.route`) that serve 2025-11-25 sessions,
+    for an app whose `options` (an `HTTPOptions`) serve legacy clients: one `LegacyEndpoint`
+    on the session store they name (a `MemorySessionStore` when none) behind both."""
+    store = MemorySessionStore() if options.session_store is None else options.session_store
+    sessions = LegacyEndpoint(server, store, options)
+    return {LEGACY: SessionlessRoute(sessions), SESSION: LegacyRoute(sessions)}

@@ -6,14 +6,14 @@ What a session must remember is a `LegacyState` (small, serialisable), kept behi
 while a connection is open stays here, per process: futures waiting for the client's answers,
 the requests in flight (for `notifications/cancelled`), the one GET stream, and the request
 streams a GET with `Last-Event-ID` may pick up. Their events, kept for that, sit behind the
-`EventStore` interface (see `http_resume` and `mcpkit.store.events`).
+`EventStore` interface (see `resume` and `mcpkit.store.events`).
 
 The rules (which POSTs and GETs are refused and how, which sessions get priming events, which
 requests are saved after) are `mcpkit.legacy.http_session`; what a notification changes is
 `mcpkit.legacy.lifecycle`; stream ids, `Last-Event-ID` and polling `mcpkit.legacy.resumption`;
 who may open a session, how fast, `mcpkit.legacy.session_quota`; which changes reach a GET
 stream is the session's `forward`; our requests awaiting answers are an `Outstanding` table,
-and answers posted to another replica come back through `http_session_relay`.
+and answers posted to another replica come back through `relay`.
 """
 
 from __future__ import annotations
@@ -60,17 +60,17 @@ from mcpkit.protocol.codec import (
     encode,
     result_message,
 )
-from mcpkit.protocol.http import RequestHeaders, Status, accepts
+from mcpkit.protocol.http import PRINCIPAL_SCOPE_KEY, RequestHeaders, Status, accepts
 from mcpkit.protocol.outstanding import peer_id, unnamed_id
 from mcpkit.protocol.rejections import error_response
 from mcpkit.server.mrtr import principal_key
 from mcpkit.store.events import EventReplayError, EventStore, MemoryEventStore
 from mcpkit.store.sessions import MemorySessionStore, SessionStore
-from mcpkit.transports.http_drain import stopping_error
-from mcpkit.transports.http_exchange import Exchange, plain_response
-from mcpkit.transports.http_resume import Channel, ResumableExchange, refuse_resume, replay_only
-from mcpkit.transports.http_session_live import LiveSession
-from mcpkit.transports.http_session_relay import SessionRelay
+from mcpkit.transports.http_server.drain import stopping_error
+from mcpkit.transports.http_server.exchange import Exchange, plain_response
+from mcpkit.transports.legacy.live import LiveSession
+from mcpkit.transports.legacy.relay import SessionRelay
+from mcpkit.transports.legacy.resume import Channel, ResumableExchange, refuse_resume, replay_only
 from mcpkit.types.constants import Header
 
 __all__ = ["LegacyEndpoint", "MemorySessionStore", "SessionStore"]
@@ -210,7 +210,7 @@ class LegacyEndpoint:
             await plain_response(send, Status.OK, error_response(request.id, exc))
             return
         session_id = secrets.token_urlsafe(24)
-        session.state.principal = principal_key(scope.get(quota.PRINCIPAL_SCOPE_KEY))
+        session.state.principal = principal_key(scope.get(PRINCIPAL_SCOPE_KEY))
         # False: full, and nothing may make room; None: a store that predates owners.
         if await self.store.create(session_id, session.state, owner,
                                    None if free else limits.per_client) is False:

@@ -3,7 +3,7 @@ retries both kinds of server may ask for (RFC 9449 sections 5, 7, 8 and 9).
 
 `DPoPSigner` holds one `DPoPKey` and the latest `DPoP-Nonce` each server sent, by origin (the
 authorization server and the MCP server keep nonces of their own). It is the one object the
-OAuth flows share: the token requests of `mcpkit.transports.oauth_grants` and of the
+OAuth flows share: the token requests of `mcpkit.transports.oauth.grants` and of the
 authorization code flow put a proof on the token endpoint POST, and the resource requests put
 `Authorization: DPoP <token>` and a proof carrying the token's hash.
 

@@ -24,8 +24,8 @@ The browser part is the host's: `redirect_handler(url)` shows or opens the autho
 (checked first: http or https only, https off loopback), and `callback_handler()` returns the
 redirect's query (a mapping, or `(code, state, iss)`). Tokens live in `storage`, the file in
 the user's data folder by default (`mcpkit.store.tokens`). Registration is
-`mcpkit.transports.oauth_registration`, the checked HTTP to authorization servers
-`mcpkit.transports.oauth_http`. Tokens never reach a log line or an exception message.
+`mcpkit.transports.oauth.registration`, the checked HTTP to authorization servers
+`mcpkit.transports.oauth.http`. Tokens never reach a log line or an exception message.
 """
 
 from __future__ import annotations
@@ -64,8 +64,8 @@ from mcpkit.auth.client_scopes import StepUps, initial_scope, step_up_scope
 from mcpkit.auth.client_targets import check_authorization_url, is_loopback_host
 from mcpkit.errors import AuthError, StepUpNeeded
 from mcpkit.store.tokens import ClientInfo, FileTokenStorage, TokenSet, TokenStorage
-from mcpkit.transports.oauth_http import OAuthHTTP, client_auth
-from mcpkit.transports.oauth_registration import ClientInfoHandler, Registration, auth_method_for
+from mcpkit.transports.oauth.http import OAuthHTTP, client_auth
+from mcpkit.transports.oauth.registration import ClientInfoHandler, Registration, auth_method_for
 
 __all__ = ["OAuth"]
 
@@ -133,7 +133,7 @@ class OAuth(httpx.Auth):
         addresses; private and link-local ones only with `allow_private`. `scope` is asked
         for on a first authorization besides what the server's challenge names (a user who
         knows the tools need more than basic use). `dpop` (a
-        `mcpkit.transports.oauth_dpop.DPoPSigner`) asks for DPoP-bound tokens: a proof on
+        `mcpkit.transports.oauth.dpop.DPoPSigner`) asks for DPoP-bound tokens: a proof on
         every token and MCP request, nonce challenges of either server retried once."""
         if redirect_uri is not None:
             check_authorization_url(redirect_uri)

@@ -18,15 +18,15 @@ How the client authenticates at a token endpoint is `ClientCredentials`: `client
 `client_secret_post`, `private_key_jwt` (RFC 7523 section 2.2: a short-lived JWT signed with
 the client's key, `iss` and `sub` its id, `aud` the AS's issuer) or `none`, chosen from what
 the AS metadata lists when not fixed. Every token request may carry a DPoP proof
-(`mcpkit.transports.oauth_dpop.DPoPSigner`); a `use_dpop_nonce` answer is retried once with
+(`mcpkit.transports.oauth.dpop.DPoPSigner`); a `use_dpop_nonce` answer is retried once with
 the nonce, the one retry RFC 9449 asks for.
 
 Failures are `GrantError` with the AS's `error` code. Secrets, assertions and tokens stay out
 of every message and `repr`. The grants are plain functions of an `httpx.AsyncClient` and the
-AS metadata, so `MachineAuth` (`mcpkit.transports.oauth_machine`) and the CLI share them.
+AS metadata, so `MachineAuth` (`mcpkit.transports.oauth.machine`) and the CLI share them.
 
 Imports: httpx, joserfc (through `mcpkit.protocol.extras`), `mcpkit.errors`, `mcpkit.store.
-tokens`, `mcpkit.transports.oauth_dpop` and the standard library.
+tokens`, `mcpkit.transports.oauth.dpop` and the standard library.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ import httpx
 from mcpkit.errors import GrantError
 from mcpkit.protocol.extras import require
 from mcpkit.store.tokens import TokenSet
-from mcpkit.transports.oauth_dpop import DPoPSigner
+from mcpkit.transports.oauth.dpop import DPoPSigner
 
 __all__ = [
     "CLIENT_ASSERTION_TYPE",

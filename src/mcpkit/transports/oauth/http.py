@@ -170,7 +170,7 @@ def client_auth(client: ClientInfo, method: str, *, audience: str,
                 ) -> tuple[dict[str, str], dict[str, str]]:
     """(headers, form fields) that authenticate `client` at a token endpoint by `method`;
     a `private_key_jwt` assertion is signed with `private_key_alg`, else the first of the
-    AS's `signing_algs` the key fits (`oauth_grants.signing_alg_for`)."""
+    AS's `signing_algs` the key fits (`grants.signing_alg_for`)."""
     if method == "client_secret_basic":
         if client.client_secret is None:
             raise AuthError(f"client_secret_basic needs a client secret for {client.client_id!r}")
@@ -185,7 +185,7 @@ def client_auth(client: ClientInfo, method: str, *, audience: str,
     if method == "private_key_jwt":
         if private_key is None:
             raise AuthError("private_key_jwt needs the client's private key (private_key=)")
-        from mcpkit.transports.oauth_grants import (
+        from mcpkit.transports.oauth.grants import (
             CLIENT_ASSERTION_TYPE,
             ClientCredentials,
             client_assertion,

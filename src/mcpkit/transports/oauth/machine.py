@@ -2,7 +2,7 @@
 
 Give it to the HTTP transport (`HTTPConnector(url, auth=MachineAuth(grant))`, or httpx's own
 `auth=`) and every request to the MCP server carries a token obtained by one of the machine
-grants of `mcpkit.transports.oauth_grants` (client credentials, enterprise-managed, workload
+grants of `mcpkit.transports.oauth.grants` (client credentials, enterprise-managed, workload
 identity). The flow is the one the user-facing flow follows, minus the browser:
 
 1. a request goes out with the token held, if any (none at first);
@@ -18,14 +18,14 @@ identity). The flow is the one the user-facing flow follows, minus the browser:
    server's `use_dpop_nonce` 401 is answered once with a proof carrying its nonce.
 
 A grant's failure is a `GrantError` out of the request, with the AS's error code; nothing is
-retried with another grant. Metadata is fetched as the interactive client fetches it (`mcpkit.transports.oauth_http.
+retried with another grant. Metadata is fetched as the interactive client fetches it (`mcpkit.transports.oauth.http.
 OAuthHTTP`): http(s) URLs only, every address a host name resolves to checked (never private
 or link-local; loopback only when the MCP server itself is on loopback), redirects followed a
 few hops, each hop checked the same way. Tokens are kept in memory, or in a `TokenStorage`
 keyed by issuer and resource.
 
 Imports: httpx, `mcpkit.auth` (the client rules and DPoP), `mcpkit.errors`, `mcpkit.store.
-tokens`, the sibling `oauth_grants` and `oauth_dpop` modules, and the standard library.
+tokens`, the sibling `grants` and `dpop` modules, and the standard library.
 """
 
 from __future__ import annotations
@@ -50,9 +50,9 @@ from mcpkit.auth.client_scopes import initial_scope, step_up_scope
 from mcpkit.auth.client_targets import is_loopback_host
 from mcpkit.errors import AuthError
 from mcpkit.store.tokens import TokenSet, TokenStorage
-from mcpkit.transports.oauth_dpop import DPoPSigner
-from mcpkit.transports.oauth_grants import MachineGrant
-from mcpkit.transports.oauth_http import OAuthHTTP
+from mcpkit.transports.oauth.dpop import DPoPSigner
+from mcpkit.transports.oauth.grants import MachineGrant
+from mcpkit.transports.oauth.http import OAuthHTTP
 
 __all__ = ["MachineAuth"]
 

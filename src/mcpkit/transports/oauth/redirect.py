@@ -5,7 +5,7 @@ a listener on 127.0.0.1, on a port the system picks (never a fixed one another p
 hold), with the path `/callback`. The browser is sent to the authorization URL; the
 authorization server redirects it back here; the listener answers with a short page the user
 can close, and hands `(code, state, iss)` to the OAuth flow, which checks `state` and `iss`
-(`mcpkit.transports.oauth`). An error answer (`error=access_denied`) or no answer in time is a
+(`mcpkit.transports.oauth.flow`). An error answer (`error=access_denied`) or no answer in time is a
 `RedirectError` naming what happened, so a login that cannot finish ends with one clear line
 instead of waiting for ever. One listener serves any number of authorizations in turn (a
 step-up, a new sign-in after a refused refresh): each `wait` takes one answer, and the next
@@ -72,7 +72,7 @@ class RedirectListener:
     """`async with RedirectListener(timeout=300) as listener:` binds 127.0.0.1 on a free port;
     `listener.redirect_uri` is what the client registers and sends; `await
     listener.callback_handler()` waits for the browser to come back (the shape
-    `mcpkit.transports.oauth.OAuth` takes as its `callback_handler`)."""
+    `mcpkit.transports.oauth.flow.OAuth` takes as its `callback_handler`)."""
 
     def __init__(self, *, timeout: float = 300.0, port: int = 0, host: str = "127.0.0.1") -> None:
         if not timeout > 0:

@@ -25,7 +25,7 @@ from mcpkit.auth.client_discovery import ASMetadata
 from mcpkit.auth.client_targets import is_loopback_host
 from mcpkit.errors import AuthError
 from mcpkit.store.tokens import ClientInfo, TokenStorage
-from mcpkit.transports.oauth_http import OAuthHTTP
+from mcpkit.transports.oauth.http import OAuthHTTP
 
 __all__ = ["ClientInfoHandler", "Registration", "auth_method_for"]
 

@@ -4,14 +4,14 @@ its tokens here.
 `revoke_tokens` posts each token of a sign-in to the AS's `revocation_endpoint`, the refresh
 token first (revoking it ends the whole grant at most servers, RFC 7009 §2.1), then the access
 token, each with its `token_type_hint` and the client's authentication at the token endpoint
-(`oauth_http.client_auth`: the same client that obtained them). An AS that lists no revocation
+(`http.client_auth`: the same client that obtained them). An AS that lists no revocation
 endpoint offers none: the caller says so. RFC 7009 §2.2 answers 200 for a token that is
 already invalid, so any 200 is done; `unsupported_token_type` (§2.2.1: a self-contained JWT
 access token the AS cannot recall) is kept apart, since that token simply lives until it
 expires; any other answer is reported by the token kind and the AS's error code, never with
 the token.
 
-Imports: `mcpkit.auth`, `mcpkit.store.tokens` and the sibling `oauth_http`.
+Imports: `mcpkit.auth`, `mcpkit.store.tokens` and the sibling `http`.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from typing import Any
 from mcpkit.auth.client_discovery import ASMetadata
 from mcpkit.errors import AuthError
 from mcpkit.store.tokens import ClientInfo, TokenSet
-from mcpkit.transports.oauth_http import OAuthHTTP, client_auth
-from mcpkit.transports.oauth_registration import auth_method_for
+from mcpkit.transports.oauth.http import OAuthHTTP, client_auth
+from mcpkit.transports.oauth.registration import auth_method_for
 
 __all__ = ["Revoked", "revoke_tokens"]
 
