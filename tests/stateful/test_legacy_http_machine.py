@@ -55,7 +55,7 @@ from stateful_runs import Tally, machine_settings
 from wire import LEGACY, check_client_message
 
 from mcpkit import Context, Server
-from mcpkit.store.sessions import MemorySessionStore
+from mcpkit.store.legacy.sessions import MemorySessionStore
 from mcpkit.transports.http_server.app import HTTPApp, HTTPOptions
 
 IDLE = 60.0

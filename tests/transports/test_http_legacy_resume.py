@@ -26,7 +26,7 @@ from resume_server import RETRY_MS, Gates, app
 from wire import LEGACY, MODERN, check_client_message, meta
 
 from mcpkit import Client, ClientOptions, HTTPConnector
-from mcpkit.store.events import MemoryEventStore
+from mcpkit.store.legacy.events import MemoryEventStore
 from mcpkit.transports.http_server.app import HTTPOptions
 from mcpkit.transports.legacy.resume import close_sse_stream
 

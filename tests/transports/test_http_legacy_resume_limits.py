@@ -15,7 +15,7 @@ import pytest
 from resume_peer import TIMEOUT, LegacyClient, collect, legacy_session, results, serving
 from resume_server import Gates, app
 
-from mcpkit.store.events import MemoryEventStore
+from mcpkit.store.legacy.events import MemoryEventStore
 from mcpkit.transports.legacy.sessions import MemorySessionStore
 
 

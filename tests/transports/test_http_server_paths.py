@@ -27,7 +27,7 @@ from wire import LEGACY, MODERN, check_server_message, meta
 
 from mcpkit import Context, Server
 from mcpkit.legacy.session import LegacyState
-from mcpkit.store.events import MemoryEventStore
+from mcpkit.store.legacy.events import MemoryEventStore
 from mcpkit.transports.http_server.app import HTTPApp, HTTPOptions
 from mcpkit.transports.legacy.sessions import MemorySessionStore
 

@@ -26,7 +26,7 @@ from wire import LEGACY
 from mcpkit import Server
 from mcpkit.legacy.session_quota import SessionLimits
 from mcpkit.protocol.http import PRINCIPAL_SCOPE_KEY
-from mcpkit.store.sessions import MemorySessionStore, SessionOwner
+from mcpkit.store.legacy.sessions import MemorySessionStore, SessionOwner
 from mcpkit.transports.http_server.limits import ListenerLimits
 
 SMALL = SessionLimits(per_client=3, rate_per_s=0.001, burst=2, max_sessions=5,

@@ -24,7 +24,7 @@ from mcpkit.protocol.codec import Message, Notification, Request, RequestId
 from mcpkit.protocol.http import Status
 from mcpkit.protocol.http_refusals import Refusal
 from mcpkit.protocol.rejections import error_response, id_in_use
-from mcpkit.store.events import EventReplayError
+from mcpkit.store.legacy.events import EventReplayError
 from mcpkit.types.constants import LEGACY_VERSION, LEGACY_VERSIONS, Method
 from mcpkit.types.methods import METHODS
 

@@ -9,7 +9,7 @@ connection is given back early (polling mode, LEG-11) and what its closing `retr
 Randomness is passed in (the stream id's token), and nothing here reads a clock or awaits.
 
 Which ids are malformed, foreign or no longer kept is the event store's to say
-(`mcpkit.store.events.EventReplayError`); how each is refused is
+(`mcpkit.store.legacy.events.EventReplayError`); how each is refused is
 `mcpkit.legacy.http_session.resume_refusal`. Imports the store's `Replay` only.
 """
 
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from mcpkit.store.events import Replay
+from mcpkit.store.legacy.events import Replay
 
 __all__ = [
     "DEFAULT_RETRY_MS",

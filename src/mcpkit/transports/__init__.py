@@ -25,8 +25,8 @@ from importlib import import_module
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from mcpkit.store.events import EventStore, MemoryEventStore
-    from mcpkit.store.sessions import MemorySessionStore, SessionStore
+    from mcpkit.store.legacy.events import EventStore, MemoryEventStore
+    from mcpkit.store.legacy.sessions import MemorySessionStore, SessionStore
     from mcpkit.transports.http_client.transport import (
         HTTPClientTransport,
         HTTPConnector,
@@ -59,7 +59,7 @@ _WHERE = {
     "ClientCredentialsGrant": "transports.oauth.grants",
     "DPoPSigner": "transports.oauth.dpop",
     "EnterpriseGrant": "transports.oauth.grants",
-    "EventStore": "store.events",
+    "EventStore": "store.legacy.events",
     "GrantError": "transports.oauth.grants",
     "HTTPApp": "transports.http_server.app",
     "HTTPClientTransport": "transports.http_client.transport",
@@ -72,12 +72,12 @@ _WHERE = {
     "JWTVerifier": "transports.http_server.auth_jwt",
     "ListenerLimits": "transports.http_server.limits",
     "MachineAuth": "transports.oauth.machine",
-    "MemoryEventStore": "store.events",
-    "MemorySessionStore": "store.sessions",
+    "MemoryEventStore": "store.legacy.events",
+    "MemorySessionStore": "store.legacy.sessions",
     "OAuth": "transports.oauth.flow",
     "RedirectListener": "transports.oauth.redirect",
     "SessionExpiredError": "transports.http_client.transport",
-    "SessionStore": "store.sessions",
+    "SessionStore": "store.legacy.sessions",
     "StdioServer": "transports.stdio.client",
     "WorkloadIdentityGrant": "transports.oauth.grants",
     "close_sse_stream": "transports.legacy.resume",

@@ -1,7 +1,7 @@
 """`PostgresEventStore`: the SSE events of legacy sessions in PostgreSQL, so a client whose
 stream broke resumes it with `Last-Event-ID` through any replica.
 
-The same contract as `MemoryEventStore` (`mcpkit.store.events`): ids are `<stream>.<n>`,
+The same contract as `MemoryEventStore` (`mcpkit.store.legacy.events`): ids are `<stream>.<n>`,
 unique within the session and increasing (`n` comes from one database sequence, so no id is
 ever issued twice, even to a session kept anew); a stream id belongs to one session; each
 session keeps at most `max_events` events and `max_bytes` bytes, the oldest going first, and
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from mcpkit.store.events import (
+from mcpkit.store.legacy.events import (
     _EVENT_OVERHEAD,
     _MAX_STREAM_CHARS,
     _STREAM_OVERHEAD,

@@ -1,6 +1,6 @@
 """`RedisSessionStore`: legacy sessions in Redis, shared by every replica.
 
-The same policy as `MemorySessionStore` (`mcpkit.store.sessions`): sessions idle for
+The same policy as `MemorySessionStore` (`mcpkit.store.legacy.sessions`): sessions idle for
 `idle_s` end; an owner at `owner_limit` ends its own least recently used session; a full store
 ends the least recently used anonymous session, or for an authenticated owner an
 authenticated one when no anonymous one is left; otherwise the create is refused. Each
@@ -20,8 +20,8 @@ import time
 from collections.abc import Callable
 from typing import Any, Final
 
+from mcpkit.store.legacy.sessions import ANONYMOUS, SessionOwner
 from mcpkit.store.redis_store import RedisEngine
-from mcpkit.store.sessions import ANONYMOUS, SessionOwner
 
 __all__ = ["RedisSessionStore"]
 

@@ -45,8 +45,8 @@ from mcpkit.protocol.http_refusals import (
     undecodable,
     unsupported_media,
 )
-from mcpkit.store.events import EventStore
-from mcpkit.store.sessions import SessionStore
+from mcpkit.store.legacy.events import EventStore
+from mcpkit.store.legacy.sessions import SessionStore
 from mcpkit.transports.http_server.drain import drain_endpoints, stopping_answer
 from mcpkit.transports.http_server.endpoint import Endpoint, Receive, Send, refuse
 from mcpkit.transports.http_server.exchange import plain_response

@@ -33,7 +33,7 @@ from mcpkit.legacy.resumption import (
 )
 from mcpkit.protocol.codec import encode
 from mcpkit.protocol.http import Status
-from mcpkit.store.events import EventReplayError, EventStore, Replay
+from mcpkit.store.legacy.events import EventReplayError, EventStore, Replay
 from mcpkit.transports.http_server.exchange import Exchange, plain_response
 
 __all__ = [

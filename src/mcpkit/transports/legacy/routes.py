@@ -23,7 +23,7 @@ from mcpkit.protocol.codec import Message, Request, encode
 from mcpkit.protocol.framing import sse_event
 from mcpkit.protocol.headers import RequestHeaders
 from mcpkit.protocol.http import LEGACY, PRINCIPAL_SCOPE_KEY, SESSION
-from mcpkit.store.sessions import MemorySessionStore
+from mcpkit.store.legacy.sessions import MemorySessionStore
 from mcpkit.tracing.spans import arrived, left
 from mcpkit.transports.http_server.endpoint import Endpoint, Receive, Scope, Send, refuse
 from mcpkit.transports.legacy.sessions import LegacyEndpoint

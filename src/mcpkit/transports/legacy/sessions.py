@@ -6,7 +6,7 @@ What a session must remember is a `LegacyState` (small, serialisable), kept behi
 while a connection is open stays here, per process: futures waiting for the client's answers,
 the requests in flight (for `notifications/cancelled`), the one GET stream, and the request
 streams a GET with `Last-Event-ID` may pick up. Their events, kept for that, sit behind the
-`EventStore` interface (see `resume` and `mcpkit.store.events`).
+`EventStore` interface (see `resume` and `mcpkit.store.legacy.events`).
 
 The rules (which POSTs and GETs are refused and how, which sessions get priming events, which
 requests are saved after) are `mcpkit.legacy.http_session`; what a notification changes is
@@ -64,8 +64,8 @@ from mcpkit.protocol.http import PRINCIPAL_SCOPE_KEY, RequestHeaders, Status, ac
 from mcpkit.protocol.outstanding import peer_id, unnamed_id
 from mcpkit.protocol.rejections import error_response
 from mcpkit.server.mrtr import principal_key
-from mcpkit.store.events import EventReplayError, EventStore, MemoryEventStore
-from mcpkit.store.sessions import MemorySessionStore, SessionStore
+from mcpkit.store.legacy.events import EventReplayError, EventStore, MemoryEventStore
+from mcpkit.store.legacy.sessions import MemorySessionStore, SessionStore
 from mcpkit.transports.http_server.drain import stopping_error
 from mcpkit.transports.http_server.exchange import Exchange, plain_response
 from mcpkit.transports.legacy.live import LiveSession
