@@ -34,9 +34,9 @@ import orjson  # noqa: E402
 
 from mcpkit.protocol.codec import decode, encode  # noqa: E402
 from mcpkit.protocol.http import accepts, check_request_headers, read_headers  # noqa: E402
-from mcpkit.transports.http_exchange import Exchange, Watchlist  # noqa: E402
-from mcpkit.transports.http_modern import ModernEndpoint  # noqa: E402
-from mcpkit.transports.http_server import HTTPApp  # noqa: E402
+from mcpkit.transports.http_server.app import HTTPApp  # noqa: E402
+from mcpkit.transports.http_server.exchange import Exchange, Watchlist  # noqa: E402
+from mcpkit.transports.http_server.modern import ModernEndpoint  # noqa: E402
 
 META = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",

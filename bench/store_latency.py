@@ -45,7 +45,7 @@ sys.path.insert(0, str(REPO / "tests"))
 
 from mcpkit import Context, Server  # noqa: E402
 from mcpkit.server.server import ServerOptions  # noqa: E402
-from mcpkit.transports.http_server import HTTPApp  # noqa: E402
+from mcpkit.transports.http_server.app import HTTPApp  # noqa: E402
 
 MODERN = "2026-07-28"
 LEGACY = "2025-11-25"

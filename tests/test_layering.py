@@ -108,6 +108,87 @@ def test_imports_point_down_the_layers(path: Path) -> None:
         )
 
 
+# -- rooms inside a layer ------------------------------------------------------------------------
+# Some layers are packages of rooms with rules of their own. A room is the first path part
+# under its layer: a package (`transports/stdio`) or a module beside them (`transports/loop`).
+# Its row names what it may import: layers (each also allowed to its layer by ALLOWED) and the
+# same layer's other rooms ("layer/room"). A layer with a row of its own ("store", "client")
+# gives it to every room of that layer without one; in `transports` every room has its row.
+_CLIENT = ALLOWED["client"]
+ROOMS: dict[str, set[str]] = {
+    "transports/__init__": {"*"},  # the public names, each loaded on first use
+    "transports/loop": {"protocol"},
+    "transports/stream": {"types", "errors", "protocol", "server", "legacy"},
+    "transports/memory": {"protocol", "client", "transports/stream"},
+    "transports/stdio": {"errors", "protocol", "client", "transports/stream", "transports/loop"},
+    "transports/entries": {"client", "transports/stdio", "transports/http_client"},
+    "transports/http_client": {"types", "errors", "protocol", "auth", "client/legacy"},
+    "transports/oauth": {"types", "errors", "protocol", "auth", "store"},
+    # The app: its endpoints, the legacy ones in its table when legacy clients are served, and
+    # an authorization proxy's routes when one is configured.
+    "transports/http_server": {"types", "errors", "protocol", "server", "store", "store/legacy",
+                               "auth", "legacy", "tracing", "transports/loop",
+                               "transports/legacy", "transports/auth_proxy"},
+    "transports/auth_proxy": {"types", "errors", "protocol", "store", "auth",
+                              "transports/http_server", "transports/oauth"},
+    "transports/legacy": {"types", "errors", "protocol", "server", "store", "store/legacy",
+                          "legacy", "tracing", "transports/http_server"},
+    # The store's seams and engines; `urls` opens each engine's legacy stores too.
+    "store": {"types", "errors", "protocol", "store/legacy"},
+    "store/legacy": {"types", "errors", "protocol", "store"},
+    "client": _CLIENT | {"client/legacy"},
+    "client/legacy": _CLIENT | {"client"},
+}
+
+
+def room_key(layer: str, room: str) -> str | None:
+    """The row of `room` in `layer`: its own, else its layer's, else None (no rooms)."""
+    return next((k for k in (f"{layer}/{room}", layer) if k in ROOMS), None)
+
+
+def room_of(path: Path) -> str | None:
+    parts = path.relative_to(PACKAGE).with_suffix("").parts
+    return room_key(parts[0], parts[1]) if len(parts) > 1 else None
+
+
+def _target_room(module: str) -> str:
+    parts = module.split(".")[1:]
+    if not parts:
+        return "__init__"
+    return (room_key(parts[0], parts[1]) if len(parts) > 1 else None) or parts[0]
+
+
+@pytest.mark.parametrize("path", [p for p in SOURCES if layer_of(p) in {k.split("/")[0] for k in ROOMS}],
+                         ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_each_room_imports_only_what_its_row_names(path: Path) -> None:
+    room = room_of(path)
+    assert room is not None, (
+        f"{path.relative_to(PACKAGE)} is in no room: give it a row in ROOMS")
+    allowed = ROOMS[room]
+    for lineno, module in mcpkit_imports(ast.parse(path.read_text(encoding="utf-8"))):
+        target = _target_room(module)
+        if target == room or "*" in allowed:
+            continue
+        assert target in allowed, (
+            f"{path.relative_to(PACKAGE)}:{lineno} imports {module}: room {room!r} may "
+            f"import only {sorted(allowed)}")
+
+
+def test_every_room_row_is_within_its_layer_and_names_known_rooms() -> None:
+    rooms = {k for k in ROOMS}
+    for room, allowed in ROOMS.items():
+        layer = room.split("/")[0]
+        for target in allowed - {"*"}:
+            if "/" in target:
+                assert target in rooms, f"ROOMS[{room!r}] names {target!r}, which has no row"
+                target = target.split("/")[0]
+            assert target == layer or target in ALLOWED[layer] or "*" in ALLOWED[layer], (
+                f"ROOMS[{room!r}] allows {target!r}, which ALLOWED refuses to layer {layer!r}")
+    present = {room_of(p) for p in SOURCES}
+    stale = sorted(rooms - present)
+    assert not stale, f"ROOMS names rooms that hold no module: {stale}"
+
+
 @pytest.mark.parametrize(
     "path", [p for p in SOURCES if layer_of(p) in CORE],
     ids=lambda p: str(p.relative_to(PACKAGE)),
@@ -201,9 +282,14 @@ def test_a_server_with_plain_types_does_not_import_heavy_dependencies() -> None:
 # `ServerSession`, an `EraAdapter`, an `Endpoint`, the HTTP client's session) instead of
 # comparing eras. The few places that decide the era are the seams themselves, named here.
 
-LEGACY_ROOMS = ("legacy", "client/legacy", "probe")
-"""The server's adapter (`mcpkit.legacy`) and the client's (`mcpkit.client.legacy`); and
-`mcpkit.probe`, which judges a server of either era from outside, so its rules are per era."""
+ERA_ROOMS = ("legacy", "client/legacy", "transports/legacy", "store/legacy")
+"""The 2025-11-25 era, one room per floor that has any of it: the server's adapter
+(`mcpkit.legacy`), the client's (`mcpkit.client.legacy`), the era over HTTP
+(`mcpkit.transports.legacy`) and what its sessions keep (`mcpkit.store.legacy`)."""
+
+LEGACY_ROOMS = (*ERA_ROOMS, "probe")
+"""Where era branches may be: the era's rooms, and `mcpkit.probe`, which judges a server of
+either era from outside, so its rules are per era."""
 
 SEAMS: dict[tuple[str, str], str] = {
     ("client/era.py", "_choose"):
@@ -226,24 +312,49 @@ SEAMS: dict[tuple[str, str], str] = {
         "the initialize pin: the opening exchange pins the era, initialize after it is refused",
     ("protocol/envelope.py", "read_meta"):
         "the modern envelope serves the versions it speaks; any other (a legacy one) is -32022",
+    ("protocol/http_refusals.py", "request_refusal"):
+        "a modern request naming a method the modern era removed (initialize, ping, ...) is "
+        "-32601 saying how a 2025-11-25 client reaches it, whether legacy clients are served "
+        "or not",
     ("protocol/http.py", "classify_era"):
         "the pure decision of which era a POST belongs to, behind protocol/http.route",
     ("proxy/upstream.py", "Upstream.exclusive"):
         "a 2025-11-25 upstream's requests to its client name no call: each call holds a "
         "connection alone, so a request arriving there is that call's",
-    ("transports/http_server.py", "HTTPApp.__init__"):
+    ("transports/http_server/app.py", "HTTPApp.__init__"):
         "configuration: whether the legacy endpoints are in the HTTP table at all",
 }
 """Every era branch outside the legacy rooms: (module, function) -> why it is a seam."""
 
 _ERA_VALUES = {"modern", "legacy"}
 _ERA_MARKS = {"MODERN", "LEGACY", "legacy_version", "LEGACY_VERSION", "LEGACY_VERSIONS",
-              "MODERN_VERSION", "MODERN_VERSIONS", "MODERN_CLIENT_VERSIONS"}
+              "MODERN_VERSION", "MODERN_VERSIONS", "MODERN_CLIENT_VERSIONS", "LEGACY_ONLY",
+              "MODERN_ONLY"}
 """Names that stand for one era: its values, a legacy session's version, the versions of each
-era. An object's `.era` does too (a plain `era` variable compared with another is not a branch:
-the era cache asks whether what it holds changed)."""
+era, the methods of one era only. An object's `.era` does too (a plain `era` variable compared
+with another is not a branch: the era cache asks whether what it holds changed)."""
 _ERA_FLAGS = {"legacy", "modern", "legacy_version"}
-"""Attributes whose truth is an era (`options.legacy`, set only when legacy clients are served)."""
+"""Attributes whose truth is an era (`options.legacy`, set only when legacy clients are served),
+and, with a leading underscore too (`self._legacy`), what a module keeps of one era."""
+
+
+def _flag(name: str | None) -> bool:
+    return name is not None and name.lstrip("_") in _ERA_FLAGS
+
+
+def _era_locals(tree: ast.AST) -> set[str]:
+    """Names bound to something of one era (`legacy = self._legacy()`, `modern = s.modern`):
+    testing such a name is asking the era as surely as testing the attribute it came from."""
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign | ast.AnnAssign | ast.NamedExpr) and node.value is not None:
+            value = node.value
+            while isinstance(value, ast.Await | ast.Call):
+                value = value.value if isinstance(value, ast.Await) else value.func
+            if _flag(_names(value)) or (_marks_an_era(value) and _names(value) != "era"):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                found |= {t.id for t in targets if isinstance(t, ast.Name)}
+    return found
 
 
 def _names(node: ast.AST) -> str | None:
@@ -332,7 +443,12 @@ def era_branches(tree: ast.AST) -> list[tuple[int, str]]:
         elif isinstance(node, ast.match_case):
             found += [p for p in ast.walk(node.pattern)
                       if isinstance(p, ast.MatchValue) and _marks_an_era(p.value)]
-    found += [t for t in _tested(tree) if _names(t) in _ERA_FLAGS and isinstance(t, ast.Attribute)]
+    era_locals = _era_locals(tree)
+    for test in _tested(tree):
+        sides = [test.left, *test.comparators] if isinstance(test, ast.Compare) else [test]
+        if any((isinstance(side, ast.Attribute) and _flag(side.attr))
+               or (isinstance(side, ast.Name) and side.id in era_locals) for side in sides):
+            found.append(test)
     return sorted({(n.lineno, where.get(id(n)) or "<module>") for n in found})
 
 
@@ -375,6 +491,75 @@ def test_era_branches_live_in_the_legacy_rooms_or_are_named_seams() -> None:
     ("changed = old.get('era') != era", False),
     ("if self.era: pass", False),
     ("if legacy.startswith('#'): pass", False),
+    ("if method in LEGACY_ONLY: pass", True),
+    ("legacy = self._legacy()\nif legacy is not None: pass", True),
+    ("modern = await s.modern()\nx = a if modern else b", True),
+    ("legacy = self._legacy\nrun(legacy)", False),
+    ("if self._legacy is not None: pass", True),
+    ("version = 'legacy'\nif version: pass", True),
+    ("name = node.get('id')\nif name: pass", False),
 ])
 def test_what_counts_as_an_era_branch(source: str, expected: bool) -> None:
     assert bool(era_branches(ast.parse(source))) is expected
+
+
+# -- the era's rooms -----------------------------------------------------------------------------
+# Removing the 2025-11-25 era is deleting its rooms (ERA_ROOMS), then the few imports named here,
+# each where the era plugs into the rest.
+
+ERA_IMPORTS: dict[tuple[str, str], str] = {
+    ("app.py", "mcpkit.legacy.session_quota"):
+        "Server.asgi and serve_http take the limits of legacy sessions (HTTPOptions.sessions)",
+    ("client/__init__.py", "mcpkit.client.legacy.completions"):
+        "the public handler type of notifications/elicitation/complete",
+    ("client/client.py", "mcpkit.client.legacy.completions"):
+        "the client keeps the completions a legacy URL elicitation waits for",
+    ("client/inputs.py", "mcpkit.client.legacy.completions"):
+        "the input handlers hand URL elicitations to those completions",
+    ("client/opening.py", "mcpkit.client.legacy.adapter"):
+        "the opener's table of EraAdapters, one per era",
+    ("store/urls.py", "mcpkit.store.legacy.opening"):
+        "a backend hands out the legacy session and event stores of its engine",
+    ("transports/__init__.py", "mcpkit.store.legacy.events"):
+        "public names: the event store HTTPOptions takes",
+    ("transports/__init__.py", "mcpkit.store.legacy.sessions"):
+        "public names: the session store HTTPOptions takes",
+    ("transports/__init__.py", "mcpkit.transports.legacy.resume"):
+        "public names: close_sse_stream, for a handler serving a legacy request",
+    ("transports/http_client/transport.py", "mcpkit.client.legacy.http_session"):
+        "an answered initialize makes the transport's era a LegacyHTTPSession",
+    ("transports/http_server/app.py", "mcpkit.legacy.session_quota"):
+        "HTTPOptions.sessions, the limits of legacy sessions",
+    ("transports/http_server/app.py", "mcpkit.store.legacy.events"): "HTTPOptions.event_store",
+    ("transports/http_server/app.py", "mcpkit.store.legacy.sessions"):
+        "HTTPOptions.session_store",
+    ("transports/http_server/app.py", "mcpkit.transports.legacy.routes"):
+        "the legacy routes in the app's table when legacy clients are served",
+    ("transports/http_server/app.py", "mcpkit.transports.legacy.stores"):
+        "a shared store URL keeps legacy sessions and events in that store",
+    ("transports/stream.py", "mcpkit.legacy"):
+        "a byte stream whose first request is initialize is served by a LegacySession",
+}
+"""(module outside the era's rooms, era module it imports) -> why the era plugs in there."""
+
+
+def _in_era_rooms(name: str) -> bool:
+    return any(name == room or name.startswith(f"{room}/") for room in ERA_ROOMS)
+
+
+def test_only_named_places_import_the_eras_rooms() -> None:
+    era_modules = tuple(f"mcpkit.{room.replace('/', '.')}" for room in ERA_ROOMS)
+    found: set[tuple[str, str]] = set()
+    for path in SOURCES:
+        rel = path.relative_to(PACKAGE).as_posix()
+        if _in_era_rooms(rel) or rel.startswith(tuple(f"{r}/" for r in LEGACY_ROOMS)):
+            continue
+        for _, module in mcpkit_imports(ast.parse(path.read_text(encoding="utf-8"))):
+            if module in era_modules or module.startswith(tuple(f"{m}." for m in era_modules)):
+                found.add((rel, module))
+    unnamed = sorted(f"{rel} imports {module}" for rel, module in found - ERA_IMPORTS.keys())
+    assert not unnamed, (
+        f"{unnamed}: reach the 2025-11-25 era through its seams, or name the import in "
+        "ERA_IMPORTS")
+    stale = sorted(f"{rel} -> {module}" for rel, module in ERA_IMPORTS.keys() - found)
+    assert not stale, f"ERA_IMPORTS names imports that are gone: {stale}"

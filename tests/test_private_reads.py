@@ -35,7 +35,7 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("ext/tasks/runtime.py", "_round"): _CONTEXT_SEAM,
     ("ext/tasks/upkeep.py", "_notify"): _CONTEXT_SEAM,
     ("ext/tasks/upkeep.py", "_round"): _CONTEXT_SEAM,
-    ("transports/stdio_client.py", "_transport"):
+    ("transports/stdio/client.py", "_transport"):
         "asyncio's `Process` has no public way to close its pipes' transport, and a closed "
         "one left to the garbage collector warns about an unclosed transport; read with "
         "`getattr`, so a Python without it only skips the close",

@@ -62,9 +62,41 @@ def test_every_public_name_of_mcpkit_imports(name: str) -> None:
 
 def test_the_public_server_serves_over_http_and_is_the_core_server() -> None:
     from mcpkit.server.server import Server as CoreServer
-    from mcpkit.transports.http_server import HTTPApp
+    from mcpkit.transports.http_server.app import HTTPApp
 
     server = mcpkit.Server("surface")
     assert isinstance(server, CoreServer)
     app = server.asgi()
     assert isinstance(app, HTTPApp) and app.server is server
+
+
+def test_the_transports_public_names_load_only_the_transport_asked_for() -> None:
+    # `from mcpkit.transports import X` is the documented import; the package itself loads no
+    # transport, and a name loads its own room only (a stdio client never loads HTTP).
+    import json
+    import subprocess
+    import sys
+
+    code = (
+        "import json, sys, mcpkit.transports as t\n"
+        "loaded = lambda: sorted(m for m in sys.modules if m.startswith('mcpkit.transports.'))\n"
+        "before = loaded()\n"
+        "t.StdioServer\n"
+        "print(json.dumps([before, loaded(), 'httpx' in sys.modules]))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    before, after, httpx = json.loads(out.stdout)
+    assert before == [], f"import mcpkit.transports loaded {before}"
+    assert after == ["mcpkit.transports.stdio", "mcpkit.transports.stdio.client"], after
+    assert not httpx, "StdioServer pulled in httpx"
+
+
+def test_every_public_name_of_mcpkit_transports_is_what_its_module_defines() -> None:
+    import mcpkit.transports as transports
+
+    for name in transports.__all__:
+        value = getattr(transports, name)
+        assert getattr(value, "__name__", name) == name, f"mcpkit.transports.{name} is {value!r}"
+    with pytest.raises(AttributeError, match="no attribute 'Nothing'"):
+        transports.Nothing  # noqa: B018

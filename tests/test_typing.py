@@ -95,7 +95,7 @@ USER_FILE = textwrap.dedent('''
     reveal_type(named_note)  # def (name: str) -> str
     reveal_type(greet)  # def (name: str) -> mcpkit.server.prompts.Message
     reveal_type(server)  # mcpkit.app.Server
-    reveal_type(server.asgi())  # mcpkit.transports.http_server.HTTPApp
+    reveal_type(server.asgi())  # mcpkit.transports.http_server.app.HTTPApp
 
 
     async def main() -> None:

@@ -53,9 +53,9 @@ if TYPE_CHECKING:
     from mcpkit.server.prompts import Message
     from mcpkit.server.resources import CacheHint
     from mcpkit.server.server import ServerOptions
-    from mcpkit.transports.http_client import HTTPConnector
+    from mcpkit.transports.http_client.transport import HTTPConnector
     from mcpkit.transports.memory import InMemory
-    from mcpkit.transports.stdio_client import StdioServer
+    from mcpkit.transports.stdio.client import StdioServer
 
 __all__ = [
     "Audio",
@@ -167,9 +167,9 @@ _LAZY = {
     "ProgressHandler": "mcpkit.client",
     "LogHandler": "mcpkit.client",
     "TraceContext": "mcpkit.client.options",
-    "StdioServer": "mcpkit.transports.stdio_client",
+    "StdioServer": "mcpkit.transports.stdio.client",
     "InMemory": "mcpkit.transports.memory",
-    "HTTPConnector": "mcpkit.transports.http_client",
+    "HTTPConnector": "mcpkit.transports.http_client.transport",
 }
 
 

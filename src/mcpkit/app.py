@@ -32,8 +32,8 @@ if TYPE_CHECKING:
     from mcpkit.openapi import OpenAPIOptions
     from mcpkit.proxy import ProxyOptions, ProxyServer
     from mcpkit.server.server import ServerOptions
-    from mcpkit.transports.http_limits import ListenerLimits
-    from mcpkit.transports.http_server import HTTPApp, HTTPOptions
+    from mcpkit.transports.http_server.app import HTTPApp, HTTPOptions
+    from mcpkit.transports.http_server.limits import ListenerLimits
 
 __all__ = ["Server"]
 
@@ -115,9 +115,9 @@ class Server(CoreServer):
         """This server as a plain ASGI application speaking Streamable HTTP (both eras).
 
         Run it under any ASGI server, or mount it in Starlette/FastAPI. Settings are those of
-        `mcpkit.transports.http_server.HTTPOptions`, e.g. `allowed_hosts=("mcp.example.com",)`.
+        `mcpkit.transports.http_server.app.HTTPOptions`, e.g. `allowed_hosts=("mcp.example.com",)`.
         """
-        from mcpkit.transports.http_server import HTTPApp
+        from mcpkit.transports.http_server.app import HTTPApp
 
         return HTTPApp(self, options, **settings)
 
@@ -160,13 +160,13 @@ class Server(CoreServer):
             raise _inside_a_loop(address)
         self.sealer.check_keys()  # a key ring others may read is refused before serving
         if address is None:
-            from mcpkit.transports.stdio import run_stdio
+            from mcpkit.transports.stdio.server import run_stdio
 
             _claim_stdout()
             _hint_on_a_terminal(self)
             run_stdio(self)
             return
-        from mcpkit.transports.http_server import run_http
+        from mcpkit.transports.http_server.app import run_http
 
         run_http(self, address, allowed_hosts=hosts, allowed_origins=origins,
                  listener=listener, sessions=sessions, session_idle_s=session_idle_s)
@@ -174,7 +174,7 @@ class Server(CoreServer):
     async def serve_stdio(self) -> None:
         """Serve on this process's stdin and stdout until stdin closes, in the running event
         loop; stdout is claimed for the protocol as `run()` claims it."""
-        from mcpkit.transports.stdio import serve_stdio
+        from mcpkit.transports.stdio.server import serve_stdio
 
         self.sealer.check_keys()
         _claim_stdout()
@@ -192,7 +192,7 @@ class Server(CoreServer):
     ) -> None:
         """Serve Streamable HTTP with uvicorn in the running event loop until interrupted or
         cancelled; the address and options are those of `run(http=...)`."""
-        from mcpkit.transports.http_server import serve_http
+        from mcpkit.transports.http_server.app import serve_http
 
         self.sealer.check_keys()
         await serve_http(self, _address(address),
@@ -213,7 +213,7 @@ def _server_settings(settings: dict[str, Any]) -> dict[str, Any]:
 def _address(http: object) -> str:
     """`run(http=...)`'s address, checked before anything starts: a port number, or the text
     `mcpkit run --http` takes."""
-    from mcpkit.transports.http_server import parse_address
+    from mcpkit.transports.http_server.app import parse_address
 
     if isinstance(http, bool) or not isinstance(http, str | int):
         raise TypeError(f"Server.run(http=...) takes an address such as '127.0.0.1:8000/mcp' "
@@ -260,7 +260,7 @@ def _claim_stdout() -> None:
     Python still buffers (stdout to a pipe is block-buffered) to stderr, where `mcpkit run`
     would have sent it: flushed onto the real stdout, it would reach the client as a line
     that is no message."""
-    from mcpkit.transports.stdio import claim_stdout
+    from mcpkit.transports.stdio.server import claim_stdout
 
     if sys.stdout is not sys.stderr:
         saved = os.dup(1)

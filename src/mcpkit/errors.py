@@ -633,7 +633,7 @@ class RedirectError(AuthError):
     """The authorization response did not come back usable: the authorization server redirected
     the browser with an error (`error` is its code, e.g. `access_denied`), or nothing reached
     the loopback redirect listener in time (`error` is "timeout"). Raised by
-    `mcpkit.transports.oauth_redirect`; the message says what to do and holds no code."""
+    `mcpkit.transports.oauth.redirect`; the message says what to do and holds no code."""
 
     def __init__(self, message: str, *, error: str) -> None:
         super().__init__(message)

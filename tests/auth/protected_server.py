@@ -30,7 +30,7 @@ from wire import LEGACY, MODERN, check_client_message, checked_count  # PYTHONPA
 
 from mcpkit import Context, Server
 from mcpkit.auth.server_config import DPoPSettings, ProtectedResource
-from mcpkit.transports.http_server import HTTPOptions
+from mcpkit.transports.http_server.app import HTTPOptions
 
 __all__ = ["build"]
 
@@ -110,11 +110,11 @@ async def _serve(argv: list[str]) -> None:
     issuer, kind = argv[0], argv[1]
     metadata = _metadata(issuer)
     if kind == "jwt":
-        from mcpkit.transports.http_auth_jwt import JWTVerifier
+        from mcpkit.transports.http_server.auth_jwt import JWTVerifier
 
         verifier: Any = JWTVerifier(metadata["jwks_uri"])
     else:
-        from mcpkit.transports.http_auth_introspection import IntrospectionVerifier
+        from mcpkit.transports.http_server.auth_introspection import IntrospectionVerifier
 
         # No cache: a token the AS revokes is refused at once (the refresh test counts on it).
         verifier = IntrospectionVerifier(metadata["introspection_endpoint"], argv[2], argv[3],

@@ -17,8 +17,8 @@ from resume_peer import on_free_port
 from mcpkit import Client, ClientOptions, HTTPConnector
 from mcpkit.errors import AuthError
 from mcpkit.store.tokens import FileTokenStorage, MemoryTokenStorage, TokenStorage
-from mcpkit.transports.oauth import OAuth
-from mcpkit.transports.oauth_redirect import RedirectListener
+from mcpkit.transports.oauth.flow import OAuth
+from mcpkit.transports.oauth.redirect import RedirectListener
 
 REDIRECT = "http://127.0.0.1:1/callback"
 

@@ -1,4 +1,4 @@
-"""mcpkit's `Client` with the OAuth flow (`mcpkit.transports.oauth.OAuth`) against the real
+"""mcpkit's `Client` with the OAuth flow (`mcpkit.transports.oauth.flow.OAuth`) against the real
 authorization server and mcpkit's resource server, each in its own process. The browser step
 is driven headlessly: the redirect handler loads the authorization URL, and the callback hands
 the flow the query of the auto-approving server's redirect. Every message the client sends is
@@ -18,8 +18,8 @@ from schema_tap import SchemaTap, TappedConnector
 from mcpkit.client import Client
 from mcpkit.errors import AuthError
 from mcpkit.store.tokens import MemoryTokenStorage
-from mcpkit.transports.http_client import HTTPConnector
-from mcpkit.transports.oauth import OAuth
+from mcpkit.transports.http_client.transport import HTTPConnector
+from mcpkit.transports.oauth.flow import OAuth
 
 REDIRECT = "http://127.0.0.1:1/callback"  # never listened on: the callback is read headlessly
 

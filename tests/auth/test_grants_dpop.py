@@ -15,9 +15,9 @@ from joserfc import jws
 from mcpkit import Client, HTTPConnector
 from mcpkit.auth.dpop import DPoPKey, verify_proof
 from mcpkit.errors import GrantError
-from mcpkit.transports.oauth_dpop import DPoPSigner, nonce_challenge
-from mcpkit.transports.oauth_grants import ClientCredentials, ClientCredentialsGrant
-from mcpkit.transports.oauth_machine import MachineAuth
+from mcpkit.transports.oauth.dpop import DPoPSigner, nonce_challenge
+from mcpkit.transports.oauth.grants import ClientCredentials, ClientCredentialsGrant
+from mcpkit.transports.oauth.machine import MachineAuth
 
 CREDS = ClientCredentials("svc", client_secret="secret")
 

@@ -17,14 +17,14 @@ from joserfc.jwk import ECKey, OKPKey
 
 from mcpkit import Client, HTTPConnector
 from mcpkit.errors import AuthError, GrantError
-from mcpkit.transports.oauth_grants import (
+from mcpkit.transports.oauth.grants import (
     CLIENT_ASSERTION_TYPE,
     ClientCredentials,
     ClientCredentialsGrant,
     EnterpriseGrant,
     WorkloadIdentityGrant,
 )
-from mcpkit.transports.oauth_machine import MachineAuth
+from mcpkit.transports.oauth.machine import MachineAuth
 
 SECRET = "s3cr3t:with/odd chars"
 

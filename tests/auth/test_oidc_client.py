@@ -21,11 +21,11 @@ from oidc_process import OIDCProvider
 from mcpkit import Client, ClientOptions, HTTPConnector
 from mcpkit.auth.dpop import DPoPKey
 from mcpkit.store.tokens import MemoryTokenStorage
-from mcpkit.transports.oauth import OAuth
-from mcpkit.transports.oauth_dpop import DPoPSigner
-from mcpkit.transports.oauth_grants import ClientCredentials, ClientCredentialsGrant
-from mcpkit.transports.oauth_machine import MachineAuth
-from mcpkit.transports.oauth_redirect import RedirectListener
+from mcpkit.transports.oauth.dpop import DPoPSigner
+from mcpkit.transports.oauth.flow import OAuth
+from mcpkit.transports.oauth.grants import ClientCredentials, ClientCredentialsGrant
+from mcpkit.transports.oauth.machine import MachineAuth
+from mcpkit.transports.oauth.redirect import RedirectListener
 
 
 @pytest.fixture(scope="module")

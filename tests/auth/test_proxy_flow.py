@@ -21,8 +21,8 @@ from proxy_walk import RawClient, Walk, list_tools, pkce, query_of
 
 from mcpkit import Client, ClientOptions, HTTPConnector
 from mcpkit.store.tokens import MemoryTokenStorage
-from mcpkit.transports.oauth import OAuth
-from mcpkit.transports.oauth_redirect import RedirectListener
+from mcpkit.transports.oauth.flow import OAuth
+from mcpkit.transports.oauth.redirect import RedirectListener
 
 PORTS = (free_port(), free_port())
 

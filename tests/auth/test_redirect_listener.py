@@ -1,4 +1,4 @@
-"""The loopback redirect listener `mcpkit login` waits on (mcpkit.transports.oauth_redirect):
+"""The loopback redirect listener `mcpkit login` waits on (mcpkit.transports.oauth.redirect):
 real connections to 127.0.0.1, as a browser makes them."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from mcpkit.errors import AuthError, RedirectError
-from mcpkit.transports.oauth_redirect import RedirectListener, can_open_browser, open_in_browser
+from mcpkit.transports.oauth.redirect import RedirectListener, can_open_browser, open_in_browser
 
 BOUND = 10.0
 

@@ -21,8 +21,8 @@ from mcpkit.auth.dpop import DPoPKey
 from mcpkit.auth.server_config import DPoPSettings, ProtectedResource
 from mcpkit.server.mrtr import new_state_key
 from mcpkit.server.server import ServerOptions
-from mcpkit.transports.http_auth_introspection import IntrospectionVerifier
-from mcpkit.transports.http_auth_jwt import JWTVerifier
+from mcpkit.transports.http_server.auth_introspection import IntrospectionVerifier
+from mcpkit.transports.http_server.auth_jwt import JWTVerifier
 
 
 def make_server(store: str | None = None) -> mcpkit.Server:

@@ -18,8 +18,8 @@ from rs_peers import ISSUER, Issuer, KeyServer, key_server, protected, whoami_se
 
 import mcpkit
 from mcpkit.auth.server_config import ProtectedResource
-from mcpkit.transports.http_auth_introspection import IntrospectionVerifier
-from mcpkit.transports.http_auth_jwt import JWTVerifier
+from mcpkit.transports.http_server.auth_introspection import IntrospectionVerifier
+from mcpkit.transports.http_server.auth_jwt import JWTVerifier
 
 BOUND = 30.0
 """The longest any group of requests here may take before the test fails."""

@@ -15,7 +15,7 @@ from mcpkit.auth.server_scopes import ScopeHierarchy, check_scopes
 from mcpkit.errors import InvalidTokenError
 from mcpkit.server.scopes import operation_scopes
 from mcpkit.server.server import ServerOptions
-from mcpkit.transports.http_auth_jwt import JWTVerifier, cache_seconds
+from mcpkit.transports.http_server.auth_jwt import JWTVerifier, cache_seconds
 
 ISS = "https://as.example"
 AUD = "https://mcp.example/mcp"

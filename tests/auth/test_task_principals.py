@@ -20,8 +20,8 @@ from mcpkit import Context, Server, ServerOptions
 from mcpkit.auth.server_config import ProtectedResource
 from mcpkit.protocol.extensions import TASKS
 from mcpkit.server.task_runner import TaskOptions
-from mcpkit.transports.http_auth_jwt import JWTVerifier
-from mcpkit.transports.http_server import HTTPOptions
+from mcpkit.transports.http_server.app import HTTPOptions
+from mcpkit.transports.http_server.auth_jwt import JWTVerifier
 
 CAPS = {"io.modelcontextprotocol/clientCapabilities": {"extensions": {TASKS: {}}}}
 WAIT_S = 20.0

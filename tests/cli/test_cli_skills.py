@@ -15,7 +15,7 @@ from schema_tap import SchemaTap, TappedConnector
 
 from mcpkit.client import Client, ClientOptions
 from mcpkit.ext.skills import SKILLS, SkillsClient
-from mcpkit.transports.http_client import HTTPConnector
+from mcpkit.transports.http_client.transport import HTTPConnector
 
 SKILL = "---\nname: pdf-processing\ndescription: Extract, fill, and assemble PDF documents\n---\nBody\n"
 FORMS = "The forms.\n"

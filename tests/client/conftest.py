@@ -12,7 +12,7 @@ from schema_tap import RAW_SERVER, SchemaTap
 
 from mcpkit.client import Client, ClientOptions
 from mcpkit.transports.memory import InMemory
-from mcpkit.transports.stdio_client import StdioServer
+from mcpkit.transports.stdio.client import StdioServer
 
 
 @pytest.fixture

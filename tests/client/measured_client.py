@@ -27,7 +27,7 @@ from hostile_probes import Checked
 from schema_tap import SchemaTap
 
 from mcpkit.client import Client, ClientOptions
-from mcpkit.transports.stdio_client import StdioServer
+from mcpkit.transports.stdio.client import StdioServer
 
 HOSTILE = str(Path(__file__).resolve().parent / "hostile_stdio.py")
 

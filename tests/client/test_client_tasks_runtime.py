@@ -16,7 +16,7 @@ from task_server import make
 
 from mcpkit.client import Client, ClientOptions
 from mcpkit.errors import InternalError, TaskCancelledError
-from mcpkit.transports.http_client import HTTPConnector
+from mcpkit.transports.http_client.transport import HTTPConnector
 
 TASKS = "io.modelcontextprotocol/tasks"
 DECLARE = ClientOptions(extensions={TASKS: {}}, timeout=20)

@@ -25,7 +25,7 @@ from wire import LEGACY, MODERN, check_client_message, check_server_message
 
 from mcpkit import Client, ClientOptions, HTTPConnector, Server
 from mcpkit.errors import RequestTimeoutError, TransportError
-from mcpkit.transports.stdio_client import StdioServer
+from mcpkit.transports.stdio.client import StdioServer
 
 HERE = Path(__file__).resolve().parent
 GATE = 30.0  # a bound on each wait, never reached when the behaviour holds

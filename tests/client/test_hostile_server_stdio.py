@@ -28,7 +28,7 @@ from schema_tap import SchemaTap
 
 from mcpkit.client import Client, ClientOptions
 from mcpkit.errors import ProtocolViolation, RequestTimeoutError, TransportError
-from mcpkit.transports.stdio_client import StdioServer
+from mcpkit.transports.stdio.client import StdioServer
 
 HOSTILE = str(Path(__file__).resolve().parent / "hostile_stdio.py")
 MIB = 1024 * 1024

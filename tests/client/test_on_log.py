@@ -22,7 +22,7 @@ from wire import spec_available
 
 from mcpkit.client import Client, ClientOptions
 from mcpkit.transports.memory import InMemory
-from mcpkit.transports.stdio_client import StdioServer
+from mcpkit.transports.stdio.client import StdioServer
 
 MakeClient = Callable[..., Client]
 LEVEL_KEY = "io.modelcontextprotocol/logLevel"

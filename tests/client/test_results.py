@@ -39,7 +39,7 @@ from mcpkit.client import (
 from mcpkit.errors import ProtocolViolation, ResultTypeError, ToolError
 from mcpkit.server.task_runner import TaskOptions
 from mcpkit.testing import WireRecorder, connect
-from mcpkit.transports.stdio_client import StdioServer
+from mcpkit.transports.stdio.client import StdioServer
 
 TASKS = "io.modelcontextprotocol/tasks"
 

@@ -11,7 +11,7 @@ from schema_tap import RAW_SERVER
 
 from mcpkit.client import Client, ClientOptions
 from mcpkit.errors import TransportError
-from mcpkit.transports.stdio_client import StdioServer
+from mcpkit.transports.stdio.client import StdioServer
 
 
 def script(tmp_path: Path, body: str) -> list[str]:

@@ -21,7 +21,7 @@ from mcpkit.client import Client, InputRequest, SyncClient, TaskHandle
 from mcpkit.client.sync import SyncSubscription, SyncTaskHandle
 from mcpkit.errors import InvalidParamsError, ResourceNotFoundError
 from mcpkit.transports.memory import InMemory
-from mcpkit.transports.stdio_client import StdioServer
+from mcpkit.transports.stdio.client import StdioServer
 
 QUICKSTART = str(ROOT / "examples" / "quickstart" / "server.py")
 

@@ -19,7 +19,7 @@ from mcpkit.client.legacy.completions import Completions
 from mcpkit.client.legacy.url_required import required_error
 from mcpkit.client.url_elicitation import check_url, real_host
 from mcpkit.errors import ProtocolViolation, RPCError, URLElicitationRequiredError
-from mcpkit.transports.stdio_client import StdioServer
+from mcpkit.transports.stdio.client import StdioServer
 
 SERVER = str(Path(__file__).resolve().parent / "url_elicit_server.py")
 MakeClient = Callable[..., Client]

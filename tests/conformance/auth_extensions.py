@@ -11,7 +11,7 @@ once authorized: list the tools and call one.
 - `auth/enterprise-managed-authorization`: the IdP's ID token exchanged for an ID-JAG, then
   the jwt-bearer grant at the MCP server's AS;
 - `auth/wif-jwt-bearer`: the jwt-bearer grant with the workload JWT the scenario supplies;
-- `auth/dpop`, `auth/dpop-nonce`: the authorization code flow (`mcpkit.transports.oauth.
+- `auth/dpop`, `auth/dpop-nonce`: the authorization code flow (`mcpkit.transports.oauth.flow.
   OAuth`, run headlessly: the authorization URL is fetched and its redirect read) with a DPoP
   key, so the token request and every MCP request carry a proof.
 
@@ -30,16 +30,16 @@ import httpx
 
 from mcpkit import Client, ClientOptions, HTTPConnector
 from mcpkit.store.tokens import MemoryTokenStorage
-from mcpkit.transports.oauth import OAuth
-from mcpkit.transports.oauth_dpop import DPoPSigner
-from mcpkit.transports.oauth_grants import (
+from mcpkit.transports.oauth.dpop import DPoPSigner
+from mcpkit.transports.oauth.flow import OAuth
+from mcpkit.transports.oauth.grants import (
     ClientCredentials,
     ClientCredentialsGrant,
     EnterpriseGrant,
     MachineGrant,
     WorkloadIdentityGrant,
 )
-from mcpkit.transports.oauth_machine import MachineAuth
+from mcpkit.transports.oauth.machine import MachineAuth
 
 __all__ = ["EXTENSIONS", "run"]
 

@@ -26,7 +26,7 @@ from skills_client import SKILL_SCENARIOS  # the Skills extension's scenarios
 
 from mcpkit import Client, ClientOptions, HTTPConnector, InputRequest
 from mcpkit.store.tokens import MemoryTokenStorage
-from mcpkit.transports.oauth import OAuth
+from mcpkit.transports.oauth.flow import OAuth
 
 Scenario = Callable[[str], Awaitable[None]]
 SCENARIOS: dict[str, Scenario] = {}

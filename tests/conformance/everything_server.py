@@ -32,7 +32,7 @@ from mcpkit import (
     ToolError,
 )
 from mcpkit.errors import MissingRequiredClientCapabilityError
-from mcpkit.transports.http_resume import close_sse_stream
+from mcpkit.transports.legacy.resume import close_sse_stream
 
 server = Server(
     "mcpkit-conformance-server",

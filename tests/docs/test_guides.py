@@ -27,9 +27,9 @@ from schema_tap import SchemaTap
 from wire import SPEC_DIR, spec_available
 
 from mcpkit.testing import ServerWire
-from mcpkit.transports.http_client import HTTPConnector
+from mcpkit.transports.http_client.transport import HTTPConnector
 from mcpkit.transports.memory import InMemory
-from mcpkit.transports.stdio_client import StdioServer
+from mcpkit.transports.stdio.client import StdioServer
 
 pytestmark = pytest.mark.filterwarnings("error::mcpkit.client.ResultAsDictWarning")
 """A guide shows results read as objects: a block that reads one as a dict, unless it says it

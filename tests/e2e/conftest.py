@@ -11,7 +11,7 @@ import pytest
 from schema_tap import SchemaTap, TappedConnector
 
 from mcpkit.client import Client, ClientOptions
-from mcpkit.transports.stdio_client import python_server
+from mcpkit.transports.stdio.client import python_server
 
 
 @pytest.fixture(autouse=True)
@@ -38,7 +38,7 @@ async def connect() -> AsyncIterator[Callable[..., Client]]:
         if kind == "stdio":
             connector: Any = python_server(str(target), stderr="capture", tap=tap)
         elif kind == "http":
-            from mcpkit.transports.http_client import HTTPConnector
+            from mcpkit.transports.http_client.transport import HTTPConnector
 
             connector = TappedConnector(HTTPConnector(target), tap)
         else:

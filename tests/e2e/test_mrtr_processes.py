@@ -111,7 +111,7 @@ async def test_a_legacy_stdio_client_is_asked_mid_call(tmp_path: Path) -> None:
 
 async def test_the_project_client_completes_the_calendar_in_both_eras(tmp_path: Path) -> None:
     from mcpkit.client import Client, ClientOptions, InputRequest
-    from mcpkit.transports.stdio_client import python_server
+    from mcpkit.transports.stdio.client import python_server
 
     asked: list[InputRequest] = []
 

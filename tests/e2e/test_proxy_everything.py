@@ -31,7 +31,7 @@ from schema_tap import SchemaTap, TappedConnector
 from test_server_everything import elicit, sample
 
 from mcpkit.client import Client, ClientOptions
-from mcpkit.transports.http_client import HTTPConnector
+from mcpkit.transports.http_client.transport import HTTPConnector
 
 pytestmark = pytest.mark.node
 

@@ -21,7 +21,7 @@ from everything_catalogue import installed as installed  # the fixture, shared
 from schema_tap import ROOT, SchemaTap
 
 from mcpkit.client import Client, InputRequest
-from mcpkit.transports.stdio_client import StdioServer
+from mcpkit.transports.stdio.client import StdioServer
 
 pytestmark = pytest.mark.node
 

@@ -40,7 +40,7 @@ from wire import LEGACY, MODERN, check_client_message
 
 from mcpkit.client import Client, ClientOptions
 from mcpkit.errors import RPCError
-from mcpkit.transports.http_client import HTTPConnector
+from mcpkit.transports.http_client.transport import HTTPConnector
 
 pytestmark = pytest.mark.node
 

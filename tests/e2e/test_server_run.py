@@ -23,7 +23,7 @@ from stdio_peer import StdioPeer
 from wire import LEGACY, check_server_message
 
 from mcpkit import Client, ClientOptions, Server
-from mcpkit.transports.stdio_client import StdioServer
+from mcpkit.transports.stdio.client import StdioServer
 
 ROOT = Path(__file__).resolve().parents[2]
 QUICKSTART = ROOT / "examples" / "quickstart" / "server.py"

@@ -29,7 +29,7 @@ from mcpkit.client import Client, ClientOptions
 from mcpkit.errors import InvalidRequestError, ProtocolViolation, TransportError
 from mcpkit.protocol.codec import Response, classify
 from mcpkit.testing import WireRecorder, connect
-from mcpkit.transports.stdio_client import StdioServer
+from mcpkit.transports.stdio.client import StdioServer
 
 ERAS = ["modern", "legacy"]
 HOSTILE = [

@@ -27,7 +27,7 @@ from peer_values import json_values
 from mcpkit.errors import RPCError
 from mcpkit.protocol.codec import decode
 from mcpkit.protocol.framing import LineReader, Oversized, SSEDecoder
-from mcpkit.transports.http_client_streams import BlockSize
+from mcpkit.transports.http_client.streams import BlockSize
 
 MESSAGES = st.lists(json_values(8), min_size=1, max_size=6)
 

@@ -20,7 +20,7 @@ from mcpkit.legacy.resumption import (
     worth_writing,
 )
 from mcpkit.protocol.http import Status
-from mcpkit.store.events import EventReplayError, Replay, parse_event_id
+from mcpkit.store.legacy.events import EventReplayError, Replay, parse_event_id
 
 
 def test_a_session_stream_id_names_the_session_stream() -> None:

@@ -10,7 +10,6 @@ import pytest
 from wire import LEGACY, check_server_message
 
 from mcpkit.legacy.session_quota import (
-    PRINCIPAL_SCOPE_KEY,
     CreationRate,
     SessionLimits,
     exempt,
@@ -18,6 +17,7 @@ from mcpkit.legacy.session_quota import (
     rate_refusal,
     store_full_refusal,
 )
+from mcpkit.protocol.http import PRINCIPAL_SCOPE_KEY
 
 
 def test_a_burst_then_the_steady_rate() -> None:

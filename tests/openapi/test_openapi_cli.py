@@ -13,7 +13,7 @@ from petstore_calls import PETSTORE
 from schema_tap import SchemaTap
 
 from mcpkit.client import Client
-from mcpkit.transports.stdio_client import StdioServer
+from mcpkit.transports.stdio.client import StdioServer
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -20,7 +20,7 @@ from mcpkit import Server
 from mcpkit.client import Client
 from mcpkit.openapi import OpenAPIOptions
 from mcpkit.testing import connect
-from mcpkit.transports.stdio_client import StdioServer
+from mcpkit.transports.stdio.client import StdioServer
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 

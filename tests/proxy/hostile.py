@@ -19,7 +19,7 @@ from schema_tap import SchemaTap
 
 from mcpkit import Client, ClientOptions, InMemory, ProxyOptions, Server
 from mcpkit.proxy import ProxyServer
-from mcpkit.transports.stdio_client import StdioServer
+from mcpkit.transports.stdio.client import StdioServer
 
 HOSTILE = str(Path(__file__).resolve().parent / "hostile_server.py")
 

@@ -25,7 +25,7 @@ from services import free_port
 
 from mcpkit import Client, ClientOptions, InMemory, Server, StdioServer
 from mcpkit.errors import InternalError
-from mcpkit.transports.http_client import HTTPConnector
+from mcpkit.transports.http_client.transport import HTTPConnector
 
 WAIT_S = 30.0
 HERE = Path(__file__).resolve().parent

@@ -21,7 +21,7 @@ from test_workers import stop, workers_of
 from mcpkit import Client
 from mcpkit.client import ClientOptions
 from mcpkit.errors import RateLimitedError
-from mcpkit.transports.stdio_client import StdioServer
+from mcpkit.transports.stdio.client import StdioServer
 
 pytestmark = pytest.mark.asyncio
 

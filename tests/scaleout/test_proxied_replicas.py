@@ -27,7 +27,7 @@ from wire import LEGACY
 
 from mcpkit.client import Client, ClientOptions
 from mcpkit.errors import InvalidParamsError
-from mcpkit.transports.http_client import HTTPConnector
+from mcpkit.transports.http_client.transport import HTTPConnector
 
 ENGINES = ["postgres", "redis"]
 HOLD_S = 3.0

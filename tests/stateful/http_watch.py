@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 from resume_peer import Event, SSEReader
 
-from mcpkit.store.events import MemoryEventStore
+from mcpkit.store.legacy.events import MemoryEventStore
 
 __all__ = ["BOUND", "Conn", "Exchanges", "ObservedEvents"]
 

@@ -55,8 +55,8 @@ from stateful_runs import Tally, machine_settings
 from wire import LEGACY, check_client_message
 
 from mcpkit import Context, Server
-from mcpkit.store.sessions import MemorySessionStore
-from mcpkit.transports.http_server import HTTPApp, HTTPOptions
+from mcpkit.store.legacy.sessions import MemorySessionStore
+from mcpkit.transports.http_server.app import HTTPApp, HTTPOptions
 
 IDLE = 60.0
 VERSIONS = ["2025-11-25", "2025-06-18", "2025-03-26"]

@@ -35,7 +35,7 @@ from resume_peer import request_body
 from wire import MODERN, check_client_message, meta
 
 from mcpkit.store.tokens import MemoryTokenStorage
-from mcpkit.transports.oauth import OAuth
+from mcpkit.transports.oauth.flow import OAuth
 
 BASE = "http://127.0.0.1:8"
 RESOURCE = f"{BASE}/mcp"

@@ -41,7 +41,7 @@ from stateful_runs import Tally, machine_settings
 from wire import LEGACY, MODERN, check_client_message, check_server_message, meta
 
 from mcpkit import Server
-from mcpkit.transports.stdio import serve_stdio
+from mcpkit.transports.stdio.server import serve_stdio
 
 BOUND = 10.0
 """The longest any one expected message may take to arrive."""

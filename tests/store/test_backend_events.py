@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from mcpkit.store.events import EventReplayError
+from mcpkit.store.legacy.events import EventReplayError
 
 
 def _number(event_id: str) -> int:

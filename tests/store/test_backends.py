@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from backends import SHARED, Clock
 
-from mcpkit.store.sessions import SessionOwner
+from mcpkit.store.legacy.sessions import SessionOwner
 from mcpkit.store.urls import Backend, StoreURLError, open_backend, parse_store_url
 
 

@@ -17,7 +17,7 @@ from mcpkit.legacy.session import LegacyState
 from mcpkit.protocol.extensions import TASKS
 from mcpkit.server.mrtr import principal_key
 from mcpkit.server.server import ServerOptions
-from mcpkit.store.sessions import SessionOwner
+from mcpkit.store.legacy.sessions import SessionOwner
 from mcpkit.store.tasks import TaskRecord
 from mcpkit.testing import ServerWire
 

@@ -19,7 +19,7 @@ from span_capture import Spans
 from wire import LEGACY, MODERN, check_client_message, check_server_message
 
 from mcpkit.client import Client, ClientOptions
-from mcpkit.transports.stdio_client import StdioServer
+from mcpkit.transports.stdio.client import StdioServer
 
 ROOT = Path(__file__).resolve().parents[2]
 TRACED_SERVER = str(Path(__file__).with_name("traced_server.py"))

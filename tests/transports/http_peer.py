@@ -20,7 +20,7 @@ import orjson
 from resume_peer import SSEReader
 from wire import LEGACY, MODERN, check_client_message, check_server_message
 
-from mcpkit.transports.http_client import HTTPClientTransport
+from mcpkit.transports.http_client.transport import HTTPClientTransport
 
 ROOT = Path(__file__).resolve().parents[2]
 FEATURES = str(Path(__file__).parent / "servers" / "http_features.py")

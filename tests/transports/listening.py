@@ -1,5 +1,5 @@
 """A `Server`'s ASGI app under a real uvicorn on 127.0.0.1 (port 0), configured as `run_http`
-configures it (`mcpkit.transports.http_listener.uvicorn_settings`): the listener tests and the
+configures it (`mcpkit.transports.http_server.listener.uvicorn_settings`): the listener tests and the
 session flood tests share it, so both see the listener `mcpkit run --http` gives."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from typing import Any
 
 import uvicorn
 
-from mcpkit.transports.http_limits import ListenerLimits
-from mcpkit.transports.http_listener import uvicorn_settings
+from mcpkit.transports.http_server.limits import ListenerLimits
+from mcpkit.transports.http_server.listener import uvicorn_settings
 
 BOUND = 10.0
 """The longest any exchange in these tests may take before the test fails."""

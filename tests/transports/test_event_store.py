@@ -8,7 +8,7 @@ import logging
 import pytest
 from child_memory import run_here, traced
 
-from mcpkit.store.events import EventReplayError, MemoryEventStore, parse_event_id
+from mcpkit.store.legacy.events import EventReplayError, MemoryEventStore, parse_event_id
 
 
 async def test_ids_name_their_stream_and_rise_across_the_streams_of_a_session() -> None:
@@ -110,7 +110,7 @@ async def test_forget_drops_a_session_and_its_bytes() -> None:
 
 
 MANY_STREAMS = """
-    from mcpkit.store.events import MemoryEventStore
+    from mcpkit.store.legacy.events import MemoryEventStore
     store = MemoryEventStore(max_events=3)
 
     async def prepare():
@@ -133,7 +133,7 @@ async def test_streams_that_never_end_are_forgotten_once_their_events_are_evicte
 
 
 MANY_SESSIONS = """
-    from mcpkit.store.events import MemoryEventStore
+    from mcpkit.store.legacy.events import MemoryEventStore
     store = MemoryEventStore(max_total_bytes=4 * (1024 + 128 + 96))
 
     async def prepare():

@@ -15,7 +15,7 @@ from resume_peer import on_free_port, request_body
 from wire import LEGACY, MODERN, check_client_message, check_server_message
 
 from mcpkit.errors import TransportError
-from mcpkit.transports.http_client import (
+from mcpkit.transports.http_client.transport import (
     HTTPClientTransport,
     HTTPConnector,
     HTTPStatusError,

@@ -7,7 +7,7 @@ import pytest
 
 from mcpkit.client.legacy.http_session import LegacyHTTPSession
 from mcpkit.errors import TransportError
-from mcpkit.transports.http_client_era import ModernHTTP
+from mcpkit.transports.http_client.era import ModernHTTP
 
 CALL = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
         "params": {"name": "echo", "arguments": {"text": "hi"},

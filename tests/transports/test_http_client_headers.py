@@ -15,7 +15,7 @@ from http_peer import checked_transport, meta
 from servers.hostile_http import SESSION, Exchange, HostilePeer, Reply, serving
 from wire import LEGACY, MODERN
 
-from mcpkit.transports.http_client import HTTPClientTransport
+from mcpkit.transports.http_client.transport import HTTPClientTransport
 
 
 async def unexpected(exchange: Exchange, reply: Reply) -> None:

@@ -24,7 +24,11 @@ from servers.hostile_http import SESSION, Exchange, HostilePeer, Reply, result, 
 from wire import LEGACY, MODERN, check_server_message
 
 from mcpkit.errors import TransportError
-from mcpkit.transports.http_client import HTTPClientTransport, SessionExpiredError, _BlockSize
+from mcpkit.transports.http_client.transport import (
+    HTTPClientTransport,
+    SessionExpiredError,
+    _BlockSize,
+)
 
 LIMIT = 64 * 1024
 """The clients' `max_message_bytes` here: small, so a flood is refused early."""

@@ -17,7 +17,7 @@ from http_peer import ServerProcess
 from schema_tap import ROOT, SchemaTap
 
 from mcpkit.client import Client, ClientOptions, InputRequest
-from mcpkit.transports.http_client import HTTPConnector
+from mcpkit.transports.http_client.transport import HTTPConnector
 
 CALENDAR = str(ROOT / "examples" / "calendar" / "server.py")
 LONG_JOB = str(ROOT / "examples" / "long_job" / "server.py")

@@ -16,8 +16,8 @@ import uvicorn
 
 from mcpkit import Server
 from mcpkit.server.broker import SharedBroker
-from mcpkit.transports.http_health import HealthPaths
-from mcpkit.transports.http_server import HTTPApp, HTTPOptions
+from mcpkit.transports.http_server.app import HTTPApp, HTTPOptions
+from mcpkit.transports.http_server.health import HealthPaths
 
 
 def make_server(broker: Any = None) -> Server:

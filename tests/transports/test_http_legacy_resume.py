@@ -26,9 +26,9 @@ from resume_server import RETRY_MS, Gates, app
 from wire import LEGACY, MODERN, check_client_message, meta
 
 from mcpkit import Client, ClientOptions, HTTPConnector
-from mcpkit.transports.http_events import MemoryEventStore
-from mcpkit.transports.http_resume import close_sse_stream
-from mcpkit.transports.http_server import HTTPOptions
+from mcpkit.store.legacy.events import MemoryEventStore
+from mcpkit.transports.http_server.app import HTTPOptions
+from mcpkit.transports.legacy.resume import close_sse_stream
 
 
 def checked_client(url: str, **handlers: Any) -> Client:

@@ -15,8 +15,9 @@ import pytest
 from resume_peer import TIMEOUT, LegacyClient, collect, legacy_session, results, serving
 from resume_server import Gates, app
 
-from mcpkit.transports.http_events import MemoryEventStore
-from mcpkit.transports.http_sessions import MemorySessionStore
+from mcpkit.protocol.http import SESSION
+from mcpkit.store.legacy.events import MemoryEventStore
+from mcpkit.transports.legacy.sessions import MemorySessionStore
 
 
 async def refusal(peer: LegacyClient, last_event_id: str | bytes) -> tuple[int, str]:
@@ -241,8 +242,7 @@ async def test_a_stream_whose_store_fails_at_the_end_is_not_kept_by_its_session(
     gates: Gates, http: httpx.AsyncClient, caplog: pytest.LogCaptureFixture
 ) -> None:
     application = app(gates, event_store=FailingStore())
-    legacy = application._legacy
-    assert legacy is not None
+    legacy = application._routes[SESSION].sessions  # type: ignore[attr-defined]
     gates.open("go")
     gates.open("finish")
     async with legacy_session(application, http) as (peer, recorder):

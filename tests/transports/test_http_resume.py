@@ -16,7 +16,7 @@ from resume_peer import on_free_port, request_body
 from wire import LEGACY, MODERN, check_client_message
 
 from mcpkit.errors import TransportError
-from mcpkit.transports.http_client import HTTPClientTransport
+from mcpkit.transports.http_client.transport import HTTPClientTransport
 
 RETRY_MS = 300
 

@@ -17,8 +17,8 @@ from http_peer import ROOT, Peer, ServerProcess
 
 from mcpkit import Server
 from mcpkit.legacy.session import LegacyState
-from mcpkit.transports.http_server import parse_address
-from mcpkit.transports.http_sessions import MemorySessionStore
+from mcpkit.transports.http_server.app import parse_address
+from mcpkit.transports.legacy.sessions import MemorySessionStore
 
 CALENDAR = "examples/calendar/server.py"
 

@@ -27,9 +27,10 @@ from wire import LEGACY, MODERN, check_server_message, meta
 
 from mcpkit import Context, Server
 from mcpkit.legacy.session import LegacyState
-from mcpkit.transports.http_events import MemoryEventStore
-from mcpkit.transports.http_server import HTTPApp, HTTPOptions
-from mcpkit.transports.http_sessions import MemorySessionStore
+from mcpkit.protocol.http import SESSION
+from mcpkit.store.legacy.events import MemoryEventStore
+from mcpkit.transports.http_server.app import HTTPApp, HTTPOptions
+from mcpkit.transports.legacy.sessions import MemorySessionStore
 
 TIMEOUT = 10.0
 """Bound on every wait: a path that fails to answer fails the test instead of hanging it."""
@@ -481,7 +482,7 @@ async def test_deleting_a_session_ends_a_request_waiting_for_the_client(
         assert rounds == [{"answered": None}]
         post = [r for r in recorder.exchanges if r.method == "POST" and r.events]
         assert post[-1].complete
-        assert not app._legacy._live  # type: ignore[union-attr]
+        assert not app._routes[SESSION].sessions._live  # type: ignore[attr-defined]
         await still_serving(url)
 
 
@@ -724,7 +725,7 @@ async def test_a_legacy_stream_whose_last_event_fails_ends_with_an_error_for_its
     failing_app: HTTPApp, gates: Gates, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.WARNING, "mcpkit")
-    events_store = failing_app._legacy.events  # type: ignore[union-attr]
+    events_store = failing_app._routes[SESSION].sessions.events  # type: ignore[attr-defined]
     assert isinstance(events_store, FailingEvents)
     async with running(failing_app) as (url, _, watch, recorder), \
             httpx.AsyncClient(timeout=TIMEOUT) as client:
@@ -745,7 +746,7 @@ async def test_a_legacy_stream_whose_last_event_fails_ends_with_an_error_for_its
         assert not events_store.armed
         # Nothing of the request was left behind for the session: no stream a GET could try to
         # resume (one whose end was never kept would be resumed again and again), no exchange.
-        assert failing_app._legacy._live == {}  # type: ignore[union-attr]
+        assert failing_app._routes[SESSION].sessions._live == {}  # type: ignore[attr-defined]
         _one_traceback(caplog, f"a 2025-11-25 POST of tools/call (id {message['id']})")
         await _session_goes_on(url, peer, watch)
         # The store that failed kept no id for that last event, so it went out without one

@@ -24,9 +24,10 @@ from listening import BOUND, listening
 from wire import LEGACY
 
 from mcpkit import Server
-from mcpkit.legacy.session_quota import PRINCIPAL_SCOPE_KEY, SessionLimits
-from mcpkit.store.sessions import MemorySessionStore, SessionOwner
-from mcpkit.transports.http_limits import ListenerLimits
+from mcpkit.legacy.session_quota import SessionLimits
+from mcpkit.protocol.http import PRINCIPAL_SCOPE_KEY
+from mcpkit.store.legacy.sessions import MemorySessionStore, SessionOwner
+from mcpkit.transports.http_server.limits import ListenerLimits
 
 SMALL = SessionLimits(per_client=3, rate_per_s=0.001, burst=2, max_sessions=5,
                       limit_loopback=True)

@@ -24,7 +24,7 @@ import orjson
 from wire import LEGACY, MODERN, check_server_message
 
 from mcpkit import Server
-from mcpkit.transports.http_server import HTTPApp
+from mcpkit.transports.http_server.app import HTTPApp
 
 BOUND_S = 10.0
 JSON_AND_SSE = [(b"content-type", b"application/json"),

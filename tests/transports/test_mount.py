@@ -19,7 +19,7 @@ from starlette.applications import Starlette
 from starlette.routing import Mount, Route
 
 from mcpkit import Client, ClientOptions, Server
-from mcpkit.transports.http_server import HTTPApp
+from mcpkit.transports.http_server.app import HTTPApp
 
 ERAS = ["modern", "legacy"]
 

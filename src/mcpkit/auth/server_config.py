@@ -5,12 +5,12 @@ One object says everything (the issuers trusted, the audience tokens must name, 
 the scopes, DPoP), checked when it is built so a mistake stops the server at start with a
 message naming the field. It is handed to the HTTP app (`server.asgi(auth=...)` or
 `HTTPOptions(auth=...)`), which checks every request with it before routing
-(`mcpkit.transports.http_auth`). stdio takes none: a local process's credentials come from its
+(`mcpkit.transports.http_server.auth`). stdio takes none: a local process's credentials come from its
 environment (AUTH-1).
 
 A verifier is anything with `async verify(token) -> Principal` raising `InvalidTokenError`
-(`JWTVerifier` and `IntrospectionVerifier` in `mcpkit.transports.http_auth_jwt` and
-`http_auth_introspection`), or a plain callable `token -> Principal | None` (sync or async).
+(`JWTVerifier` and `IntrospectionVerifier` in `mcpkit.transports`), or a plain callable
+`token -> Principal | None` (sync or async).
 No I/O here.
 """
 

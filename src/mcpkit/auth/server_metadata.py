@@ -10,7 +10,7 @@ RFC 9728 §3.1), with the root one served as well for clients that try it (AUTH-
 Behind a reverse proxy the URI the client used is not the one the application sees, so it is
 configured (`ProtectedResource.public_url`); without it, it is made from the loopback address
 the server listens on and the endpoint's path, never from a request's `Host`
-(`mcpkit.transports.http_auth`).
+(`mcpkit.transports.http_server.auth`).
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
 """`mcpkit login URL`, `mcpkit logout URL`, `mcpkit auth status`: signing in to protected MCP
 servers from the command line.
 
-`login` runs the OAuth authorization code flow of `mcpkit.transports.oauth` (discovery from
+`login` runs the OAuth authorization code flow of `mcpkit.transports.oauth.flow` (discovery from
 the server's 401, PKCE, `state` and RFC 9207 `iss` checked, the client registered as the
 authorization server allows) with a loopback redirect listener on 127.0.0.1
-(`mcpkit.transports.oauth_redirect`). It opens the browser, or with `--no-browser` (or no
+(`mcpkit.transports.oauth.redirect`). It opens the browser, or with `--no-browser` (or no
 display) prints the URL to open anywhere; it waits `--timeout` seconds for the browser to come
 back. With `--client-credentials` there is no browser: the client id and secret (or its
 `--private-key`) obtain the token directly (a machine client). `--scope` asks for more than the
@@ -214,9 +214,9 @@ def _resource(url: str) -> str:
 async def _browser_sign_in(url: str, args: argparse.Namespace, secret: str | None,
                            private_key: str | None, dpop_key: Any, storage: Any,
                            given: Callable[[str], None] | None = None) -> None:
-    from mcpkit.transports.oauth import OAuth
-    from mcpkit.transports.oauth_dpop import DPoPSigner
-    from mcpkit.transports.oauth_redirect import RedirectListener, open_in_browser
+    from mcpkit.transports.oauth.dpop import DPoPSigner
+    from mcpkit.transports.oauth.flow import OAuth
+    from mcpkit.transports.oauth.redirect import RedirectListener, open_in_browser
 
     def show(url: str) -> None:
         if given is not None:
@@ -240,9 +240,9 @@ async def _browser_sign_in(url: str, args: argparse.Namespace, secret: str | Non
 
 async def _machine_sign_in(url: str, args: argparse.Namespace, secret: str | None,
                            private_key: str | None, dpop_key: Any, storage: Any) -> None:
-    from mcpkit.transports.oauth_dpop import DPoPSigner
-    from mcpkit.transports.oauth_grants import ClientCredentials, ClientCredentialsGrant
-    from mcpkit.transports.oauth_machine import MachineAuth
+    from mcpkit.transports.oauth.dpop import DPoPSigner
+    from mcpkit.transports.oauth.grants import ClientCredentials, ClientCredentialsGrant
+    from mcpkit.transports.oauth.machine import MachineAuth
 
     grant = ClientCredentialsGrant(ClientCredentials(args.client_id, secret, private_key,
                                                      auth_method=args.auth_method))
@@ -258,7 +258,7 @@ async def _reach(url: str, auth: Any) -> None:
     """One MCP request to `url`, so the server's 401 starts the flow `auth` drives."""
     from mcpkit._version import __version__
     from mcpkit.client import Client, ClientOptions
-    from mcpkit.transports.http_client import HTTPConnector
+    from mcpkit.transports.http_client.transport import HTTPConnector
 
     client = Client(HTTPConnector(url, auth=auth),
                     client_info={"name": "mcpkit-cli", "version": __version__},

@@ -155,7 +155,7 @@ def _run(args: argparse.Namespace) -> int:
         return 2
     if args.http is not None:
         return _run_http(args, store)
-    from mcpkit.transports.stdio import claim_stdout, run_stdio
+    from mcpkit.transports.stdio.server import claim_stdout, run_stdio
 
     # stdout is the protocol's from here on, before the user's module can print at import.
     claim_stdout()
@@ -276,7 +276,7 @@ def port_taken(host: str, port: int) -> str | None:
 
 
 def _run_http(args: argparse.Namespace, store: object | None) -> int:
-    from mcpkit.transports.http_server import parse_address
+    from mcpkit.transports.http_server.app import parse_address
 
     try:
         host, port, _ = parse_address(args.http)
@@ -296,7 +296,7 @@ def _run_http(args: argparse.Namespace, store: object | None) -> int:
         from mcpkit.cli.reload import run_reloading
 
         return run_reloading(args.target, args.http, _passed_on(args))
-    from mcpkit.transports.http_server import run_http
+    from mcpkit.transports.http_server.app import run_http
 
     server = _load(args, store)
     if server is None:

@@ -113,7 +113,7 @@ def run_proxy(args: argparse.Namespace) -> int:
     from mcpkit.proxy import ProxyOptions, ProxyServer
     from mcpkit.server.server import ServerOptions
     from mcpkit.store.state_keys import KeyFileError
-    from mcpkit.transports.http_server import parse_address
+    from mcpkit.transports.http_server.app import parse_address
 
     try:
         connector = connector_for(args.upstream, headers=parse_headers(args.header),
@@ -151,19 +151,19 @@ def _serve(proxy: Any, args: argparse.Namespace) -> int:
 
     async def serving() -> None:
         if args.http is None:
-            from mcpkit.transports.stdio import serve_stdio
+            from mcpkit.transports.stdio.server import serve_stdio
 
             async with proxy:
                 await serve_stdio(proxy)
             return
-        from mcpkit.transports.http_server import serve_http
+        from mcpkit.transports.http_server.app import serve_http
 
         async with proxy:
             await serve_http(proxy, args.http, allowed_hosts=args.allow_host,
                              allowed_origins=args.allow_origin)
 
     if args.http is None:
-        from mcpkit.transports.stdio import claim_stdout
+        from mcpkit.transports.stdio.server import claim_stdout
 
         claim_stdout()  # stdout is the protocol's before anything can print
     try:

@@ -197,13 +197,13 @@ def protected_resource(settings: Any) -> Any:
         issuer = named.issuer or named.discovery_url.split(
             "/.well-known/openid-configuration", 1)[0]
     if settings.introspection is not None:
-        from mcpkit.transports.http_auth_introspection import IntrospectionVerifier
+        from mcpkit.transports.http_server.auth_introspection import IntrospectionVerifier
 
         verifier: Any = IntrospectionVerifier(
             settings.introspection, settings.client_id or "", os.environ.get(SECRET_ENV, ""),
             issuer=issuer)
     else:
-        from mcpkit.transports.http_auth_jwt import JWTVerifier
+        from mcpkit.transports.http_server.auth_jwt import JWTVerifier
 
         verifier = JWTVerifier(jwks or _jwks_uri(issuer), typ=typ)
     try:

@@ -62,7 +62,7 @@ def connector_for(spec: str, *, headers: dict[str, str] | None = None,
         raise UsageError("SERVER is empty; give a URL, a .py file or a command line")
     if spec.startswith(("http://", "https://")):
         return _http(spec, headers or {}, tap=tap, httpx_options=http_options)
-    from mcpkit.transports.stdio_client import StdioServer, python_server
+    from mcpkit.transports.stdio.client import StdioServer, python_server
 
     path = spec.rsplit(":", 1)[0] if spec.count(":") == 1 and not os.path.exists(spec) else spec
     if path.endswith(".py") and " " not in spec:
@@ -91,7 +91,7 @@ def parse_headers(raw: list[str]) -> dict[str, str]:
 
 
 def _http(url: str, headers: dict[str, str], **options: Any) -> Any:
-    from mcpkit.transports.http_client import HTTPConnector
+    from mcpkit.transports.http_client.transport import HTTPConnector
 
     if any(name.lower() == "authorization" for name in headers):
         return HTTPConnector(url, headers=headers, **options)  # the user's own credentials

@@ -114,7 +114,7 @@ def _store(text: str) -> str:
 
 
 def _address(text: str) -> str:
-    from mcpkit.transports.http_server import parse_address
+    from mcpkit.transports.http_server.app import parse_address
 
     parse_address(text)  # raises ValueError naming the form
     return text.strip()

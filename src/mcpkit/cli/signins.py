@@ -59,7 +59,7 @@ class SignIn:
         if self.dpop_key is None:
             return None
         from mcpkit.auth.dpop import DPoPKey
-        from mcpkit.transports.oauth_dpop import DPoPSigner
+        from mcpkit.transports.oauth.dpop import DPoPSigner
 
         try:
             return DPoPSigner(DPoPKey.from_jwk(self.dpop_key))
@@ -144,15 +144,15 @@ def auth_for(url: str) -> Any:
     storage = FileTokenStorage()
     signin = SignIns().get(canonical_resource(url))
     if signin is not None and signin.mode == CLIENT_CREDENTIALS and signin.client_id:
-        from mcpkit.transports.oauth_grants import ClientCredentials, ClientCredentialsGrant
-        from mcpkit.transports.oauth_machine import MachineAuth
+        from mcpkit.transports.oauth.grants import ClientCredentials, ClientCredentialsGrant
+        from mcpkit.transports.oauth.machine import MachineAuth
 
         grant = ClientCredentialsGrant(ClientCredentials(
             signin.client_id, signin.client_secret, signin.private_key_text(),
             auth_method=signin.auth_method))
         return MachineAuth(grant, scope=signin.scope, storage=storage,
                            dpop=signin.dpop_signer() or False)
-    from mcpkit.transports.oauth import OAuth
+    from mcpkit.transports.oauth.flow import OAuth
 
     if signin is None:
         return OAuth(storage=storage)

@@ -1,7 +1,7 @@
 """`mcpkit logout URL`: end a sign-in at the authorization server, then forget it here.
 
 For each issuer that holds tokens for the server, the AS's metadata is fetched (through the
-client's checked requests, `mcpkit.transports.oauth_http.OAuthHTTP`) and, when it names a
+client's checked requests, `mcpkit.transports.oauth.http.OAuthHTTP`) and, when it names a
 `revocation_endpoint`, the refresh and access tokens are revoked there (RFC 7009) as the client
 that obtained them: the registration kept for that issuer, or a machine sign-in's credentials
 (and private key). Then the tokens and the sign-in are removed whatever revocation said, and
@@ -58,8 +58,8 @@ async def _revoke(issuer: str, tokens: Any, kept: Any, signin: Any, url: str) ->
     from mcpkit.auth.client_targets import is_loopback_host
     from mcpkit.errors import AuthError
     from mcpkit.store.tokens import ClientInfo
-    from mcpkit.transports.oauth_http import OAuthHTTP
-    from mcpkit.transports.oauth_revocation import revoke_tokens
+    from mcpkit.transports.oauth.http import OAuthHTTP
+    from mcpkit.transports.oauth.revocation import revoke_tokens
 
     client = kept
     if signin is not None and signin.client_id:  # a machine sign-in keeps its own credentials

@@ -69,7 +69,7 @@ def app() -> Any:
     from mcpkit.cli.settings_sources import resolve, server_option_changes
     from mcpkit.cli.target import load_server
     from mcpkit.protocol.http import LOOPBACK_HOSTS
-    from mcpkit.transports.http_server import HTTPApp, HTTPOptions, parse_address
+    from mcpkit.transports.http_server.app import HTTPApp, HTTPOptions, parse_address
 
     spec = json.loads(os.environ[SPEC_ENV])
     server = load_server(spec["target"])
@@ -99,9 +99,9 @@ def run_workers(target: str, address: str, workers: int, options: dict[str, Any]
     """Serve `target` on `address` with `workers` uvicorn worker processes until interrupted."""
     import uvicorn
 
-    from mcpkit.transports.http_limits import ListenerLimits
-    from mcpkit.transports.http_listener import LimitedHttpTools, uvicorn_settings
-    from mcpkit.transports.http_server import parse_address
+    from mcpkit.transports.http_server.app import parse_address
+    from mcpkit.transports.http_server.limits import ListenerLimits
+    from mcpkit.transports.http_server.listener import LimitedHttpTools, uvicorn_settings
 
     host, port, path = parse_address(address)
     os.environ[SPEC_ENV] = spec_of(target, address, options)
@@ -115,7 +115,7 @@ def run_workers(target: str, address: str, workers: int, options: dict[str, Any]
     # The protocol class goes to the workers by name, each importing it: a class made for
     # these limits cannot be pickled to a spawned process; the named ones hold the defaults.
     named = "LimitedH11" if LimitedHttpTools is None else "LimitedHttpTools"
-    settings["http"] = f"mcpkit.transports.http_listener:{named}"
+    settings["http"] = f"mcpkit.transports.http_server.listener:{named}"
     uvicorn.run(f"{__name__}:app", factory=True, host=host, port=port, workers=workers,
                 lifespan="on", log_level="warning", access_log=False, server_header=False,
                 timeout_graceful_shutdown=math.ceil(_grace()), **settings)

@@ -1,7 +1,7 @@
 """The mcpkit client: one `Client` for modern and legacy servers on every transport.
 
 Everything here is async and transport-agnostic: transports come in as a `Connector` or a
-`ClientTransport` object (see `mcpkit.transports.stdio_client`, `mcpkit.transports.memory`).
+`ClientTransport` object (see `mcpkit.transports.stdio.client`, `mcpkit.transports.memory`).
 May import `mcpkit.types`, `mcpkit.errors`, `mcpkit.protocol`, `mcpkit.schema`, `mcpkit.store`
 (the era cache) and `mcpkit._version`.
 """

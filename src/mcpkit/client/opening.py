@@ -421,7 +421,7 @@ async def _late_answer(probe: _Probe | None, sent: str, wait: float) -> ProbeOut
 def _authorization_needed(status: int | None) -> AuthError:
     return AuthError(
         f"server/discover: the server answered HTTP {status}: it requires authorization; "
-        "give the connector auth= (mcpkit.transports.oauth.OAuth) or sign in with "
+        "give the connector auth= (mcpkit.transports.oauth.flow.OAuth) or sign in with "
         "`mcpkit login URL`")
 
 

@@ -90,7 +90,7 @@ def _bound(port: int) -> socket.socket:
 
 
 def _open_browser(url: str) -> None:
-    from mcpkit.transports.oauth_redirect import can_open_browser
+    from mcpkit.transports.oauth.redirect import can_open_browser
 
     if not can_open_browser():
         print("mcpkit dev: no browser can be shown here; open the address above", flush=True)

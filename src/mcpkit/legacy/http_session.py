@@ -1,6 +1,6 @@
 """The rules of a 2025-11-25 session on Streamable HTTP, without I/O.
 
-What the ASGI glue (`mcpkit.transports.http_sessions`, `mcpkit.transports.http_legacy`) asks before it sends a byte: how a
+What the ASGI glue (`mcpkit.transports.legacy.sessions`, `mcpkit.transports.legacy.routes`) asks before it sends a byte: how a
 legacy POST that names no session is answered, when a request naming a session is refused
 (the session is gone, its version header is not of its era, its id is in use), when a GET is
 refused (no event stream in Accept, `Last-Event-ID` twice, a GET stream already open, an event
@@ -24,7 +24,7 @@ from mcpkit.protocol.codec import Message, Notification, Request, RequestId
 from mcpkit.protocol.http import Status
 from mcpkit.protocol.http_refusals import Refusal
 from mcpkit.protocol.rejections import error_response, id_in_use
-from mcpkit.store.events import EventReplayError
+from mcpkit.store.legacy.events import EventReplayError
 from mcpkit.types.constants import LEGACY_VERSION, LEGACY_VERSIONS, Method
 from mcpkit.types.methods import METHODS
 

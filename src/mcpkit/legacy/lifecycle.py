@@ -8,7 +8,7 @@ has it (the client ended it with DELETE, or the store let it expire; a request n
 answer the same requests: a request before `notifications/initialized` is not refused, and
 `initialize` is refused in both (`LegacySession`: "already initialized").
 
-What the ASGI glue (`mcpkit.transports.http_sessions`) does with a notification is a
+What the ASGI glue (`mcpkit.transports.legacy.sessions`) does with a notification is a
 `NotificationEffect`: whether the session's state is saved, and which of its requests in
 flight is cancelled. Imports `mcpkit.protocol`, `mcpkit.types` and the session's state only.
 """

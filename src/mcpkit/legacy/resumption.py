@@ -1,6 +1,6 @@
 """The resumability rules of 2025-11-25 SSE streams, without I/O.
 
-What the ASGI glue (`mcpkit.transports.http_resume`, `mcpkit.transports.http_sessions`) asks
+What the ASGI glue (`mcpkit.transports.legacy.resume`, `mcpkit.transports.legacy.sessions`) asks
 before it writes a byte of a resumable stream: how a stream's id is made and which kind of
 stream an id names (the session's GET stream, or the stream a request's response became), which
 `Last-Event-ID` a GET resumes from, which events are worth a write (an event without a message
@@ -9,7 +9,7 @@ connection is given back early (polling mode, LEG-11) and what its closing `retr
 Randomness is passed in (the stream id's token), and nothing here reads a clock or awaits.
 
 Which ids are malformed, foreign or no longer kept is the event store's to say
-(`mcpkit.store.events.EventReplayError`); how each is refused is
+(`mcpkit.store.legacy.events.EventReplayError`); how each is refused is
 `mcpkit.legacy.http_session.resume_refusal`. Imports the store's `Replay` only.
 """
 
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from mcpkit.store.events import Replay
+from mcpkit.store.legacy.events import Replay
 
 __all__ = [
     "DEFAULT_RETRY_MS",

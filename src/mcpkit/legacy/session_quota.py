@@ -6,7 +6,7 @@ client (`owner_of`: the authenticated principal when the request has one, else i
 opens sessions at a steady rate with a small burst (`CreationRate`, a token bucket per client:
 429 with Retry-After past it), keeps a bounded number alive (its own oldest makes room), and the
 store, when full, never ends an authenticated session for an anonymous one (503 with
-Retry-After when nothing may make room; the policy is `mcpkit.store.sessions`).
+Retry-After when nothing may make room; the policy is `mcpkit.store.legacy.sessions`).
 
 The client's address is the ASGI scope's `client`: never a forwarded header, unless the ASGI
 server was told to believe the proxy that set it (`ListenerLimits.trusted_proxies`) and put the
@@ -22,18 +22,17 @@ import math
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any
 
 from mcpkit.errors import InternalError, InvalidRequestError
 from mcpkit.protocol.codec import RequestId
-from mcpkit.protocol.http import Status
+from mcpkit.protocol.http import PRINCIPAL_SCOPE_KEY, Status
 from mcpkit.protocol.http_refusals import Refusal
 from mcpkit.protocol.rejections import error_response
 from mcpkit.server.mrtr import principal_key
-from mcpkit.store.sessions import SessionOwner
+from mcpkit.store.legacy.sessions import SessionOwner
 
 __all__ = [
-    "PRINCIPAL_SCOPE_KEY",
     "CreationRate",
     "SessionLimits",
     "exempt",
@@ -42,9 +41,6 @@ __all__ = [
     "store_full_refusal",
 ]
 
-PRINCIPAL_SCOPE_KEY: Final = "mcpkit.principal"
-"""The ASGI scope key where authentication middleware puts the request's principal (a string,
-or what `mcpkit.server.mrtr.principal_key` reads: a mapping or object with a subject)."""
 
 
 

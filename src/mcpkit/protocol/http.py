@@ -3,7 +3,7 @@ belongs to, which HTTP
 status a JSON-RPC error travels with, content negotiation, and which `Host` and `Origin` values
 may reach the server.
 
-Both sides use it: the ASGI endpoint (`mcpkit.transports.http_server`) to decide before it
+Both sides use it: the ASGI endpoint (`mcpkit.transports.http_server.app`) to decide before it
 dispatches, the httpx client transport to build what a server will check. Reading a request's
 headers once (`RequestHeaders`) lives in `mcpkit.protocol.headers`, below this module and
 `mcpkit.protocol.http_mirror` (what a client mirrors, and whether the mirrored headers agree
@@ -49,6 +49,7 @@ __all__ = [
     "LEGACY",
     "LOOPBACK_HOSTS",
     "MODERN",
+    "PRINCIPAL_SCOPE_KEY",
     "SESSION",
     "STATUS_BY_CODE",
     "HostPolicy",
@@ -263,6 +264,11 @@ def is_json_content(content_type: bytes | None) -> bool:
 
 
 # -- DNS-rebinding protection -------------------------------------------------------------------
+
+PRINCIPAL_SCOPE_KEY: Final = "mcpkit.principal"
+"""The ASGI scope key where authentication middleware puts the request's principal (a string,
+or what `mcpkit.server.mrtr.principal_key` reads: a mapping or object with a subject), for the
+endpoints of either era to read."""
 
 LOOPBACK_HOSTS: Final = ("localhost", "127.0.0.1", "[::1]")
 POLICY_ENTRIES: Final = 1024

@@ -5,7 +5,7 @@ bound of its own on a header's size or on how many there are (h11 bounds only th
 and answers 400 past it). `HeadMeter` is fed the raw bytes of a connection before the parser
 sees them, while a request head is being read, and says when the head is over a limit: the
 whole head (`max_bytes`), one line of it (`max_line_bytes`: the request line or one header),
-or the number of header lines (`max_headers`). The listener (`mcpkit.transports.http_limits`)
+or the number of header lines (`max_headers`). The listener (`mcpkit.transports.http_server.limits`)
 then answers 431 (414 for the request line) and closes, so the parser's buffer goes with the
 connection. It refuses one shape too, a folded header line (400), which parsers and proxies
 join differently. The meter reads nothing but line ends and line starts: it does not parse,

@@ -3,7 +3,7 @@
 Each is a `Refusal`: the HTTP status, from the one status table (`mcpkit.protocol.http.Status`
 and `http_status`), the error response to send (built by `error_response`, the one function
 that turns our exceptions into error responses) and any headers it needs. The ASGI glue
-(`mcpkit.transports.http_server` and its endpoints) only sends them, so every refusal is worded
+(`mcpkit.transports.http_server.app` and its endpoints) only sends them, so every refusal is worded
 and given its status here, once: a host or origin not allowed, an HTTP method no endpoint takes,
 a body that is too large, not JSON or unreadable, and the checks a modern request passes before
 the server sees it. The refusals of a legacy session are `mcpkit.legacy.http_session`, which

@@ -6,7 +6,7 @@ What one replica announces reaches the streams other replicas hold, on three top
   and legacy GET streams (`publish`, `subscribe`: the `Broker` protocol);
 - `answers`: a legacy client's answer to a request the server sent it mid-call, posted to
   whichever replica the load balancer chose, for the replica whose handler waits for it
-  (`publish_answer`, `on_answer`; `mcpkit.transports.http_session_relay` uses them);
+  (`publish_answer`, `on_answer`; `mcpkit.transports.legacy.relay` uses them);
 - `controls`: task cancel and update messages, for the replica running the task
   (`publish_control`, `controls`; the Tasks runtime uses them).
 

@@ -2,7 +2,7 @@
 
 A tool, resource, resource template or prompt may be registered with `scopes=[...]`: a call to
 it needs a token granting all of them. The server itself never reads tokens; the HTTP app's
-authorization check (`mcpkit.transports.http_auth`) asks `operation_scopes` what the request
+authorization check (`mcpkit.transports.http_server.auth`) asks `operation_scopes` what the request
 in hand needs before routing it, and answers 403 `insufficient_scope` with every one of them.
 With `ServerOptions.scoped_lists`, the lists leave out what the caller's principal is not
 granted (AUTH-12): a principal says what it grants through `grants(scopes)` (what

@@ -6,9 +6,9 @@ counts of rate limits (`incr`, an atomic count per window); it is
 also the seam through which shared backends (PostgreSQL, Redis) and the Tasks extension will
 plug in. Implementations: `MemoryStore` (one process), `SQLiteStore` (processes sharing a file).
 
-Beside the seam, the other state kept for later: legacy HTTP sessions (`sessions.py`), their
-resumable SSE events (`events.py`) and the era a client decided for each server
-(`era_cache.py`).
+Beside the seam, the other state kept for later: the era a client decided for each server
+(`era_cache.py`), and in `legacy/` the 2025-11-25 HTTP sessions and their resumable SSE
+events.
 
 Imports: the standard library and `mcpkit.types`; backends import their drivers themselves.
 """

@@ -8,7 +8,7 @@ by the resource (the MCP server's canonical URI): a token is sent only to the se
 issued for.
 
 - `MemoryTokenStorage`: one process, gone at exit;
-- `FileTokenStorage`: the default of `mcpkit.transports.oauth.OAuth`, one JSON file in the
+- `FileTokenStorage`: the default of `mcpkit.transports.oauth.flow.OAuth`, one JSON file in the
   user's data folder (`tokens.json` beside the state key ring, see `state_keys.data_dir`), so a
   restarted CLI or agent does not send its user through the browser again. Each change writes
   a private temporary file (mode 0600) in full, then renames it over the old one: a reader

@@ -22,16 +22,15 @@ Imports: the standard library, `mcpkit.store`; a backend's own modules when it i
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-import orjson
-
 from mcpkit.errors import StoreURLError
 from mcpkit.store import Store
+from mcpkit.store.legacy.opening import memory_events as _memory_events
+from mcpkit.store.legacy.opening import memory_sessions as _memory_sessions
 
 __all__ = ["STORE_ENV", "STORE_FORMS", "Backend", "StoreURLError", "open_backend",
            "parse_store_url", "split_deadline", "split_prefix", "store_from_env"]
@@ -80,19 +79,6 @@ def store_from_env(environ: Mapping[str, str] | None = None) -> str | None:
     return value or None
 
 
-@dataclass(frozen=True, slots=True)
-class _DataclassCodec:
-    """Session states as JSON: every state kept so far is a small dataclass."""
-
-    state_type: Any
-
-    def dumps(self, state: Any) -> bytes:
-        return orjson.dumps(dataclasses.asdict(state))
-
-    def loads(self, data: bytes) -> Any:
-        return self.state_type(**orjson.loads(data))
-
-
 @dataclass(slots=True)
 class Backend:
     """Every seam of one store URL. `store` is the single-use store; `sessions(state_type,
@@ -121,22 +107,6 @@ class Backend:
             await closer()
         if self.keys is not None:
             self.keys.close()
-
-
-def _memory_sessions(clock: Callable[[], float]) -> Callable[..., Any]:
-    def sessions(state_type: Any = None, *, max_sessions: int = 10_000,
-                 idle_s: float = 3600.0) -> Any:
-        from mcpkit.store.sessions import MemorySessionStore
-
-        return MemorySessionStore(max_sessions, idle_s, clock)
-
-    return sessions
-
-
-def _memory_events(**bounds: int) -> Any:
-    from mcpkit.store.events import MemoryEventStore
-
-    return MemoryEventStore(**bounds)
 
 
 def _memory_tasks(clock: Callable[[], float]) -> Callable[[], Any]:
@@ -180,21 +150,14 @@ def open_backend(url: str, *, clock: Callable[[], float] | None = None) -> Backe
 
 
 def _postgres(url: str, clock: Callable[[], float]) -> Backend:
-    from mcpkit.store.postgres_events import PostgresEventStore
+    from mcpkit.store.legacy.opening import postgres_stores
     from mcpkit.store.postgres_keys import PostgresKeys
-    from mcpkit.store.postgres_sessions import PostgresSessionStore
     from mcpkit.store.postgres_store import PostgresEngine, PostgresStore, redact
 
     url, deadline = split_deadline(url)
     engine = PostgresEngine(url, deadline=deadline)
 
-    def sessions(state_type: Any, *, max_sessions: int = 10_000,
-                 idle_s: float = 3600.0) -> Any:
-        return PostgresSessionStore(engine, _DataclassCodec(state_type), max_sessions=max_sessions,
-                                    idle_s=idle_s, clock=clock)
-
-    def events(**bounds: int) -> Any:
-        return PostgresEventStore(engine, **bounds)
+    sessions, events = postgres_stores(engine, clock)
 
     return Backend("postgresql", redact(url), PostgresStore(engine, clock=clock), sessions,
                    events, PostgresKeys(url, deadline=deadline),
@@ -203,23 +166,16 @@ def _postgres(url: str, clock: Callable[[], float]) -> Backend:
 
 
 def _redis(url: str, clock: Callable[[], float]) -> Backend:
+    from mcpkit.store.legacy.opening import redis_stores
     from mcpkit.store.postgres_store import redact
-    from mcpkit.store.redis_events import RedisEventStore
     from mcpkit.store.redis_keys import RedisKeys
-    from mcpkit.store.redis_sessions import RedisSessionStore
     from mcpkit.store.redis_store import RedisEngine, RedisStore
 
     url, prefix = split_prefix(url)
     url, deadline = split_deadline(url)
     engine = RedisEngine(url, prefix=prefix, deadline=deadline)
 
-    def sessions(state_type: Any, *, max_sessions: int = 10_000,
-                 idle_s: float = 3600.0) -> Any:
-        return RedisSessionStore(engine, _DataclassCodec(state_type), max_sessions=max_sessions,
-                                 idle_s=idle_s, clock=clock)
-
-    def events(**bounds: int) -> Any:
-        return RedisEventStore(engine, **bounds)
+    sessions, events = redis_stores(engine, clock)
 
     return Backend("redis", redact(url), RedisStore(engine, clock=clock), sessions, events,
                    RedisKeys(url, prefix=engine.prefix, deadline=deadline),

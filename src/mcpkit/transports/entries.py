@@ -21,12 +21,12 @@ def connector_for(entry: ServerEntry, **options: Any) -> Connector:
     `StdioServer` (`stderr="capture"`, ...), for HTTP those of `HTTPConnector` (`timeout`,
     `client`, ...; the entry's `headers` come first, and `headers=` adds to them)."""
     if entry.transport == "http":
-        from mcpkit.transports.http_client import HTTPConnector
+        from mcpkit.transports.http_client.transport import HTTPConnector
 
         assert entry.url is not None
         headers = {**entry.headers, **options.pop("headers", {})}
         return HTTPConnector(entry.url, headers=headers, **options)
-    from mcpkit.transports.stdio_client import StdioServer
+    from mcpkit.transports.stdio.client import StdioServer
 
     assert entry.command is not None
     return StdioServer([entry.command, *entry.args], env=dict(entry.env) or None,

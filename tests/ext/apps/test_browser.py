@@ -67,7 +67,7 @@ def calendar_url(tmp_path: Path) -> Any:
 @pytest.fixture
 async def host_client(calendar_url: str) -> AsyncIterator[Client]:
     """The host's own MCP client: it declares MCP Apps with the view mime type."""
-    from mcpkit.transports.http_client import HTTPConnector
+    from mcpkit.transports.http_client.transport import HTTPConnector
 
     tap = SchemaTap()
     options = ClientOptions(extensions={APPS: {"mimeTypes": [MIME_TYPE]}})

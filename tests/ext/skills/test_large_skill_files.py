@@ -29,8 +29,8 @@ from mcpkit.errors import InternalError
 from mcpkit.ext.skills import SKILLS, SkillsClient
 from mcpkit.ext.skills.entries import read_bound
 from mcpkit.ext.skills.reads import ReadBudget, as_sent
-from mcpkit.transports.http_client import HTTPConnector
-from mcpkit.transports.stdio_client import StdioServer
+from mcpkit.transports.http_client.transport import HTTPConnector
+from mcpkit.transports.stdio.client import StdioServer
 
 MIB = 1024 * 1024
 BIG = 15 * MIB

@@ -18,8 +18,8 @@ from mcpkit import Context, Server
 from mcpkit.client import Client, ClientOptions
 from mcpkit.errors import MethodNotFoundError
 from mcpkit.ext.skills import SKILLS, SkillsClient, SkillVerificationError, digest_of, serve_skills
-from mcpkit.transports.http_client import HTTPConnector
-from mcpkit.transports.http_server import HTTPApp
+from mcpkit.transports.http_client.transport import HTTPConnector
+from mcpkit.transports.http_server.app import HTTPApp
 from mcpkit.transports.memory import InMemory
 
 PDF = "skill://pdf-processing/SKILL.md"

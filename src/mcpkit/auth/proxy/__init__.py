@@ -14,7 +14,7 @@ The pieces, none of which does I/O: `config` (`AuthProxy`, `Upstream`, `ClaimMap
 provider, as data), `clients` (registrations and redirect URI rules), `authorize` (the
 authorization request), `consent` (the consent page), `metadata` (RFC 8414) and `tokens`
 (the JWTs it issues). The HTTP side, with the store and the upstream calls, is
-`mcpkit.transports.auth_proxy`, which `server.asgi(auth=AuthProxy(...))` loads.
+`mcpkit.transports.auth_proxy.routes`, which `server.asgi(auth=AuthProxy(...))` loads.
 """
 
 from __future__ import annotations

@@ -194,7 +194,7 @@ refuses the sign-in with `access_denied`."""
 class AuthProxy:
     """An authorization server of this MCP server's own in front of an identity provider
     that MCP clients cannot register with: handed to the HTTP app (`server.asgi(auth=...)`)
-    where a `ProtectedResource` would be (`mcpkit.transports.auth_proxy`)."""
+    where a `ProtectedResource` would be (`mcpkit.transports.auth_proxy.routes`)."""
 
     upstream: Upstream
     public_url: str

@@ -1,13 +1,13 @@
 """`LegacyHTTPSession`: a 2025-11-25 session over Streamable HTTP, as the client holds it.
 
 What the initialize era adds to the HTTP client's exchanges, kept in one object so the transport
-(`mcpkit.transports.http_client.HTTPClientTransport`) asks it instead of branching on the era:
+(`mcpkit.transports.http_client.transport.HTTPClientTransport`) asks it instead of branching on the era:
 the session id the server gave and the version `initialize` negotiated (`negotiated`), the
 headers every later request carries (`headers`), that a response stream broken after an event
 id is resumed (`resumes`), and that a 404 while a session id is held is the session's end
 (`ends_on`, LEG-13; `forget` drops the id). The transport holds one only once an `initialize`
 negotiated a version; until then it holds the modern counterpart,
-`mcpkit.transports.http_client_era.ModernHTTP`, which answers the same questions.
+`mcpkit.transports.http_client.era.ModernHTTP`, which answers the same questions.
 
 Here, not in the transport's package, because it does no I/O: the GET that resumes, the DELETE
 that ends the session and the session's GET stream stay with the transport. May import
