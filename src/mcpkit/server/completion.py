@@ -13,7 +13,7 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from mcpkit.errors import InvalidParamsError, MethodNotFoundError
-from mcpkit.types.constants import Method
+from mcpkit.types.methods import Method
 
 if TYPE_CHECKING:
     from mcpkit.server.context import Context

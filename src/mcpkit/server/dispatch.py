@@ -37,8 +37,7 @@ from mcpkit.server.resources import list_resources, list_templates, read_resourc
 from mcpkit.server.subscriptions import listen
 from mcpkit.server.tools import call_tool, list_tools
 from mcpkit.tracing.spans import active, server_span
-from mcpkit.types.constants import Method
-from mcpkit.types.methods import METHODS
+from mcpkit.types.methods import METHODS, Method
 
 if TYPE_CHECKING:
     from mcpkit.server.server import Server

@@ -24,7 +24,7 @@ from mcpkit.server.failures import failure_text
 from mcpkit.server.listing import page, require
 from mcpkit.server.mrtr import in_rounds
 from mcpkit.server.scopes import viewer, visible
-from mcpkit.types.constants import Method
+from mcpkit.types.methods import Method
 
 __all__ = ["Message", "Prompt", "PromptOptions", "build_prompt", "get_prompt", "list_prompts",
            "prompt_failure", "prompt_messages"]

@@ -35,7 +35,7 @@ from mcpkit.server.failures import failure_text
 from mcpkit.server.listing import page
 from mcpkit.server.mrtr import in_rounds
 from mcpkit.server.scopes import viewer, visible
-from mcpkit.types.constants import Method
+from mcpkit.types.methods import Method
 
 if TYPE_CHECKING:
     from mcpkit.server.server import Server

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from mcpkit.errors import InternalError, InvalidParamsError
 from mcpkit.protocol.codec import RequestId, notification_message
-from mcpkit.types.constants import CHANGES_KEY, SUBSCRIPTION_ID_KEY, Method
+from mcpkit.types.constants import CHANGES_KEY, SUBSCRIPTION_ID_KEY
+from mcpkit.types.methods import Method
 
 if TYPE_CHECKING:
     from mcpkit.server.context import Context

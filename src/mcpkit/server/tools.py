@@ -52,7 +52,8 @@ from mcpkit.server.task_runner import TASK_MODES, TaskMode
 from mcpkit.server.threads import run_in_worker
 from mcpkit.server.tool_filters import tool_page
 from mcpkit.server.tool_output import output_checker, typed_output_checker
-from mcpkit.types.constants import SERVER_INFO_KEY, Method
+from mcpkit.types.constants import SERVER_INFO_KEY
+from mcpkit.types.methods import Method
 
 __all__ = ["Tool", "ToolOptions", "build_tool", "call_result", "call_tool", "error_result",
            "list_tools", "run_handler", "run_tool", "tool_failure"]
