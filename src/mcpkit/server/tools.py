@@ -318,9 +318,7 @@ def call_result(tool: Tool, value: Any) -> dict[str, Any]:
 
 
 def lookup(tools: Mapping[str, Tool], params: Mapping[str, Any]) -> Tool:
-    name = params.get("name")
-    if type(name) is not str:
-        raise InvalidParamsError("tools/call: params.name must be the tool's name (a string)")
+    name = params["name"]  # a string: the row's params check (guards.py) saw to it
     tool = tools.get(name)
     if tool is None:
         raise InvalidParamsError(f"Unknown tool: {name!r}", {"name": name})
@@ -329,9 +327,7 @@ def lookup(tools: Mapping[str, Tool], params: Mapping[str, Any]) -> Tool:
 
 def arguments_of(tool: Tool, params: Mapping[str, Any]) -> dict[str, Any] | dict[str, Any]:
     """Validated keyword arguments, or an isError result the model can act on."""
-    args = params.get("arguments")
-    if args is not None and type(args) is not dict:
-        raise InvalidParamsError(f"tools/call {tool.name!r}: arguments must be an object")
+    args = params.get("arguments")  # an object or null: the row's params check saw to it
     try:
         kwargs = tool.signature.validate(args)
     except ArgumentsError as exc:

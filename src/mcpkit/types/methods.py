@@ -5,8 +5,8 @@ official schema's definitions of its message and of its result, the eras that ha
 sends it, whether it may answer `input_required` (and what its target is called then), which
 params field its `Mcp-Name` header mirrors, whether it changes the state of a legacy HTTP
 session, the shape of its params (a `TypedDict` of `mcpkit.types.params`, which the schema
-floor compiles into the one params check every request passes) and the client capabilities a
-request must declare to reach it. The `Method` constants are the rows' names, made by the rows
+floor compiles into the one params check every request passes), the server capability it is
+offered under, and the client capabilities a request must declare to reach it. The `Method` constants are the rows' names, made by the rows
 themselves, so a name is never written beside its facts. The server's routing, the HTTP rules,
 the legacy adapter and the tests' schema checks all read `METHODS` (or a set derived from it
 where they are), so adding a core method is one row here, its handler and its client call.
@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Final, Literal
 
+from mcpkit.types import params as p
 from mcpkit.types.era import LEGACY, MODERN, Era
 
 __all__ = ["BOTH", "LEGACY_ONLY", "METHODS", "MODERN_ONLY", "Method", "MethodInfo", "Sender"]
@@ -60,6 +61,9 @@ class MethodInfo:
     """The shape of its params, a `TypedDict` (`mcpkit.types.params`): compiled once into the
     check a request's params pass before its handler runs (`mcpkit.schema.params`). None: the
     params are not checked beyond being an object."""
+    offered_as: str | None = None
+    """The server capability under which a server offers it ("tools"): a server that does not
+    offer it answers -32601, and says so before any complaint about the params."""
     capability: Mapping[str, Any] | None = field(default=None, hash=False)
     """The client capabilities a request must declare in its `_meta` to reach the method, as
     a `requiredCapabilities` object (`{"extensions": {ident: {}}}`); None: no requirement. A
@@ -115,27 +119,35 @@ class Method:
 
     # Requests a client sends.
     DISCOVER: Final = _rows.add("server/discover", "DiscoverRequest", "DiscoverResult",
-                                MODERN_ONLY, "client")
+                                MODERN_ONLY, "client", params=p.RequestParams)
     TOOLS_LIST: Final = _rows.add("tools/list", "ListToolsRequest", "ListToolsResult", BOTH,
-                                  "client")
+                                  "client", params=p.PaginatedParams, offered_as="tools")
     TOOLS_CALL: Final = _rows.add("tools/call", "CallToolRequest", "CallToolResult", BOTH,
-                                  "client", asks="tool", mcp_name="name")
+                                  "client", asks="tool", mcp_name="name",
+                                  params=p.CallToolParams, offered_as="tools")
     RESOURCES_LIST: Final = _rows.add("resources/list", "ListResourcesRequest",
-                                      "ListResourcesResult", BOTH, "client")
+                                      "ListResourcesResult", BOTH, "client",
+                                      params=p.PaginatedParams, offered_as="resources")
     RESOURCES_TEMPLATES_LIST: Final = _rows.add(
         "resources/templates/list", "ListResourceTemplatesRequest",
-        "ListResourceTemplatesResult", BOTH, "client")
+        "ListResourceTemplatesResult", BOTH, "client", params=p.PaginatedParams,
+        offered_as="resources")
     RESOURCES_READ: Final = _rows.add("resources/read", "ReadResourceRequest",
                                       "ReadResourceResult", BOTH, "client", asks="resource",
-                                      mcp_name="uri")
+                                      mcp_name="uri", params=p.ReadResourceParams,
+                                      offered_as="resources")
     PROMPTS_LIST: Final = _rows.add("prompts/list", "ListPromptsRequest", "ListPromptsResult",
-                                    BOTH, "client")
+                                    BOTH, "client", params=p.PaginatedParams,
+                                    offered_as="prompts")
     PROMPTS_GET: Final = _rows.add("prompts/get", "GetPromptRequest", "GetPromptResult", BOTH,
-                                   "client", asks="prompt", mcp_name="name")
+                                   "client", asks="prompt", mcp_name="name",
+                                   params=p.GetPromptParams, offered_as="prompts")
     COMPLETE: Final = _rows.add("completion/complete", "CompleteRequest", "CompleteResult",
-                                BOTH, "client")
+                                BOTH, "client", params=p.CompleteParams,
+                                offered_as="completions")
     SUBSCRIPTIONS_LISTEN: Final = _rows.add("subscriptions/listen", "SubscriptionsListenRequest",
-                                            "SubscriptionsListenResult", MODERN_ONLY, "client")
+                                            "SubscriptionsListenResult", MODERN_ONLY, "client",
+                                            params=p.ListenParams)
     # ... and in the legacy (2025-11-25) era only.
     INITIALIZE: Final = _rows.add("initialize", "InitializeRequest", "InitializeResult",
                                   LEGACY_ONLY, "client")
