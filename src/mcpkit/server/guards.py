@@ -74,26 +74,14 @@ def guarded(info: MethodInfo, handler: Handler) -> Handler:
     """`handler` behind its row's capability and params checks (itself when it has neither)."""
     check = params_check(info)
     needs = info.capability
-    if needs is None:
-        if check is None:
-            return handler
+    if check is None and needs is None:
+        return handler
 
-        def checked(params: dict[str, Any], ctx: Context) -> Awaitable[dict[str, Any]]:
-            if params is not None:
-                try:
-                    check(params)
-                except InvalidParamsError:
-                    _offered(info, ctx)
-                    raise
-            return handler(params, ctx)
-
-        return checked
-
-    def declared_and_checked(params: dict[str, Any], ctx: Context
-                             ) -> Awaitable[dict[str, Any]]:
-        missing = undeclared(ctx.meta.client_capabilities, needs)
-        if missing:
-            raise MissingRequiredClientCapabilityError(missing, _refusal(info, missing))
+    def guard(params: dict[str, Any], ctx: Context) -> Awaitable[dict[str, Any]]:
+        if needs is not None:
+            missing = undeclared(ctx.meta.client_capabilities, needs)
+            if missing:
+                raise MissingRequiredClientCapabilityError(missing, _refusal(info, missing))
         if check is not None and params is not None:
             try:
                 check(params)
@@ -102,4 +90,4 @@ def guarded(info: MethodInfo, handler: Handler) -> Handler:
                 raise
         return handler(params, ctx)
 
-    return declared_and_checked
+    return guard
