@@ -23,7 +23,7 @@ __all__ = ["complete", "completion_of"]
 
 async def complete(params: dict[str, Any], ctx: Context) -> dict[str, Any]:
     server = ctx.server
-    delegate = _delegate_of(server, params.get("ref"))
+    delegate = _delegate_of(server, params["ref"])
     if delegate is not None:  # a prompt or template of a mounted server: it completes it
         result: dict[str, Any] = await delegate.complete(params, ctx)
         return result
@@ -45,20 +45,15 @@ async def complete(params: dict[str, Any], ctx: Context) -> dict[str, Any]:
     return {"resultType": "complete", "completion": completion_of(outcome)}
 
 
-def _delegate_of(server: Any, ref: Any) -> Any:
-    """The delegation of the prompt or template `ref` names, when a mounted server serves it."""
-    if type(ref) is not dict:
-        return None
-    if ref.get("type") == "ref/prompt":
-        prompt = server.prompts.get(ref.get("name")) if type(ref.get("name")) is str else None
-        return getattr(prompt, "delegate", None)
-    if ref.get("type") == "ref/resource" and type(ref.get("uri")) is str:
-        for template in server.templates:
-            if template.template.template == ref["uri"]:
-                return template.delegate
-        resource = server.resources.get(ref["uri"])
-        return getattr(resource, "delegate", None)
-    return None
+def _delegate_of(server: Any, ref: dict[str, Any]) -> Any:
+    """The delegation of the prompt or template `ref` names, when a mounted server serves it
+    (`ref` is a PromptReference or a ResourceTemplateReference: the row's params check)."""
+    if ref["type"] == "ref/prompt":
+        return getattr(server.prompts.get(ref["name"]), "delegate", None)
+    for template in server.templates:
+        if template.template.template == ref["uri"]:
+            return template.delegate
+    return getattr(server.resources.get(ref["uri"]), "delegate", None)
 
 
 def completion_of(outcome: Any) -> dict[str, Any]:
