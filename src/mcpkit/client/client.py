@@ -69,7 +69,7 @@ from mcpkit.client.transport import ClientTransport, Connector
 from mcpkit.client.wire_object import typed_list
 from mcpkit.errors import InvalidParamsError
 from mcpkit.protocol.tasks import is_create_task_result
-from mcpkit.types.constants import Method
+from mcpkit.types.methods import Method
 
 __all__ = ["DEFAULT_TIMEOUT", "Client", "Structured"]
 

@@ -47,8 +47,9 @@ from mcpkit.client.transport import ClientTransport, Connector, NotificationHand
 from mcpkit.errors import NotJSONError, ProtocolViolation, RPCError, TransportError
 from mcpkit.protocol.codec import EncodeError
 from mcpkit.tracing.spans import active, client_exchange
-from mcpkit.types.constants import SERVER_INFO_KEY, Method
+from mcpkit.types.constants import SERVER_INFO_KEY
 from mcpkit.types.era import Era
+from mcpkit.types.methods import Method
 
 __all__ = ["DEFAULT_TIMEOUT", "ClientCore", "Opened", "Opening", "exchange", "result_of"]
 

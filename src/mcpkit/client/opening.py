@@ -45,8 +45,9 @@ from mcpkit.client.transport import ClientTransport, Connector, NotificationHand
 from mcpkit.errors import AuthError, ProtocolViolation, RPCError, TransportError
 from mcpkit.protocol.codec import notification_message
 from mcpkit.store.era_cache import EraCache, Remembered
-from mcpkit.types.constants import LEGACY_VERSIONS, Method
+from mcpkit.types.constants import LEGACY_VERSIONS
 from mcpkit.types.era import LEGACY, MODERN
+from mcpkit.types.methods import Method
 
 __all__ = ["ADAPTERS", "Opener", "open_connection"]
 

@@ -25,7 +25,7 @@ from mcpkit.client.structured import ResultReader
 from mcpkit.client.task_watch import TaskWatch
 from mcpkit.client.tasks import StatusHandler, TaskHandle
 from mcpkit.errors import HeaderMismatchError, InvalidParamsError
-from mcpkit.types.constants import Method
+from mcpkit.types.methods import Method
 
 __all__ = [
     "CallOptions",

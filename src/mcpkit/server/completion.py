@@ -14,14 +14,14 @@ from typing import Any
 
 from mcpkit.errors import InvalidParamsError, MethodNotFoundError
 from mcpkit.server.context import Context
-from mcpkit.types.constants import Method
+from mcpkit.types.methods import Method
 
 __all__ = ["complete", "completion_of"]
 
 
 async def complete(params: dict[str, Any], ctx: Context) -> dict[str, Any]:
     server = ctx.server
-    delegate = _delegate_of(server, params.get("ref"))
+    delegate = _delegate_of(server, params["ref"])
     if delegate is not None:  # a prompt or template of a mounted server: it completes it
         result: dict[str, Any] = await delegate.complete(params, ctx)
         return result
@@ -31,22 +31,11 @@ async def complete(params: dict[str, Any], ctx: Context) -> dict[str, Any]:
             "Method not found: completion/complete (this server offers no completions)",
             {"method": Method.COMPLETE},
         )
-    ref, argument = params.get("ref"), params.get("argument")
-    if type(ref) is not dict or ref.get("type") not in ("ref/prompt", "ref/resource"):
-        raise InvalidParamsError(
-            'completion/complete: params.ref must be {"type": "ref/prompt", "name": ...} '
-            'or {"type": "ref/resource", "uri": ...}'
-        )
-    if ref["type"] == "ref/prompt" and ref.get("name") not in server.prompts:
-        raise InvalidParamsError(f"completion/complete: unknown prompt {ref.get('name')!r}")
-    if (
-        type(argument) is not dict
-        or type(argument.get("name")) is not str
-        or type(argument.get("value")) is not str
-    ):
-        raise InvalidParamsError(
-            'completion/complete: params.argument must be {"name": str, "value": str}'
-        )
+    # Their shapes (a prompt's or a template's reference; a name and a value) are the row's
+    # params check's (guards.py); what they name is this server's to know.
+    ref, argument = params["ref"], params["argument"]
+    if ref["type"] == "ref/prompt" and ref["name"] not in server.prompts:
+        raise InvalidParamsError(f"completion/complete: unknown prompt {ref['name']!r}")
     context = params.get("context") or {}
     outcome = handler(ref, argument, context)
     if asyncio.iscoroutine(outcome):
@@ -54,20 +43,15 @@ async def complete(params: dict[str, Any], ctx: Context) -> dict[str, Any]:
     return {"resultType": "complete", "completion": completion_of(outcome)}
 
 
-def _delegate_of(server: Any, ref: Any) -> Any:
-    """The delegation of the prompt or template `ref` names, when a mounted server serves it."""
-    if type(ref) is not dict:
-        return None
-    if ref.get("type") == "ref/prompt":
-        prompt = server.prompts.get(ref.get("name")) if type(ref.get("name")) is str else None
-        return getattr(prompt, "delegate", None)
-    if ref.get("type") == "ref/resource" and type(ref.get("uri")) is str:
-        for template in server.templates:
-            if template.template.template == ref["uri"]:
-                return template.delegate
-        resource = server.resources.get(ref["uri"])
-        return getattr(resource, "delegate", None)
-    return None
+def _delegate_of(server: Any, ref: dict[str, Any]) -> Any:
+    """The delegation of the prompt or template `ref` names, when a mounted server serves it
+    (`ref` is a PromptReference or a ResourceTemplateReference: the row's params check)."""
+    if ref["type"] == "ref/prompt":
+        return getattr(server.prompts.get(ref["name"]), "delegate", None)
+    for template in server.templates:
+        if template.template.template == ref["uri"]:
+            return template.delegate
+    return getattr(server.resources.get(ref["uri"]), "delegate", None)
 
 
 def completion_of(outcome: Any) -> dict[str, Any]:

@@ -7,7 +7,8 @@ that never opted in gets a -32021 naming what to declare rather than a behaviour
 ask for. Tasks, Skills and Apps are built this way, with no line of the core dispatch aware
 of them.
 
-Imports `mcpkit.protocol`, `mcpkit.errors`, `mcpkit.types`, and `mcpkit.server.context` (which imports none of the server's modules that import this one).
+Imports `mcpkit.protocol`, `mcpkit.errors`, `mcpkit.types`, `mcpkit.server.guards` and
+`mcpkit.server.context` (which imports none of the server's modules that import this one).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 from mcpkit.errors import MissingRequiredClientCapabilityError
 from mcpkit.protocol.extensions import check_extension_id, declared, requirement
 from mcpkit.server.context import Context
+from mcpkit.server.guards import guarded
 from mcpkit.types.methods import METHODS
 
 __all__ = ["Extensions", "MethodHandler"]
@@ -50,7 +52,9 @@ class Extensions:
     def gate(self, name: str, handler: MethodHandler, ident: str,
              routes: Mapping[str, Any], *, gated: bool = True) -> MethodHandler:
         """`handler` wrapped so that only requests declaring `ident` reach it (every request,
-        when not `gated`); ValueError for a name the core serves, one already added, or an
+        when not `gated`); a method with a row in the method table is wrapped in its row's
+        checks instead (`mcpkit.server.guards`: the row's capability column, not `gated`, says
+        what a request must declare). ValueError for a name the core serves, one already added, or an
         extension not declared first."""
         if not isinstance(name, str) or not name or name != name.strip():
             raise ValueError(f"a method name is a non-empty string without spaces, not {name!r}")
@@ -68,11 +72,13 @@ class Extensions:
         if not callable(handler):
             raise TypeError(f"method {name!r}: the handler must be an async callable")
         needed = requirement(ident)
+
+        async def open_to_all(params: dict[str, Any] | None, ctx: Context) -> dict[str, Any]:
+            return await handler(params if params is not None else {}, ctx)
+
+        if info is not None:  # its row's capability and params columns decide, as for the core
+            return guarded(info, open_to_all)
         if not gated:
-
-            async def open_to_all(params: dict[str, Any] | None, ctx: Context) -> dict[str, Any]:
-                return await handler(params if params is not None else {}, ctx)
-
             return open_to_all
 
         async def declared_only(params: dict[str, Any] | None, ctx: Context

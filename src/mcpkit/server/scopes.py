@@ -17,7 +17,7 @@ from typing import Any
 
 from mcpkit.protocol.scopes import check_scopes
 from mcpkit.server.context import Context
-from mcpkit.types.constants import Method
+from mcpkit.types.methods import Method
 
 __all__ = ["operation_scopes", "scopes_of", "viewer", "visible"]
 

@@ -42,7 +42,7 @@ from mcpkit.protocol.cursor import decode_cursor, encode_cursor
 from mcpkit.protocol.extensions import SKILLS
 from mcpkit.server.context import Context
 from mcpkit.server.server import Server
-from mcpkit.types.constants import Method
+from mcpkit.types.methods import Method
 
 __all__ = ["DIRECTORY_MIME_TYPE", "SkillSourceError", "Skills", "serve_skills"]
 

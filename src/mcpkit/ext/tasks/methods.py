@@ -28,7 +28,8 @@ from mcpkit.protocol.tasks import (
 from mcpkit.server.context import Context
 from mcpkit.server.mrtr import principal_key
 from mcpkit.server.subscriptions import Change
-from mcpkit.types.constants import SUBSCRIPTION_ID_KEY, Method
+from mcpkit.types.constants import SUBSCRIPTION_ID_KEY
+from mcpkit.types.methods import Method
 
 if TYPE_CHECKING:
     from mcpkit.ext.tasks.runtime import TaskRuntime

@@ -23,7 +23,7 @@ from mcpkit.tracing.spans import active, in_scope
 from mcpkit.transports.http_server.drain import stopping_error
 from mcpkit.transports.http_server.endpoint import Receive, Scope, Send, refuse
 from mcpkit.transports.http_server.exchange import Exchange, Watchlist, plain_response
-from mcpkit.types.constants import Method
+from mcpkit.types.methods import Method
 
 __all__ = ["ModernEndpoint"]
 
