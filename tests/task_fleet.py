@@ -395,9 +395,10 @@ class Fleet:
         task.acked.setdefault(key, (time.monotonic(), note))
 
     async def follow(self, until: Callable[[], bool] | None = None, timeout: float = 60.0,
-                     answer: bool = True) -> None:
+                     answer: bool = True, hold: frozenset[str] = frozenset()) -> None:
         """Look at every unfinished task in turn, answering a question the first time it is
-        seen, until all are finished (or `until()` holds)."""
+        seen (except those of the tasks tagged in `hold`, left waiting), until all are
+        finished (or `until()` holds)."""
         async with asyncio.timeout(timeout):
             while True:
                 pending = [t for t in self.tasks if t.last is None or t.last.status not in
@@ -406,7 +407,8 @@ class Fleet:
                     return
                 for task in pending:
                     seen = await self.look(task)
-                    if answer and "go" in seen.asked and "go" not in task.acked:
+                    if answer and task.tag not in hold and "go" in seen.asked \
+                            and "go" not in task.acked:
                         await self.answer(task, "go")
                 await asyncio.sleep(0.02)
 

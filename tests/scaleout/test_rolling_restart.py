@@ -3,8 +3,9 @@
 Three `mcpkit run --grace 1` replicas (heartbeats every 0.5 s, leases of 3 s: replicas
 starting on a loaded machine must not starve a running one past its lease) of the long-running tests' worker (tests/task_worker.py:
 tasks that report progress at every step and ask one question) behind a round-robin nginx.
-Nine tasks are started through nginx, five resumable and four not (one of them longer than
-the whole restart); then each replica in
+Nine tasks are started through nginx, five resumable and four not (one of them, W8, left
+waiting for its answer until the restart is over, so it is running whenever its replica
+stops, however long the restart takes); then each replica in
 turn gets SIGTERM, drains and exits, and is started again before the next one is stopped,
 while the client follows every task and answers its question through nginx, whichever
 replica serves it.
@@ -52,8 +53,8 @@ async def test_a_rolling_restart_ends_every_task_completed_or_saying_why(
         for n in range(8):
             await fleet.create("batch" if n % 3 == 2 else "relay", f"W{n}", rng.randint(30, 45),
                                rng.randint(1, 10), 0.1)
-        await fleet.create("batch", "W8", 100, 1, 0.1)  # outlasts the roll: stopped mid-way
-        following = asyncio.ensure_future(fleet.follow(timeout=120))
+        await fleet.create("batch", "W8", 100, 1, 0.1)  # waits for its answer: stopped mid-way
+        following = asyncio.ensure_future(fleet.follow(timeout=120, hold=frozenset({"W8"})))
         for replica in rolling.replicas:
             await asyncio.to_thread(replica.stop)  # SIGTERM: a drain, then the exit
             assert replica.proc is not None and replica.proc.returncode is not None
