@@ -385,6 +385,38 @@ async def test_a_mounted_tools_own_meta_is_kept_and_speaks_for_the_server_asked(
     assert not wire.tap.problems  # type: ignore[union-attr]
 
 
+async def test_the_server_info_a_mounted_servers_link_stamps_on_its_results_is_the_one_asked(
+) -> None:
+    child = Server("child")
+
+    @child.prompt()
+    def hello() -> str:
+        return "Hello"
+
+    @child.resource("note://today")
+    def today() -> str:
+        return "today"
+
+    @child.middleware()
+    async def stamp(context: MiddlewareContext, call_next: CallNext) -> dict[str, Any]:
+        result = await call_next(context)  # a trace id, and this server's info as the core has
+        return {**result, "_meta": {"com.example/trace": "t1", **context.server.result_meta}}
+
+    main = Server("main")
+    main.mount(child, namespace="c")
+    wire = ServerWire(main, tap=SchemaTap())
+    try:
+        prompt = await wire.request("prompts/get", {"name": "c_hello"})
+        read = await wire.request("resources/read", {"uri": "note://c/today"})
+    finally:
+        wire.close()
+    expected = {"com.example/trace": "t1", SERVER_INFO_KEY: main.info}
+    assert prompt["result"]["_meta"] == expected
+    assert read["result"]["_meta"] == expected
+    assert read["result"]["contents"][0]["uri"] == "note://c/today"
+    assert not wire.tap.problems  # type: ignore[union-attr]
+
+
 async def test_a_mounted_resource_that_asks_for_input_asks_the_client_through_the_mount() -> None:
     main, child = Server("main"), Server("child")
 
