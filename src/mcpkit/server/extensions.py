@@ -7,20 +7,18 @@ that never opted in gets a -32021 naming what to declare rather than a behaviour
 ask for. Tasks, Skills and Apps are built this way, with no line of the core dispatch aware
 of them.
 
-Imports `mcpkit.protocol`, `mcpkit.errors`, `mcpkit.types`; the `Context` only for its type.
+Imports `mcpkit.protocol`, `mcpkit.errors`, `mcpkit.types`, and `mcpkit.server.context` (which imports none of the server's modules that import this one).
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from mcpkit.errors import MissingRequiredClientCapabilityError
 from mcpkit.protocol.extensions import check_extension_id, declared, requirement
+from mcpkit.server.context import Context
 from mcpkit.types.methods import METHODS
-
-if TYPE_CHECKING:
-    from mcpkit.server.context import Context
 
 __all__ = ["Extensions", "MethodHandler"]
 

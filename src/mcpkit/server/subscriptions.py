@@ -12,14 +12,12 @@ import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from mcpkit.errors import InternalError, InvalidParamsError
 from mcpkit.protocol.codec import RequestId, notification_message
+from mcpkit.server.context import Context
 from mcpkit.types.constants import CHANGES_KEY, SUBSCRIPTION_ID_KEY, Method
-
-if TYPE_CHECKING:
-    from mcpkit.server.context import Context
 
 __all__ = ["Broker", "Change", "ListenFilter", "ListenPart", "ListenStream", "LocalBroker",
            "listen"]

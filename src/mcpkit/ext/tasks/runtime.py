@@ -43,7 +43,7 @@ from mcpkit.errors import (
 )
 from mcpkit.ext.tasks.jobs import Job, Stop, answered
 from mcpkit.ext.tasks.progress import ProgressWatch
-from mcpkit.ext.tasks.shares import check_capacity, quota, refusal, result_over_share
+from mcpkit.ext.tasks.shares import Room, check_capacity, quota, refusal, result_over_share
 from mcpkit.ext.tasks.stores import store_for
 from mcpkit.ext.tasks.task_round import TaskRound
 from mcpkit.protocol.envelope import RequestMeta
@@ -105,6 +105,8 @@ class TaskRuntime:
         self.draining = False
         """The server is stopping: no task starts, none is taken over (`drain`)."""
         self._store: TaskStore | None = None
+        self.room = Room()
+        """Places in the callers' shares a recent read found free (`shares.Room`)."""
         self.starting = 0
         """Calls running their tool within the synchronous budget (counted in `max_running`)."""
         self.upkeep: asyncio.Task[None] | None = None
