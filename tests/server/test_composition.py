@@ -13,11 +13,12 @@ from typing import Any
 import pytest
 from schema_tap import SchemaTap
 
-from mcpkit import Context, Server
+from mcpkit import Context, Elicited, Server, ToolResult
 from mcpkit.client import ClientOptions
 from mcpkit.server.composition import namespaced_uri, plain_uri
 from mcpkit.server.middleware import CallNext, MiddlewareContext
 from mcpkit.testing import ServerWire, connect
+from mcpkit.types.constants import SERVER_INFO_KEY
 
 pytestmark = pytest.mark.asyncio
 
@@ -113,11 +114,32 @@ async def test_a_mounts_later_registrations_appear_live_and_an_include_is_a_copy
     def void() -> str:
         return "voided"
 
+    @live.prompt()
+    def thank(customer: str) -> str:
+        return f"Thank {customer}"
+
+    @live.resource("receipt://{number}")
+    def receipt(number: str) -> str:
+        return f"receipt {number}"
+
+    @live.resource("receipt://latest")
+    def last_receipt() -> str:
+        return "receipt 9"
+
     live.remove_tool("pay")
+    # A prompt taken out of the mounted server's registry, announced, goes here too.
+    del live.prompts["remind"]
+    live.notify_prompts_changed()
     assert "live_refund" in main.tools and "live_pay" not in main.tools
     assert "copy_void" not in main.tools and "copy_pay" in main.tools
+    assert sorted(main.prompts) == ["copy_remind", "live_thank"]
     async with connect(main) as client:
         assert (await client.call_tool("live_refund", {"amount": 2})).text == "refunded 2"
+        assert [p.name for p in await client.list_prompts()] == ["copy_remind", "live_thank"]
+        thanked = await client.get_prompt("live_thank", {"customer": "Ada"})
+        assert thanked.messages[0].content.text == "Thank Ada"
+        assert (await client.read_resource("receipt://live/7")).text == "receipt 7"
+        assert (await client.read_resource("receipt://live/latest")).text == "receipt 9"
         # An included tool runs as the including server's own.
         assert (await client.call_tool("copy_whoami", {})).text == "main at depth 0"
         assert (await client.read_resource("invoice://copy/2025/1")).text == "invoice 2025/1"
@@ -134,12 +156,17 @@ async def test_collisions_are_refused_at_mount_time_in_one_line_naming_each() ->
     def mine() -> str:
         return "mine"
 
+    @main.prompt(name="billing_remind")
+    def own_prompt() -> str:
+        return "mine"
+
     with pytest.raises(ValueError) as refused:
         main.mount(billing(), namespace="billing")
     message = str(refused.value)
     assert "\n" not in message
     assert message == ("mount('billing', 'billing') into 'main' collides: tool 'billing_pay', "
-                       "resource 'invoice://billing/latest' already registered here")
+                       "resource 'invoice://billing/latest', prompt 'billing_remind' already "
+                       "registered here")
     assert list(main.tools) == ["billing_pay"]  # nothing was half mounted
 
 
@@ -300,3 +327,114 @@ async def test_mounts_nest_and_an_include_of_a_mounting_server_still_delegates()
         read = await client.read_resource("invoice://top/mid/leaf/2024/2")
         assert read.text == "invoice 2024/2"
         assert read.contents[0].uri == "invoice://top/mid/leaf/2024/2"
+        assert [p.name for p in await client.list_prompts()] == ["top_mid_leaf_remind"]
+        prompt = await client.get_prompt("top_mid_leaf_remind", {"customer": "Bo"})
+        assert prompt.messages[0].content.text == "Remind Bo to pay"
+
+
+async def test_a_later_registration_is_refused_where_it_would_collide_two_mounts_up() -> None:
+    outer, top, leaf = Server("outer"), Server("top"), billing()
+    top.mount(leaf, namespace="leaf")
+    outer.mount(top, namespace="top")
+
+    @outer.tool(name="top_leaf_refund")
+    def own() -> str:
+        return "outer's"
+
+    with pytest.raises(ValueError, match="tool 'leaf_refund' of server 'top' would be "
+                                         "'top_leaf_refund' in server 'outer'"):
+        @leaf.tool()
+        def refund() -> str:
+            return "leaf's"
+
+    assert "refund" not in leaf.tools and "leaf_refund" not in top.tools
+
+
+async def test_a_mount_without_a_namespace_serves_the_names_and_uris_as_they_are() -> None:
+    main = Server("main")
+    main.mount(billing())
+    async with connect(main) as client:
+        assert [t.name for t in await client.list_tools()] == ["pay", "whoami"]
+        assert [r.uri for r in await client.list_resources()] == ["invoice://latest"]
+        assert [p.name for p in await client.list_prompts()] == ["remind"]
+        assert (await client.call_tool("pay", {"amount": 4})).text == "paid 4"
+        assert (await client.read_resource("invoice://2026/1")).text == "invoice 2026/1"
+
+
+async def test_a_uri_without_a_scheme_cannot_be_namespaced_and_the_error_says_why() -> None:
+    with pytest.raises(ValueError, match="URI 'latest' has no scheme to keep before a "
+                                         "namespace"):
+        namespaced_uri("billing", "latest")
+    assert plain_uri("billing", "latest") is None
+
+
+async def test_a_mounted_tools_own_meta_is_kept_and_speaks_for_the_server_asked() -> None:
+    main, child = Server("main"), Server("child")
+
+    @child.tool()
+    def traced() -> ToolResult:
+        return ToolResult("done", meta={"com.example/trace": "t1"})
+
+    main.mount(child, namespace="c")
+    wire = ServerWire(main, tap=SchemaTap())
+    try:
+        reply = await wire.request("tools/call", {"name": "c_traced", "arguments": {}})
+    finally:
+        wire.close()
+    assert reply["result"]["_meta"] == {"com.example/trace": "t1", SERVER_INFO_KEY: main.info}
+    assert not wire.tap.problems  # type: ignore[union-attr]
+
+
+async def test_the_server_info_a_mounted_servers_link_stamps_on_its_results_is_the_one_asked(
+) -> None:
+    child = Server("child")
+
+    @child.prompt()
+    def hello() -> str:
+        return "Hello"
+
+    @child.resource("note://today")
+    def today() -> str:
+        return "today"
+
+    @child.middleware()
+    async def stamp(context: MiddlewareContext, call_next: CallNext) -> dict[str, Any]:
+        result = await call_next(context)  # a trace id, and this server's info as the core has
+        return {**result, "_meta": {"com.example/trace": "t1", **context.server.result_meta}}
+
+    main = Server("main")
+    main.mount(child, namespace="c")
+    wire = ServerWire(main, tap=SchemaTap())
+    try:
+        prompt = await wire.request("prompts/get", {"name": "c_hello"})
+        read = await wire.request("resources/read", {"uri": "note://c/today"})
+    finally:
+        wire.close()
+    expected = {"com.example/trace": "t1", SERVER_INFO_KEY: main.info}
+    assert prompt["result"]["_meta"] == expected
+    assert read["result"]["_meta"] == expected
+    assert read["result"]["contents"][0]["uri"] == "note://c/today"
+    assert not wire.tap.problems  # type: ignore[union-attr]
+
+
+async def test_a_mounted_resource_that_asks_for_input_asks_the_client_through_the_mount() -> None:
+    main, child = Server("main"), Server("child")
+
+    @child.resource("report://monthly")
+    async def monthly(ctx: Context) -> str:
+        answer: Elicited = await ctx.elicit("month", "Which month?", {"month": str})
+        return f"report of {answer.content['month'] if answer.content else None}"
+
+    main.mount(child, namespace="v")
+    asked: list[str] = []
+
+    async def answer(request: Any) -> dict[str, Any]:
+        asked.append(request.message)
+        return {"action": "accept", "content": {"month": "July"}}
+
+    tap = SchemaTap()
+    async with connect(main, recorder=tap, elicit=answer) as client:
+        read = await client.read_resource("report://v/monthly")
+    assert (read.contents[0].uri, read.text) == ("report://v/monthly", "report of July")
+    assert asked == ["Which month?"]
+    assert not tap.problems

@@ -1,6 +1,7 @@
 """`Server(lifespan=...)` held by the in-memory transport, and dependencies declared as
 parameters (`Depends`): resolved per call, kept out of the published schema, cleaned up."""
 
+import asyncio
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from typing import Annotated, Any
@@ -67,6 +68,53 @@ async def test_an_error_that_ends_serving_is_thrown_into_the_lifespan() -> None:
         async with server.running():
             raise KeyError("boom")
     assert events == ["enter app", "exit app with KeyError"]
+    seen: list[BaseException] = []
+
+    @asynccontextmanager
+    async def keeps(server: Server) -> AsyncIterator[None]:
+        try:
+            yield
+        except BaseException as exc:
+            seen.append(exc)
+            raise
+
+    watched = Server("watched", lifespan=keeps)
+    ended = KeyError("the very error")
+    with pytest.raises(KeyError):
+        async with watched.running():
+            raise ended
+    assert seen == [ended] and seen[0] is ended  # the error itself, not a fresh one
+
+
+async def test_two_holders_starting_at_once_enter_the_lifespan_once() -> None:
+    events: list[str] = []
+    entering, gate, asked = asyncio.Event(), asyncio.Event(), asyncio.Event()
+
+    @asynccontextmanager
+    async def slow(server: Server) -> AsyncIterator[str]:
+        events.append("enter")
+        entering.set()
+        await gate.wait()  # still entering when the second holder arrives
+        yield "pool"
+        events.append("exit")
+
+    server = Server("app", lifespan=slow)
+    values: list[str] = []
+
+    async def hold(asking: asyncio.Event | None = None) -> None:
+        if asking is not None:
+            asking.set()  # then straight on into running(), with no await between
+        async with server.running() as value:
+            values.append(value)
+
+    first = asyncio.create_task(hold())
+    await entering.wait()  # the first holder is inside the lifespan's entry
+    second = asyncio.create_task(hold(asked))
+    await asked.wait()  # the second holder has asked for the lifespan too, and waits
+    gate.set()
+    await asyncio.wait_for(asyncio.gather(first, second), 10)
+    assert values == ["pool", "pool"]
+    assert events == ["enter", "exit"]
 
 
 async def test_a_server_without_a_lifespan_says_so_when_its_context_is_read() -> None:
@@ -79,7 +127,9 @@ async def test_a_server_without_a_lifespan_says_so_when_its_context_is_read() ->
     async with connect(server) as client:
         result = await client.call_tool("read", {})
     assert result.is_error  # the handler's RuntimeError, answered with an error id
-    with pytest.raises(RuntimeError, match="has no lifespan"):
+    with pytest.raises(RuntimeError, match=r"has no lifespan, so there is no lifespan context: "
+                                           r"give Server\(lifespan=\.\.\.\) an async context "
+                                           r"manager factory"):
         server.lifespan_context  # noqa: B018
 
 
@@ -185,8 +235,8 @@ async def test_a_dependency_named_twice_is_resolved_once_per_call_unless_asked_n
 async def test_resources_templates_and_prompts_take_dependencies_too() -> None:
     server = Server("all")
 
-    def greeting() -> str:
-        return "Hello"
+    def greeting(ctx: Context) -> str:
+        return "Hello" if ctx.server is server else "wrong server"
 
     @server.resource("note://{name}")
     def note(name: str, word: Annotated[str, Depends(greeting)]) -> str:
@@ -256,6 +306,21 @@ async def test_dependencies_that_cannot_be_filled_are_refused_at_registration() 
 
     with pytest.raises(TypeError, match="takes the function that provides the value"):
         Depends("not callable")  # type: ignore[arg-type]
+
+    class Lookup:
+        """A callable object as the dependency: it has no __qualname__ of its own."""
+
+        def __call__(self, key: str) -> str:
+            return key
+
+        def __repr__(self) -> str:
+            return "<Lookup of the settings table>"
+
+    with pytest.raises(TypeError, match=r"tool 'c': dependency <Lookup of the settings table>: "
+                                        r"parameter\(s\) key have nothing to be filled with"):
+        @server.tool()
+        def c(x: Annotated[str, Depends(Lookup())]) -> str:
+            return x
 
 
 async def test_a_generator_dependency_that_swallows_the_handlers_error_does_not_hide_it() -> None:

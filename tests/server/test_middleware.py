@@ -5,6 +5,7 @@ official schema."""
 
 from __future__ import annotations
 
+import copy
 import logging
 from typing import Any
 
@@ -21,6 +22,7 @@ from mcpkit.server.middleware import (
     MiddlewareContext,
 )
 from mcpkit.testing import ServerWire, connect
+from mcpkit.types.constants import CLIENT_CAPABILITIES_KEY, MODERN_VERSION, PROTOCOL_VERSION_KEY
 
 pytestmark = pytest.mark.asyncio
 
@@ -441,3 +443,68 @@ async def test_middleware_logs_through_the_request_log_and_timing(caplog: pytest
     slow = [r for r in caplog.records if r.name == "mcpkit.timing"
             and r.getMessage().startswith("tools/call 'add' took")]
     assert slow and slow[0].levelno == logging.WARNING  # past slow_s
+
+
+class Opaque:
+    """An argument that is not JSON: what a handler may pass its own server."""
+
+    def __repr__(self) -> str:
+        return "<opaque>"
+
+
+async def test_the_request_log_names_a_nameless_client_the_depth_and_what_a_handler_raised(
+        caplog: pytest.LogCaptureFixture) -> None:
+    from mcpkit.server.middleware import LoggingMiddleware, TimingMiddleware
+
+    server = app()
+
+    @server.tool()
+    async def odd(ctx: Context) -> str:
+        inner = await ctx.call_tool("add", {"a": Opaque(), "b": 1})
+        return "refused" if inner.get("isError") else "served"
+
+    server.add_middleware(LoggingMiddleware(include_params=True))
+    server.add_middleware(TimingMiddleware())
+    caplog.set_level(logging.INFO, logger="mcpkit")
+    wire = ServerWire(server, tap=SchemaTap())
+    # No clientInfo in `_meta` (a SHOULD): the line says nothing of the client.
+    bare = {PROTOCOL_VERSION_KEY: MODERN_VERSION, CLIENT_CAPABILITIES_KEY: {}}
+    replies = []
+    try:
+        for number, (method, params) in enumerate([
+                ("tools/list", {}), ("tools/call", {"name": "odd", "arguments": {}}),
+                ("tools/call", {"name": "broken", "arguments": {}})], start=1):
+            wire.send({"jsonrpc": "2.0", "id": number, "method": method,
+                       "params": {**params, "_meta": bare}})
+            replies.append(await wire.next())
+    finally:
+        wire.close()
+    assert replies[1]["result"]["content"][0]["text"] == "refused"
+    assert replies[2]["result"]["isError"] is True
+    logged = [r.getMessage() for r in caplog.records if r.name == "mcpkit.requests"]
+    timed = [r.getMessage() for r in caplog.records if r.name == "mcpkit.timing"]
+    assert logged[0].startswith("tools/list (modern) {}: complete in"), logged
+    assert logged[1].startswith(
+        "tools/call 'add' (modern, depth 1) "
+        '{"name":"add","arguments":{"a":"<opaque>","b":1}}: raised ToolError in'), logged
+    assert logged[3].startswith("tools/call 'broken' (modern) "
+                                '{"name":"broken","arguments":{}}: raised LookupError in'), logged
+    assert timed[0].startswith("tools/list took "), timed
+    assert not wire.tap.problems  # type: ignore[union-attr]
+
+
+async def test_a_link_may_pass_on_another_context_and_the_handler_gets_that_one() -> None:
+    server = app()
+
+    @server.tool()
+    def caller(ctx: Context) -> str:
+        return str(ctx.principal)
+
+    @server.middleware("tools/call")
+    async def as_service(context: MiddlewareContext, call_next: CallNext) -> dict[str, Any]:
+        inner = copy.copy(context.ctx)
+        inner.principal = "service-account"  # a link mapping callers to a service's account
+        return await call_next(context.copy(ctx=inner))
+
+    async with connect(server, principal="alice") as client:
+        assert (await client.call_tool("caller", {})).text == "service-account"

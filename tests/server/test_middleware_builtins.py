@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from schema_tap import SchemaTap
 
-from mcpkit import Server, ServerOptions
+from mcpkit import Context, Server, ServerOptions
 from mcpkit.server.middleware import (
     RateLimitingMiddleware,
     ResponseCachingMiddleware,
@@ -139,9 +139,80 @@ async def test_lists_are_cached_apart_for_requests_declaring_other_capabilities(
         await peer.request("tools/list", {}, **{
             "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}})
         await peer.request("tools/list", {})
+        await peer.request("tools/list", {})
     finally:
         peer.close()
-    assert (cache.hits, cache.misses) == (1, 2)
+    assert (cache.hits, cache.misses) == (2, 2)
+
+
+async def test_a_result_fresh_for_a_single_millisecond_is_kept_for_that_millisecond() -> None:
+    clock = Clock()
+    server, runs = counted_server(clock)
+
+    @server.resource("data://blink", cache=CacheHint(1, "public"))
+    def blink() -> str:
+        runs["read"] += 1
+        return f"blink {runs['read']}"
+
+    server.add_middleware(ResponseCachingMiddleware())
+    peer = wire(server)
+    try:
+        texts = []
+        for step in (0.0, 0.0005, 0.001):
+            clock.now += step
+            reply = await peer.request("resources/read", {"uri": "data://blink"})
+            texts.append(reply["result"]["contents"][0]["text"])
+    finally:
+        peer.close()
+    assert texts == ["blink 1", "blink 1", "blink 2"]
+
+
+ASKING = {"io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}}
+
+
+async def test_a_retry_carrying_input_responses_or_a_request_state_is_never_answered_from_the_cache(
+) -> None:
+    clock = Clock()
+    server = Server("asking", options=ServerOptions(clock=clock))
+    runs = {"confirmed": 0, "stepped": 0}
+
+    @server.resource("data://confirmed", cache=CacheHint(30_000, "public"))
+    async def confirmed(ctx: Context) -> str:
+        runs["confirmed"] += 1
+        await ctx.elicit("ok", "Show it?")
+        return "confirmed"
+
+    @server.resource("data://stepped", cache=CacheHint(30_000, "public"))
+    async def stepped(ctx: Context) -> str:
+        runs["stepped"] += 1
+        if not ctx.state.get("asked"):  # the first round asks; a retry with its state goes on
+            ctx.state["asked"] = True
+            await ctx.elicit("go", "Go on?")
+        return "stepped"
+
+    cache = ResponseCachingMiddleware()
+    server.add_middleware(cache)
+    alice, bob = wire(server, "alice"), wire(server, "bob")
+    try:
+        answered = {"uri": "data://confirmed", "inputResponses": {"ok": {"action": "accept"}}}
+        for _ in range(2):
+            reply = await alice.request("resources/read", answered, **ASKING)
+            assert reply["result"]["contents"][0]["text"] == "confirmed"
+        first = await alice.request("resources/read", {"uri": "data://stepped"}, **ASKING)
+        assert first["result"]["resultType"] == "input_required"
+        retry = {"uri": "data://stepped", "requestState": first["result"]["requestState"]}
+        for _ in range(2):
+            reply = await alice.request("resources/read", retry, **ASKING)
+            assert reply["result"]["contents"][0]["text"] == "stepped"
+        # The state is alice's: another caller presenting it is refused, not served a copy.
+        stolen = await bob.request("resources/read", retry, **ASKING)
+    finally:
+        alice.close()
+        bob.close()
+    assert runs == {"confirmed": 2, "stepped": 3}
+    assert stolen["error"]["code"] == -32602
+    assert cache.hits == 0 and len(cache) == 0
+    assert not alice.tap.problems and not bob.tap.problems  # type: ignore[union-attr]
 
 
 async def test_the_cache_is_bounded_and_refuses_what_it_cannot_cache() -> None:
@@ -205,6 +276,22 @@ async def test_the_rate_limit_counts_in_a_store_other_processes_share(tmp_path: 
             peer.close()
         await store.close()
     assert ["error" in r for r in replies] == [False, False, False, True]
+
+
+async def test_the_default_rate_limit_counts_each_principal_apart_and_anonymous_callers_as_one(
+) -> None:
+    clock = Clock()
+    server, _ = counted_server(clock)
+    server.add_middleware(RateLimitingMiddleware(limit=1, per=60))
+    peers = [wire(server, "alice"), wire(server, "bob"), wire(server), wire(server),
+             wire(server, "alice")]
+    try:
+        replies = [await p.request("tools/call", {"name": "ping", "arguments": {}})
+                   for p in peers]
+    finally:
+        for peer in peers:
+            peer.close()
+    assert ["error" in r for r in replies] == [False, False, False, True, True]
 
 
 async def test_the_rate_limit_checks_its_settings() -> None:
