@@ -282,10 +282,14 @@ LIST_METHODS = ["tools/list", "resources/list", "resources/templates/list", "pro
 
 @pytest.mark.parametrize("method", LIST_METHODS)
 @pytest.mark.parametrize(("cursor", "reason"), [
-    pytest.param([1], "cursor must be a string", id="array"),
-    pytest.param({"page": 2}, "cursor must be a string", id="object"),
-    pytest.param(2, "cursor must be a string", id="integer"),
-    pytest.param(True, "cursor must be a string", id="bool"),
+    pytest.param([1], "params.cursor: expected string, got array (the nextCursor of the "
+                 "previous page)", id="array"),
+    pytest.param({"page": 2}, "params.cursor: expected string, got object (the nextCursor of "
+                 "the previous page)", id="object"),
+    pytest.param(2, "params.cursor: expected string, got integer 2 (the nextCursor of the "
+                 "previous page)", id="integer"),
+    pytest.param(True, "params.cursor: expected string, got boolean true (the nextCursor of "
+                 "the previous page)", id="bool"),
     pytest.param("!!", "invalid cursor '!!'", id="not-base64"),
     pytest.param("y" * 10_000, f"invalid cursor {'y' * 64!r}", id="huge"),
 ])
