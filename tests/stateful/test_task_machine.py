@@ -50,6 +50,7 @@ from wire import MODERN, check_server_message
 
 from mcpkit import Context, Server
 from mcpkit.errors import InternalError
+from mcpkit.ext.tasks import runtime_of
 from mcpkit.ext.tasks.stores import store_for
 from mcpkit.ext.tasks.upkeep import upkeep_once
 from mcpkit.protocol.tasks import TERMINAL, check_get_task_result
@@ -146,7 +147,7 @@ class TaskMachine(RuleBasedStateMachine):
     async def _start(self, setting: Any) -> None:
         for name in "AB":
             server = self._server(setting)
-            runtime = server.task_runner
+            runtime = runtime_of(server)
             # Heartbeats only when a rule runs one: the background upkeep never starts.
             runtime.upkeep = asyncio.get_running_loop().create_future()  # type: ignore[union-attr]
             self.replicas[name] = server
@@ -196,7 +197,7 @@ class TaskMachine(RuleBasedStateMachine):
     def teardown(self) -> None:
         async def close() -> None:
             for name, server in self.replicas.items():
-                runtime = server.task_runner
+                runtime = runtime_of(server)
                 for job in list(runtime.jobs.values()):
                     for running in (job.task, job.supervisor):
                         if running is not None:

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from backends import Clock
 
+from mcpkit.ext.tasks.stores import on_backend
 from mcpkit.store.tasks import TaskRecord
 
 
@@ -25,8 +26,7 @@ async def opened(opened: Callable[..., Any]) -> AsyncIterator[Callable[..., Any]
 
     def opener(url: str, clock: Clock) -> Any:
         backend = opened(url, clock)
-        assert backend.tasks is not None
-        stores.append(backend.tasks())
+        stores.append(on_backend(backend))
         return stores[-1]
 
     yield opener

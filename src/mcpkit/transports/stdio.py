@@ -126,9 +126,8 @@ async def _serve_stdio(server: Any, stdin_fd: int, stdout_fd: int | None) -> Non
         loop.add_signal_handler(signal.SIGTERM, done.set)
     try:
         await done.wait()
-        runner = server.task_runner
-        if runner is not None:  # hand tasks back, or let them finish: they outlive the client
-            await runner.drain(server.options.grace_s)
+        # What extensions run beside it (tasks) outlives the client: drained, not dropped.
+        await server.drain_services(server.options.grace_s)
         await conn.close()
     finally:
         if transport is not None:

@@ -22,7 +22,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from mcpkit.ext.tasks.controls import announce
-from mcpkit.server.subscriptions import Change
+from mcpkit.server.extending import Change
 
 if TYPE_CHECKING:
     from mcpkit.ext.tasks.jobs import Job

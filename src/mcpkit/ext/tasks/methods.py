@@ -25,9 +25,7 @@ from mcpkit.protocol.tasks import (
     listen_task_ids,
     task_notification_params,
 )
-from mcpkit.server.context import Context
-from mcpkit.server.mrtr import principal_key
-from mcpkit.server.subscriptions import Change
+from mcpkit.server.extending import Change, Context, principal_key
 from mcpkit.types.constants import SUBSCRIPTION_ID_KEY, Method
 
 if TYPE_CHECKING:

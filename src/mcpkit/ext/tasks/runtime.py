@@ -57,11 +57,16 @@ from mcpkit.protocol.tasks import (
     detailed_task,
     iso_timestamp,
 )
-from mcpkit.server.context import Context
-from mcpkit.server.mrtr import InputRequired, principal_key
-from mcpkit.server.subscriptions import Change
+from mcpkit.server.extending import (
+    Change,
+    Context,
+    InputRequired,
+    Tool,
+    principal_key,
+    run_handler,
+    run_tool,
+)
 from mcpkit.server.task_runner import TaskOptions
-from mcpkit.server.tools import Tool, run_handler, run_tool
 from mcpkit.store.tasks import TaskRecord, TaskStore
 from mcpkit.types.constants import MODERN_VERSION
 
@@ -92,7 +97,8 @@ def new_task_id() -> str:
 
 
 class TaskRuntime:
-    """The Tasks extension's runtime for one server (`Server.task_runner`)."""
+    """The Tasks extension's runtime for one server: its tool-call interceptor (`call`) and a
+    service its transports start and drain (`start`, `drain`)."""
 
     def __init__(self, server: Server, options: TaskOptions | None = None) -> None:
         self.server = server
@@ -121,6 +127,9 @@ class TaskRuntime:
     # -- tools/call --------------------------------------------------------------------------
 
     def call(self, tool: Tool, params: dict[str, Any], ctx: Context) -> Any:
+        """The interceptor of `task=` tools' calls (`ToolInterceptor`): the tool's own result
+        (synchronous), an `InputRequiredResult` (input needed before a task exists, TASK-9),
+        or a `CreateTaskResult`."""
         if ctx.in_request_only:
             # A 2025-11-25 client cannot declare the extension, so even a required tool is
             # served to it as a plain call in the request: its progress goes on the request's
@@ -145,7 +154,7 @@ class TaskRuntime:
         rnd = TaskRound(self.server.sealer, ctx.method, tool.name, params.get("arguments"),
                         params, ctx.principal)
         if tool.signature.injected:
-            ctx._round = rnd
+            ctx.ask_through(rnd)
         watch = ProgressWatch(ctx)
         self.starting += 1
         try:
@@ -188,7 +197,7 @@ class TaskRuntime:
         if tool.resumable:  # a run after a crash must not ask again what the round was told
             record.answers = dict(rnd.known)
             job.shown.answers = dict(rnd.known)
-        ctx._notify = job.notify
+        ctx.route_notifications(job.notify)
         async with job.writing():  # the handler's first saves wait for the task to exist
             try:
                 full = await self.store.create(record, quota(self.options))
@@ -358,11 +367,15 @@ class TaskRuntime:
             self.controls = asyncio.ensure_future(follow_controls(self))
 
     def start(self) -> None:
-        """`TaskRunner.start`: the upkeep and the controls run from now on."""
+        """`Service.start`: the upkeep and the controls run from now on, so tasks another
+        process left (handed back, or whose process died) are taken up even before a task
+        request reaches this one."""
         self.ensure_upkeep()
 
     async def drain(self, grace_s: float) -> None:
-        """`TaskRunner.drain`: see `mcpkit.ext.tasks.drain`."""
+        """`Service.drain`: start no task, hand back at once what another process can resume,
+        give the rest `grace_s` seconds and end what is left with a status that says why
+        (`mcpkit.ext.tasks.drain`)."""
         from mcpkit.ext.tasks.drain import drain
 
         await drain(self, grace_s)

@@ -26,7 +26,7 @@ from mcpkit.errors import InternalError
 from mcpkit.ext.tasks.jobs import Job
 from mcpkit.ext.tasks.task_round import TaskRound
 from mcpkit.protocol.tasks import iso_timestamp
-from mcpkit.server.tools import run_handler
+from mcpkit.server.extending import run_handler
 from mcpkit.store.tasks import TaskRecord
 
 if TYPE_CHECKING:
@@ -166,8 +166,8 @@ def _rerun(runtime: TaskRuntime, record: TaskRecord) -> Job:
     rnd.remember(record.answers)
     rnd.created()
     if tool.signature.injected:
-        ctx._round = rnd
-    ctx._notify = job.notify
+        ctx.ask_through(rnd)
+    ctx.route_notifications(job.notify)
     job.task = asyncio.ensure_future(run_handler(tool, params, ctx))
     runtime.jobs[record.task_id] = job
     runtime.started(job)
