@@ -39,10 +39,10 @@ from task_worker import make_worker, task_options
 from wire import MODERN, check_server_message
 
 from mcpkit.ext.tasks import runtime_of
+from mcpkit.ext.tasks.records import TaskStore
 from mcpkit.ext.tasks.stores import store_for
 from mcpkit.protocol.tasks import TERMINAL, check_get_task_result
 from mcpkit.server.server import ServerOptions
-from mcpkit.store.tasks import TaskStore
 from mcpkit.testing import ServerWire
 
 __all__ = ["WORKER", "Balanced", "Fleet", "LocalReplica", "ProcessReplica", "Tapped", "check_effects",
@@ -304,7 +304,7 @@ def replicas_for(engine: str, count: int, tmp_path: Path, url: str | None, effec
     """`count` replicas of the worker on one `engine`'s task store: processes, or, given
     `writes` (or on the memory engine), in this process with their writes tapped."""
     if engine == "memory" or writes is not None:
-        from mcpkit.store.tasks_memory import MemoryTaskStore
+        from mcpkit.ext.tasks.engines.memory import MemoryTaskStore
 
         shared: Any = {"memory": MemoryTaskStore, "sqlite": lambda: str(
             tmp_path / "tasks.sqlite3")}.get(engine, lambda: url)()

@@ -29,7 +29,7 @@ STEPS, STEP_S, LEASE_S = 22, 0.2, 1.0
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
     """The engine's task store setting: a shared instance, a file, or a URL."""
     if request.param == "memory":
-        from mcpkit.store.tasks_memory import MemoryTaskStore
+        from mcpkit.ext.tasks.engines.memory import MemoryTaskStore
 
         return MemoryTaskStore()
     if request.param == "sqlite":

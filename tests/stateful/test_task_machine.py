@@ -472,7 +472,7 @@ def test_the_task_state_machine_keeps_to_its_model(
 
     def setting(clock: Clock) -> Any:
         if kind == "memory":
-            from mcpkit.store.tasks_memory import MemoryTaskStore
+            from mcpkit.ext.tasks.engines.memory import MemoryTaskStore
 
             return MemoryTaskStore(clock=clock)
         return str(tmp_path / "tasks.sqlite3") if kind == "sqlite" else shared

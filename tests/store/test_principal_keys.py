@@ -13,13 +13,13 @@ from backends import Clock
 from wire import MODERN, check_server_message
 
 from mcpkit import Context, Server
+from mcpkit.ext.tasks.records import TaskRecord
 from mcpkit.ext.tasks.stores import on_backend
 from mcpkit.legacy.session import LegacyState
 from mcpkit.protocol.extensions import TASKS
 from mcpkit.server.mrtr import principal_key
 from mcpkit.server.server import ServerOptions
 from mcpkit.store.sessions import SessionOwner
-from mcpkit.store.tasks import TaskRecord
 from mcpkit.testing import ServerWire
 
 ALICE = {"iss": "https://as.example", "sub": "alice"}

@@ -97,7 +97,7 @@ class _StdinProtocol(asyncio.Protocol):
 
 async def serve_stdio(server: Any, *, stdin_fd: int = 0, stdout_fd: int | None = None) -> None:
     """Serve `server` on stdin/stdout until stdin closes (or SIGTERM); then its tasks are
-    drained (`TaskRunner.drain`, within `ServerOptions.grace_s`) before it returns. Its
+    drained (`Server.drain_services`, within `ServerOptions.grace_s`) before it returns. Its
     lifespan is held meanwhile: entered before the first message is read, exited once the
     serving ended, errors included."""
     async with server.running():

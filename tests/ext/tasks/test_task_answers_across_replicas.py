@@ -61,7 +61,7 @@ def replica(store: Any) -> Server:
 async def pair(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[list[Server]]:
     """Two replicas on one store of each engine (one instance on the memory engine)."""
     if request.param == "memory":
-        from mcpkit.store.tasks_memory import MemoryTaskStore
+        from mcpkit.ext.tasks.engines.memory import MemoryTaskStore
 
         setting: Any = MemoryTaskStore(clock=time.time)
     elif request.param == "sqlite":

@@ -16,9 +16,9 @@ from test_tasks_wire import call, task_method, until
 
 from mcpkit.errors import StoreUnavailableError
 from mcpkit.ext.tasks import runtime_of
+from mcpkit.ext.tasks.engines.memory import MemoryTaskStore
 from mcpkit.ext.tasks.upkeep import upkeep_once
 from mcpkit.server.subscriptions import LocalBroker
-from mcpkit.store.tasks_memory import MemoryTaskStore
 
 
 class DownBroker(LocalBroker):

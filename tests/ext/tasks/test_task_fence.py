@@ -19,11 +19,11 @@ from test_task_shares import Caller
 
 from mcpkit import Server
 from mcpkit.ext.tasks import runtime_of
+from mcpkit.ext.tasks.engines.memory import MemoryTaskStore
+from mcpkit.ext.tasks.records import TaskQuota, TaskRecord, TaskUsage
 from mcpkit.ext.tasks.upkeep import recover
 from mcpkit.server.server import ServerOptions
 from mcpkit.server.task_runner import TaskOptions
-from mcpkit.store.tasks import TaskQuota, TaskRecord, TaskUsage
-from mcpkit.store.tasks_memory import MemoryTaskStore
 
 LEASE_S, WRITE_S = 20.0, 15.0
 

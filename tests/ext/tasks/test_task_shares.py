@@ -106,7 +106,7 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
     def setting(clock: Any = time.time) -> Any:
         if not made:
             if request.param == "memory":
-                from mcpkit.store.tasks_memory import MemoryTaskStore
+                from mcpkit.ext.tasks.engines.memory import MemoryTaskStore
 
                 made.append(MemoryTaskStore(clock=clock))
             elif request.param == "sqlite":

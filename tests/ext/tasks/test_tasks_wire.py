@@ -210,7 +210,7 @@ async def test_a_v1_task_param_neither_fails_nor_makes_a_task(wire_factory: Any)
 
 @pytest.mark.parametrize("resumable", [False, True])
 async def test_a_task_whose_lease_lapsed_fails_or_runs_again(wire_factory: Any, resumable: bool) -> None:
-    from mcpkit.store.tasks import TaskRecord
+    from mcpkit.ext.tasks.records import TaskRecord
 
     server = tasks_server()
     runtime = runtime_of(server)

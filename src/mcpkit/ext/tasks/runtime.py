@@ -43,6 +43,7 @@ from mcpkit.errors import (
 )
 from mcpkit.ext.tasks.jobs import Job, Stop, answered
 from mcpkit.ext.tasks.progress import ProgressWatch
+from mcpkit.ext.tasks.records import TaskRecord, TaskStore
 from mcpkit.ext.tasks.shares import check_capacity, quota, refusal, result_over_share
 from mcpkit.ext.tasks.stores import store_for
 from mcpkit.ext.tasks.task_round import TaskRound
@@ -67,7 +68,6 @@ from mcpkit.server.extending import (
     run_tool,
 )
 from mcpkit.server.task_runner import TaskOptions
-from mcpkit.store.tasks import TaskRecord, TaskStore
 from mcpkit.types.constants import MODERN_VERSION
 
 if TYPE_CHECKING:

@@ -22,7 +22,7 @@ import math
 from typing import TYPE_CHECKING
 
 from mcpkit.errors import ServiceUnavailableError, TooManyTasksError
-from mcpkit.store.tasks import TaskQuota, TaskUsage
+from mcpkit.ext.tasks.records import TaskQuota, TaskUsage
 
 if TYPE_CHECKING:
     from mcpkit.ext.tasks.runtime import TaskRuntime

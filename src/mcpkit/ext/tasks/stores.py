@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from mcpkit.store.tasks import TaskStore
+from mcpkit.ext.tasks.records import TaskStore
 
 __all__ = ["DEFAULT_FILE", "on_backend", "store_for"]
 
@@ -36,7 +36,7 @@ def store_for(setting: TaskStore | str | Path | None, clock: Callable[[], float]
         from mcpkit.store.urls import open_backend
 
         return on_backend(open_backend(setting, clock=clock))
-    from mcpkit.store.tasks_sqlite import SQLiteTaskStore
+    from mcpkit.ext.tasks.engines.sqlite import SQLiteTaskStore
 
     if setting is None:
         from mcpkit.store.state_keys import data_dir
@@ -48,7 +48,7 @@ def store_for(setting: TaskStore | str | Path | None, clock: Callable[[], float]
         raise TypeError(f"TaskOptions.store is a TaskStore, a path or a URL, not "
                         f"{type(setting).__name__}")
     if setting == "memory:":
-        from mcpkit.store.tasks_memory import MemoryTaskStore
+        from mcpkit.ext.tasks.engines.memory import MemoryTaskStore
 
         return MemoryTaskStore(clock=clock)
     if setting.startswith("sqlite:///"):
@@ -68,17 +68,17 @@ def on_backend(backend: Any) -> TaskStore:
     memory within this process."""
     kind, engine, clock = backend.kind, backend.engine, backend.clock
     if kind == "postgresql":
-        from mcpkit.store.postgres_tasks import PostgresTaskStore
+        from mcpkit.ext.tasks.engines.postgres import PostgresTaskStore
 
         return PostgresTaskStore(engine, clock=clock)
     if kind == "redis":
-        from mcpkit.store.redis_tasks import RedisTaskStore
+        from mcpkit.ext.tasks.engines.redis import RedisTaskStore
 
         return RedisTaskStore(engine, clock=clock)
     if kind == "sqlite":
-        from mcpkit.store.tasks_sqlite import SQLiteTaskStore
+        from mcpkit.ext.tasks.engines.sqlite import SQLiteTaskStore
 
         return SQLiteTaskStore(engine, clock=clock)
-    from mcpkit.store.tasks_memory import MemoryTaskStore
+    from mcpkit.ext.tasks.engines.memory import MemoryTaskStore
 
     return MemoryTaskStore(clock=clock)

@@ -24,10 +24,10 @@ from typing import TYPE_CHECKING
 
 from mcpkit.errors import InternalError
 from mcpkit.ext.tasks.jobs import Job
+from mcpkit.ext.tasks.records import TaskRecord
 from mcpkit.ext.tasks.task_round import TaskRound
 from mcpkit.protocol.tasks import iso_timestamp
 from mcpkit.server.extending import run_handler
-from mcpkit.store.tasks import TaskRecord
 
 if TYPE_CHECKING:
     from mcpkit.ext.tasks.runtime import TaskRuntime
