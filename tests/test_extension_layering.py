@@ -145,3 +145,40 @@ def test_the_private_check_would_catch_a_write_of_a_context_private() -> None:
     read = [n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)]
     assert set(read) == {"_notify", "_round"}
     assert not {"_notify", "_round"} & _defined_privates(_sources(TASKS))
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def test_the_tasks_extensions_modules_import_one_way() -> None:
+    # Every import counts (module level, inside a function, under TYPE_CHECKING), as in
+    # test_layering: the runtime sits on the keeper, the upkeep, the controls and the drain,
+    # and none of them reaches back up.
+    modules = {_module_name(p): p for p in _sources(TASKS)}
+    edges: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        targets = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module in modules and \
+                    node.module != name:
+                targets.add(node.module)
+        edges[name] = targets
+    package = _module_name(TASKS / "__init__.py")
+    done: set[str] = set()
+    cycles: list[list[str]] = []
+
+    def visit(name: str, path: list[str]) -> None:
+        if name in path:
+            cycles.append([*path[path.index(name):], name])
+            return
+        if name in done:
+            return
+        for target in sorted(edges[name] - {package}):
+            visit(target, [*path, name])
+        done.add(name)
+
+    for name in sorted(modules):
+        visit(name, [])
+    assert not cycles, f"import circles in mcpkit.ext.tasks: {cycles}"

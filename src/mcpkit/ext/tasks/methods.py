@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from mcpkit.errors import InvalidParamsError, MissingRequiredClientCapabilityError
-from mcpkit.ext.tasks.controls import announce
+from mcpkit.ext.tasks.bus import announce
 from mcpkit.ext.tasks.upkeep import pick_up
 from mcpkit.protocol.codec import RequestId, notification_message
 from mcpkit.protocol.extensions import TASKS, declared, requirement
@@ -64,7 +64,7 @@ class TaskMethods:
             if job is not None:
                 await pick_up(runtime, job)
             else:  # running in another process: announced to it
-                await announce(runtime, record.task_id, "update")
+                await announce(runtime.server, record.task_id, "update")
         return acknowledgement()
 
     async def cancel(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
@@ -77,7 +77,7 @@ class TaskMethods:
         if job is not None:
             job.stop("cancel")
         else:  # running in another process: announced once the request is stored
-            await announce(runtime, record.task_id, "cancel")
+            await announce(runtime.server, record.task_id, "cancel")
         return acknowledgement()
 
     async def listen(self, notifications: dict[str, Any], ctx: Context) -> TaskStream | None:
