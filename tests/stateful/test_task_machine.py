@@ -163,7 +163,7 @@ class TaskMachine(RuleBasedStateMachine):
         return self.loop.run_until_complete(work)
 
     def runtime(self, name: str) -> Any:
-        return self.replicas[name].task_runner
+        return runtime_of(self.replicas[name])
 
     async def request(self, name: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
         reply: dict[str, Any] = await self.wires[name].request(
