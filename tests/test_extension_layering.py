@@ -34,7 +34,7 @@ CORE_NAMING_TASKS = {
     # `ServerOptions.tasks` and the `task=` tool option's values.
     "server/server.py", "server/task_runner.py", "server/tools.py",
     # The extension's rows of the method table and its method names.
-    "types/constants.py", "types/methods.py",
+    "types/methods.py",
     # The official extensions' identifiers, Tasks' among Skills' and Apps'.
     "protocol/extensions.py",
 }

@@ -10,7 +10,7 @@ import pytest
 from mcpkit.legacy.session import LegacySession, LegacyState
 from mcpkit.legacy.shapes import change_notification
 from mcpkit.server.subscriptions import Change
-from mcpkit.types.constants import Method
+from mcpkit.types.methods import Method
 
 _ALL: dict[str, Any] = {
     "tools": {"listChanged": True},

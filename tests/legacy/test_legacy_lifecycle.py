@@ -10,7 +10,7 @@ import pytest
 from mcpkit.legacy.lifecycle import NotificationEffect, Phase, on_notification, phase_of
 from mcpkit.legacy.session import LegacyState
 from mcpkit.protocol.codec import Notification
-from mcpkit.types.constants import Method
+from mcpkit.types.methods import Method
 
 
 def _state(initialized: bool = False) -> LegacyState:

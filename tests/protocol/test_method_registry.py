@@ -12,10 +12,9 @@ from wire import LEGACY, MODERN, SPEC_DIR, spec_available
 
 from mcpkit import Server
 from mcpkit.server.dispatch import SERVED_BY
-from mcpkit.types.constants import Method
 from mcpkit.types.era import LEGACY as LEGACY_ERA
 from mcpkit.types.era import MODERN as MODERN_ERA
-from mcpkit.types.methods import METHODS, MethodInfo
+from mcpkit.types.methods import METHODS, Method, MethodInfo
 
 REVISION_OF = {MODERN_ERA: MODERN, LEGACY_ERA: LEGACY}
 PROTOCOL = Path(__file__).resolve().parents[2] / "src" / "mcpkit" / "protocol"
@@ -40,9 +39,10 @@ def test_each_method_names_its_schema_definitions_in_every_era_it_lists(info: Me
             assert info.result_type in defs, f"{info.name}: no {info.result_type} in {era}"
 
 
-def test_every_method_name_is_in_the_registry() -> None:
+def test_every_method_constant_is_a_row_and_every_row_a_constant() -> None:
     names = {v for k, v in vars(Method).items() if not k.startswith("_")}
     assert names == set(METHODS)
+    assert all(type(name) is str for name in names)  # plain strings: JSON keys, fast compares
 
 
 def test_a_server_routes_exactly_the_modern_requests_a_client_sends() -> None:

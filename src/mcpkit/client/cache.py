@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from mcpkit.types.constants import Method
+from mcpkit.types.methods import Method
 
 __all__ = ["ResultCache"]
 

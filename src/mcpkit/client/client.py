@@ -75,7 +75,7 @@ from mcpkit.errors import InvalidParamsError, NotJSONError, TransportError
 from mcpkit.protocol.codec import EncodeError
 from mcpkit.protocol.tasks import is_create_task_result
 from mcpkit.tracing.spans import active, client_exchange
-from mcpkit.types.constants import Method
+from mcpkit.types.methods import Method
 
 __all__ = ["DEFAULT_TIMEOUT", "Client", "Structured"]
 

@@ -38,7 +38,7 @@ from mcpkit.client.legacy.completions import MAX_ID_LENGTH, Completions
 from mcpkit.client.options import InputRoundsExceededError
 from mcpkit.client.url_elicitation import check_url
 from mcpkit.errors import InvalidParamsError, MethodNotFoundError, ProtocolViolation
-from mcpkit.types.constants import Method
+from mcpkit.types.methods import Method
 
 __all__ = [
     "MAX_INPUT_REQUESTS",

@@ -28,7 +28,7 @@ from typing import Any
 
 from mcpkit.client.adapter import ClientCore
 from mcpkit.errors import MCPError, TransportError
-from mcpkit.types.constants import Method
+from mcpkit.types.methods import Method
 
 __all__ = ["Subscription"]
 

@@ -26,9 +26,9 @@ from mcpkit.types.constants import (
     PROGRESS_TOKEN_KEY,
     PROTOCOL_VERSION_KEY,
     SERVER_INFO_KEY,
-    Method,
 )
 from mcpkit.types.era import MODERN, Era
+from mcpkit.types.methods import Method
 
 __all__ = ["ModernAdapter", "modern_meta"]
 

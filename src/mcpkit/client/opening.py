@@ -44,8 +44,9 @@ from mcpkit.client.transport import ClientTransport, Connector, NotificationHand
 from mcpkit.errors import AuthError, ProtocolViolation, RPCError, TransportError
 from mcpkit.protocol.codec import notification_message
 from mcpkit.store.era_cache import EraCache, Remembered
-from mcpkit.types.constants import LEGACY_VERSIONS, SERVER_INFO_KEY, Method
+from mcpkit.types.constants import LEGACY_VERSIONS, SERVER_INFO_KEY
 from mcpkit.types.era import LEGACY, MODERN
+from mcpkit.types.methods import Method
 
 __all__ = ["ADAPTERS", "Opened", "Opener", "exchange", "result_of"]
 

@@ -21,7 +21,8 @@ from typing import Any, Final, Literal, Protocol
 
 from mcpkit.errors import InputRoundsExceededError, RequestTimeoutError
 from mcpkit.protocol.extensions import check_extension_id
-from mcpkit.types.constants import LEGACY_VERSION, LOG_LEVELS, TRACE_KEYS, Method
+from mcpkit.types.constants import LEGACY_VERSION, LOG_LEVELS, TRACE_KEYS
+from mcpkit.types.methods import Method
 
 __all__ = [
     "DEFAULT_LOG_LEVEL",

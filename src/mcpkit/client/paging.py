@@ -18,7 +18,7 @@ from mcpkit.client.adapter import ClientCore
 from mcpkit.client.cache import ResultCache
 from mcpkit.client.tools import RejectedTool, vet_tools
 from mcpkit.errors import InvalidParamsError, ProtocolViolation
-from mcpkit.types.constants import Method
+from mcpkit.types.methods import Method
 
 __all__ = ["DEFAULT_MAX_LIST_ITEMS", "MAX_PAGES", "list_all", "list_through_cache"]
 

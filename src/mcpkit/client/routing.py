@@ -42,12 +42,8 @@ from mcpkit.protocol.codec import (
     result_message,
 )
 from mcpkit.protocol.outstanding import Outstanding, peer_id
-from mcpkit.types.constants import (
-    LOG_LEVEL_KEY,
-    PROGRESS_TOKEN_KEY,
-    SUBSCRIPTION_ID_KEY,
-    Method,
-)
+from mcpkit.types.constants import LOG_LEVEL_KEY, PROGRESS_TOKEN_KEY, SUBSCRIPTION_ID_KEY
+from mcpkit.types.methods import Method
 
 __all__ = ["StreamRouter"]
 

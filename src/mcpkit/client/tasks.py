@@ -35,7 +35,8 @@ from mcpkit.client.results import CallToolResult
 from mcpkit.client.task_watch import MAX_POLL_S, TaskWatch, poll_delay
 from mcpkit.errors import MCPError, ProtocolViolation, RequestTimeoutError
 from mcpkit.protocol.extensions import TASKS, declared
-from mcpkit.types.constants import CLIENT_CAPABILITIES_KEY, Method
+from mcpkit.types.constants import CLIENT_CAPABILITIES_KEY
+from mcpkit.types.methods import Method
 
 __all__ = ["CANCEL_WAIT_S", "TASK_METHODS", "StatusHandler", "TaskHandle", "admit_task",
            "task_meta"]

@@ -24,7 +24,7 @@ from mcpkit.client.task_watch import TaskWatch
 from mcpkit.client.tasks import StatusHandler, TaskHandle
 from mcpkit.client.tools import OutputChecker
 from mcpkit.errors import HeaderMismatchError, InvalidParamsError
-from mcpkit.types.constants import Method
+from mcpkit.types.methods import Method
 
 __all__ = ["CallOptions", "StartOptions", "ToolCaller", "call_once", "checked_result", "handle_for", "know_tool", "reattached",
            "tool_call"]

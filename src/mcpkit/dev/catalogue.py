@@ -24,7 +24,8 @@ from mcpkit.probe.budget import Counter, budget
 from mcpkit.probe.catalogue import Catalogue
 from mcpkit.probe.channels import Exchange
 from mcpkit.probe.walk import Step
-from mcpkit.types.constants import PROTOCOL_VERSION_KEY, Method
+from mcpkit.types.constants import PROTOCOL_VERSION_KEY
+from mcpkit.types.methods import Method
 
 __all__ = ["counted", "evidence", "gather", "view_of"]
 

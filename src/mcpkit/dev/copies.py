@@ -19,7 +19,7 @@ from typing import Any, Final
 
 import orjson
 
-from mcpkit.types.constants import Method
+from mcpkit.types.methods import Method
 
 __all__ = ["SECRET_HEADERS", "curl_line", "mcpkit_line"]
 

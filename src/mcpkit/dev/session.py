@@ -34,7 +34,7 @@ from mcpkit.dev.views import Views
 from mcpkit.dev.wire import WireLog
 from mcpkit.errors import AuthError, MCPError, NotConnectedError
 from mcpkit.ext.apps import APPS, MIME_TYPE
-from mcpkit.types.constants import Method
+from mcpkit.types.methods import Method
 
 __all__ = ["CLIENT_INFO", "ERAS", "Session"]
 

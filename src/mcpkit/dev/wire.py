@@ -29,7 +29,7 @@ from mcpkit.dev.copies import SECRET_HEADERS, curl_line, mcpkit_line
 from mcpkit.dev.events import EventHub
 from mcpkit.dev.meanings import meaning
 from mcpkit.protocol.codec import encode
-from mcpkit.types.constants import Method
+from mcpkit.types.methods import Method
 
 __all__ = ["OPENING", "SHOWN_BYTES", "Opening", "WireLog"]
 

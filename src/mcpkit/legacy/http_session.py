@@ -25,8 +25,8 @@ from mcpkit.protocol.http import Status
 from mcpkit.protocol.http_refusals import Refusal
 from mcpkit.protocol.rejections import error_response, id_in_use
 from mcpkit.store.events import EventReplayError
-from mcpkit.types.constants import LEGACY_VERSION, LEGACY_VERSIONS, Method
-from mcpkit.types.methods import METHODS
+from mcpkit.types.constants import LEGACY_VERSION, LEGACY_VERSIONS
+from mcpkit.types.methods import METHODS, Method
 
 __all__ = [
     "PRIMING_VERSIONS",

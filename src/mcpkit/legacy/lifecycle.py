@@ -21,7 +21,7 @@ from enum import StrEnum
 from mcpkit.legacy.session import LegacyState
 from mcpkit.protocol.codec import Notification, RequestId
 from mcpkit.protocol.outstanding import peer_id, unnamed_id
-from mcpkit.types.constants import Method
+from mcpkit.types.methods import Method
 
 __all__ = ["NotificationEffect", "Phase", "on_notification", "phase_of"]
 

@@ -46,9 +46,8 @@ from mcpkit.types.constants import (
     LOG_LEVELS,
     MODERN_VERSION,
     PROGRESS_TOKEN_KEY,
-    Method,
 )
-from mcpkit.types.methods import METHODS
+from mcpkit.types.methods import METHODS, Method
 
 __all__ = ["LegacySession", "LegacyState", "RequestPeer", "initialize_error"]
 

@@ -12,7 +12,8 @@ from typing import Any
 from mcpkit.errors import ResourceNotFoundError, RPCError
 from mcpkit.protocol.codec import notification_message
 from mcpkit.server.subscriptions import Change
-from mcpkit.types.constants import CHANGES_KEY, SERVER_INFO_KEY, Method
+from mcpkit.types.constants import CHANGES_KEY, SERVER_INFO_KEY
+from mcpkit.types.methods import Method
 
 __all__ = ["change_notification", "legacy_capabilities", "legacy_error", "legacy_result"]
 

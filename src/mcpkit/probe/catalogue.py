@@ -21,7 +21,7 @@ from typing import Any, Final
 import orjson
 
 from mcpkit.probe.walk import Session, describe
-from mcpkit.types.constants import Method
+from mcpkit.types.methods import Method
 
 __all__ = ["CAPSETS", "LISTS", "MAX_PAGES", "Catalogue", "list_catalogue", "parse_caps"]
 

@@ -33,7 +33,8 @@ import orjson
 
 from mcpkit.errors import TransportError
 from mcpkit.protocol.framing import LineReader, Oversized, SSEDecoder
-from mcpkit.types.constants import PROTOCOL_VERSION_KEY, Header, Method
+from mcpkit.types.constants import PROTOCOL_VERSION_KEY, Header
+from mcpkit.types.methods import Method
 
 __all__ = [
     "Channel",

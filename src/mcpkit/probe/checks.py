@@ -24,8 +24,9 @@ from mcpkit.probe.catalogue import Catalogue
 from mcpkit.probe.channels import Exchange, HTTPChannel
 from mcpkit.probe.walk import Identity, Session, describe, modern_meta
 from mcpkit.protocol.http import STATUS_BY_CODE
-from mcpkit.types.constants import LEGACY_VERSIONS, PROTOCOL_VERSION_KEY, Header, Method
+from mcpkit.types.constants import LEGACY_VERSIONS, PROTOCOL_VERSION_KEY, Header
 from mcpkit.types.era import LEGACY, MODERN
+from mcpkit.types.methods import Method
 
 __all__ = ["CACHEABLE", "CHECKS", "FAIL", "NA", "PASS", "Check", "RuleInfo", "shown"]
 

@@ -20,8 +20,8 @@ from mcpkit.probe.channels import Tap, Target
 from mcpkit.probe.checks import CHECKS, Check, not_applicable
 from mcpkit.probe.lint import Finding, lint
 from mcpkit.probe.walk import Identity, Session, describe, open_legacy, walk
-from mcpkit.types.constants import Method
 from mcpkit.types.era import MODERN
+from mcpkit.types.methods import Method
 
 __all__ = ["FORMAT", "Report", "probe"]
 

@@ -29,10 +29,10 @@ from mcpkit.types.constants import (
     LEGACY_VERSION,
     PROTOCOL_VERSION_KEY,
     SERVER_INFO_KEY,
-    Method,
 )
 from mcpkit.types.constants import MODERN_VERSION as PREFERRED
 from mcpkit.types.era import LEGACY, MODERN
+from mcpkit.types.methods import Method
 
 __all__ = ["CLIENT_INFO", "Identity", "Session", "Step", "modern_meta", "walk"]
 

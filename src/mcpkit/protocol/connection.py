@@ -26,8 +26,9 @@ from mcpkit.errors import InvalidRequestError
 from mcpkit.protocol.codec import Notification, Request, RequestId, Response
 from mcpkit.protocol.outstanding import Outstanding, peer_id, unnamed_id
 from mcpkit.protocol.rejections import error_response, id_in_use, initialize_error
-from mcpkit.types.constants import MODERN_VERSION, PROTOCOL_VERSION_KEY, Method
+from mcpkit.types.constants import MODERN_VERSION, PROTOCOL_VERSION_KEY
 from mcpkit.types.era import LEGACY, MODERN, Era
+from mcpkit.types.methods import Method
 
 __all__ = [
     "CancelRequested",

@@ -42,8 +42,9 @@ from mcpkit.protocol.http_mirror import (
     client_headers,
     screen_tools,
 )
-from mcpkit.types.constants import LEGACY_VERSIONS, PROTOCOL_VERSION_KEY, Method
+from mcpkit.types.constants import LEGACY_VERSIONS, PROTOCOL_VERSION_KEY
 from mcpkit.types.era import LEGACY, MODERN
+from mcpkit.types.methods import Method
 
 __all__ = [
     "LEGACY",

@@ -27,8 +27,8 @@ from mcpkit.protocol.mcp_headers import (
     header_params,
     mirrored_headers,
 )
-from mcpkit.types.constants import PROTOCOL_VERSION_KEY, Header, Method
-from mcpkit.types.methods import METHODS
+from mcpkit.types.constants import PROTOCOL_VERSION_KEY, Header
+from mcpkit.types.methods import METHODS, Method
 
 __all__ = [
     "ScreenedTools",

@@ -22,8 +22,8 @@ from mcpkit.protocol.headers import RequestHeaders
 from mcpkit.protocol.http import Status, http_status
 from mcpkit.protocol.http_mirror import check_request_headers
 from mcpkit.protocol.rejections import error_response
-from mcpkit.types.constants import MODERN_VERSION, SUPPORTED_VERSIONS, Method
-from mcpkit.types.methods import METHODS
+from mcpkit.types.constants import MODERN_VERSION, SUPPORTED_VERSIONS
+from mcpkit.types.methods import METHODS, Method
 
 __all__ = [
     "LEGACY_ONLY",

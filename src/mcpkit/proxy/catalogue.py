@@ -47,7 +47,8 @@ from mcpkit.server.content import Blob, ToolResult
 from mcpkit.server.context import Context
 from mcpkit.server.prompts import Message
 from mcpkit.server.resources import ResourceTemplate, UriTemplate
-from mcpkit.types.constants import SERVER_INFO_KEY, Method
+from mcpkit.types.constants import SERVER_INFO_KEY
+from mcpkit.types.methods import Method
 
 if TYPE_CHECKING:
     from mcpkit.proxy.server import ProxyServer

@@ -34,7 +34,7 @@ from mcpkit.server.asking import (
     Sample,
     Sampled,
 )
-from mcpkit.types.constants import Method
+from mcpkit.types.methods import Method
 
 __all__ = ["Step", "advance", "question", "wire_answer"]
 

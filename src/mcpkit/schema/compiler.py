@@ -79,7 +79,10 @@ def _expected(schema: Mapping[str, Any]) -> str:
         return kind
     if isinstance(kind, list):
         return " or ".join(map(str, kind))
-    return "object" if "$ref" in schema else "a valid value"
+    ref = schema.get("$ref")
+    if isinstance(ref, str):  # a class of the shared `$defs`: its name says which object
+        return f"{ref.rsplit('/', 1)[-1]} object"
+    return "a valid value"
 
 
 

@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 from mcpkit.errors import InvalidParamsError
 from mcpkit.schema import Form, form_of, json_type
-from mcpkit.types.constants import Method
+from mcpkit.types.methods import Method
 
 __all__ = [
     "Elicit",

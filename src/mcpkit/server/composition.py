@@ -42,7 +42,8 @@ from typing import TYPE_CHECKING, Any, Final
 from mcpkit.server.calls import call_in
 from mcpkit.server.context import Context
 from mcpkit.server.resources import UriTemplate
-from mcpkit.types.constants import SERVER_INFO_KEY, Method
+from mcpkit.types.constants import SERVER_INFO_KEY
+from mcpkit.types.methods import Method
 
 if TYPE_CHECKING:
     from mcpkit.server.server import Server

@@ -34,8 +34,9 @@ from mcpkit.server.asking import (
     Sampled,
 )
 from mcpkit.server.threads import serving_loop
-from mcpkit.types.constants import LOG_LEVELS, PROGRESS_TOKEN_KEY, Method
+from mcpkit.types.constants import LOG_LEVELS, PROGRESS_TOKEN_KEY
 from mcpkit.types.era import LEGACY, MODERN, Era
+from mcpkit.types.methods import Method
 
 if TYPE_CHECKING:
     from mcpkit.server.mrtr import Round

@@ -10,9 +10,9 @@ request, the legacy adapter its own exchange.
 `Context` and returns the method's result (through the server's middleware chain, when it has
 one), adding `serverInfo` where the method did not. The
 routes are built once per server by `routes`: every modern request a client sends, as
-`mcpkit.types.methods.METHODS` lists them, with the function serving it, which lives beside what
-it serves (`tools.py`, `resources.py`, `prompts.py`, `discover.py`, `completion.py`,
-`subscriptions.py`).
+`mcpkit.types.methods.METHODS` lists them, with the function serving it behind its row's
+capability and params checks (`guards.py`); the function lives beside what it serves
+(`tools.py`, `resources.py`, `prompts.py`, `discover.py`, `completion.py`, `subscriptions.py`).
 
 Imports `mcpkit.protocol`, `mcpkit.errors`, `mcpkit.types`, `mcpkit.tracing` (the span `serve`
 runs a request in while a tracer provider is set) and the server's own modules; the `Server`
@@ -32,13 +32,13 @@ from mcpkit.protocol.envelope import read_meta
 from mcpkit.server.completion import complete
 from mcpkit.server.context import Context, Notify
 from mcpkit.server.discover import discover
+from mcpkit.server.guards import guarded
 from mcpkit.server.prompts import get_prompt, list_prompts
 from mcpkit.server.resources import list_resources, list_templates, read_resource
 from mcpkit.server.subscriptions import listen
 from mcpkit.server.tools import call_tool, list_tools
 from mcpkit.tracing.spans import active, server_span
-from mcpkit.types.constants import Method
-from mcpkit.types.methods import METHODS
+from mcpkit.types.methods import METHODS, Method
 
 if TYPE_CHECKING:
     from mcpkit.server.server import Server
@@ -70,9 +70,10 @@ SERVED_BY: Final[Mapping[str, Handler]] = MappingProxyType({
 
 def routes() -> dict[str, Handler]:
     """Method name -> handler, for one server: the modern requests a client sends (those of
-    an extension join when it adds them, `Server.add_method`)."""
+    an extension join when it adds them, `Server.add_method`), each behind the checks of its
+    row (`mcpkit.server.guards`)."""
     return {
-        name: SERVED_BY[name]
+        name: guarded(info, SERVED_BY[name])
         for name, info in METHODS.items()
         if info.is_request and info.by_client and info.modern and info.extension is None
     }

@@ -13,8 +13,8 @@ the middleware chain and the method's own checks, and answers them (at once, or 
 methods of its own); a `Service` (`Server.add_service`) is started when a transport starts
 serving and drained when it stops, for work that outlives a request.
 
-Imports `mcpkit.protocol`, `mcpkit.errors`, `mcpkit.types`; the `Context` and `Tool` only for
-their types.
+Imports `mcpkit.protocol`, `mcpkit.errors`, `mcpkit.types`, `mcpkit.server.guards`; the
+`Context` and `Tool` only for their types.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from mcpkit.errors import MissingRequiredClientCapabilityError
 from mcpkit.protocol.extensions import check_extension_id, declared, requirement
+from mcpkit.server.guards import guarded
 from mcpkit.types.methods import METHODS
 
 if TYPE_CHECKING:
@@ -77,7 +78,9 @@ class Extensions:
     def gate(self, name: str, handler: MethodHandler, ident: str,
              routes: Mapping[str, Any], *, gated: bool = True) -> MethodHandler:
         """`handler` wrapped so that only requests declaring `ident` reach it (every request,
-        when not `gated`); ValueError for a name the core serves, one already added, or an
+        when not `gated`); a method with a row in the method table is wrapped in its row's
+        checks instead (`mcpkit.server.guards`: the row's capability column, not `gated`, says
+        what a request must declare). ValueError for a name the core serves, one already added, or an
         extension not declared first."""
         if not isinstance(name, str) or not name or name != name.strip():
             raise ValueError(f"a method name is a non-empty string without spaces, not {name!r}")
@@ -95,11 +98,13 @@ class Extensions:
         if not callable(handler):
             raise TypeError(f"method {name!r}: the handler must be an async callable")
         needed = requirement(ident)
+
+        async def open_to_all(params: dict[str, Any] | None, ctx: Context) -> dict[str, Any]:
+            return await handler(params if params is not None else {}, ctx)
+
+        if info is not None:  # its row's capability and params columns decide, as for the core
+            return guarded(info, open_to_all)
         if not gated:
-
-            async def open_to_all(params: dict[str, Any] | None, ctx: Context) -> dict[str, Any]:
-                return await handler(params if params is not None else {}, ctx)
-
             return open_to_all
 
         async def declared_only(params: dict[str, Any] | None, ctx: Context

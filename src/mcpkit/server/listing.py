@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcpkit.errors import MethodNotFoundError
 from mcpkit.protocol.cursor import decode_cursor, encode_cursor
-from mcpkit.types.constants import Method
+from mcpkit.types.methods import Method
 
 if TYPE_CHECKING:
     from mcpkit.server.server import Server

@@ -24,7 +24,7 @@ from mcpkit.server.failures import failure_text
 from mcpkit.server.listing import page, require
 from mcpkit.server.mrtr import in_rounds
 from mcpkit.server.scopes import viewer, visible
-from mcpkit.types.constants import Method
+from mcpkit.types.methods import Method
 
 __all__ = ["Message", "Prompt", "PromptOptions", "build_prompt", "get_prompt", "list_prompts",
            "prompt_failure", "prompt_messages"]
@@ -157,12 +157,8 @@ def _declared_arguments(name: str, declared: Sequence[Mapping[str, Any]],
 
 
 def check_arguments(prompt: Prompt, args: Any) -> dict[str, Any]:
-    if args is None:
+    if args is None:  # an object of strings otherwise: the row's params check saw to it
         args = {}
-    if type(args) is not dict or not all(type(v) is str for v in args.values()):
-        raise InvalidParamsError(
-            f"prompts/get {prompt.name!r}: arguments must be an object of strings"
-        )
     missing = [n for n in prompt.required if n not in args]
     if missing:
         raise InvalidParamsError(
@@ -201,9 +197,7 @@ async def list_prompts(params: dict[str, Any], ctx: Context) -> dict[str, Any]:
 async def get_prompt(params: dict[str, Any], ctx: Context) -> dict[str, Any]:
     """`prompts/get`: the named prompt's messages for its checked arguments."""
     require(ctx.server, "prompts", Method.PROMPTS_GET)
-    name = params.get("name")
-    if type(name) is not str:
-        raise InvalidParamsError("prompts/get: params.name must be the prompt's name")
+    name = params["name"]  # a string: the row's params check saw to it
     prompt = ctx.server.prompts.get(name)
     if prompt is None:
         raise InvalidParamsError(f"Unknown prompt: {name!r}", {"name": name})

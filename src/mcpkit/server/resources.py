@@ -22,7 +22,6 @@ from urllib.parse import unquote
 
 from mcpkit.errors import (
     InternalError,
-    InvalidParamsError,
     MethodNotFoundError,
     ResourceNotFoundError,
     RPCError,
@@ -35,7 +34,7 @@ from mcpkit.server.failures import failure_text
 from mcpkit.server.listing import page
 from mcpkit.server.mrtr import in_rounds
 from mcpkit.server.scopes import viewer, visible
-from mcpkit.types.constants import Method
+from mcpkit.types.methods import Method
 
 if TYPE_CHECKING:
     from mcpkit.server.server import Server
@@ -318,9 +317,7 @@ async def read_resource(params: dict[str, Any], ctx: Context) -> dict[str, Any]:
     """`resources/read`: the resource of that URI, or the first template matching it."""
     server = ctx.server
     _require(server, Method.RESOURCES_READ)
-    uri = params.get("uri")
-    if type(uri) is not str:
-        raise InvalidParamsError("resources/read: params.uri must be a string")
+    uri = params["uri"]  # a string: the row's params check (guards.py) saw to it
     kwargs: dict[str, Any]
     entry: Any = server.resources.get(uri)
     if entry is not None:

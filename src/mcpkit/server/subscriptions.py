@@ -14,9 +14,10 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from mcpkit.errors import InternalError, InvalidParamsError
+from mcpkit.errors import InternalError
 from mcpkit.protocol.codec import RequestId, notification_message
-from mcpkit.types.constants import CHANGES_KEY, SUBSCRIPTION_ID_KEY, Method
+from mcpkit.types.constants import CHANGES_KEY, SUBSCRIPTION_ID_KEY
+from mcpkit.types.methods import Method
 
 if TYPE_CHECKING:
     from mcpkit.server.context import Context
@@ -148,26 +149,13 @@ class ListenFilter:
 
     @classmethod
     def parse(cls, params: dict[str, Any], capabilities: dict[str, Any]) -> ListenFilter:
-        wanted = params.get("notifications")
-        if type(wanted) is not dict:
-            raise InvalidParamsError(
-                "subscriptions/listen: params.notifications must be an object, e.g. "
-                '{"toolsListChanged": true}'
-            )
+        # Its shape (booleans, a list of URIs, each may be null) is the row's params check's.
+        wanted = params["notifications"]
         kinds = set()
         for flag, (kind, _) in _LIST_FLAGS.items():
-            value = wanted.get(flag)
-            if value is not None and type(value) is not bool:
-                raise InvalidParamsError(f"subscriptions/listen: notifications.{flag} must be a boolean")
-            if value and capabilities.get(kind, {}).get("listChanged"):
+            if wanted.get(flag) and capabilities.get(kind, {}).get("listChanged"):
                 kinds.add(kind)
         uris = wanted.get("resourceSubscriptions")
-        if uris is not None and (
-            type(uris) is not list or not all(type(u) is str for u in uris)
-        ):
-            raise InvalidParamsError(
-                "subscriptions/listen: notifications.resourceSubscriptions must be a list of URIs"
-            )
         if not capabilities.get("resources", {}).get("subscribe"):
             uris = None
         return cls(frozenset(kinds), tuple(uris or ()))

@@ -52,7 +52,8 @@ from mcpkit.server.task_runner import TASK_MODES, TaskMode
 from mcpkit.server.threads import run_in_worker
 from mcpkit.server.tool_filters import tool_page
 from mcpkit.server.tool_output import output_checker, typed_output_checker
-from mcpkit.types.constants import SERVER_INFO_KEY, Method
+from mcpkit.types.constants import SERVER_INFO_KEY
+from mcpkit.types.methods import Method
 
 __all__ = ["Tool", "ToolOptions", "build_tool", "call_result", "call_tool", "error_result",
            "list_tools", "run_handler", "run_tool", "tool_failure"]
@@ -317,9 +318,7 @@ def call_result(tool: Tool, value: Any) -> dict[str, Any]:
 
 
 def lookup(tools: Mapping[str, Tool], params: Mapping[str, Any]) -> Tool:
-    name = params.get("name")
-    if type(name) is not str:
-        raise InvalidParamsError("tools/call: params.name must be the tool's name (a string)")
+    name = params["name"]  # a string: the row's params check (guards.py) saw to it
     tool = tools.get(name)
     if tool is None:
         raise InvalidParamsError(f"Unknown tool: {name!r}", {"name": name})
@@ -328,9 +327,7 @@ def lookup(tools: Mapping[str, Tool], params: Mapping[str, Any]) -> Tool:
 
 def arguments_of(tool: Tool, params: Mapping[str, Any]) -> dict[str, Any] | dict[str, Any]:
     """Validated keyword arguments, or an isError result the model can act on."""
-    args = params.get("arguments")
-    if args is not None and type(args) is not dict:
-        raise InvalidParamsError(f"tools/call {tool.name!r}: arguments must be an object")
+    args = params.get("arguments")  # an object or null: the row's params check saw to it
     try:
         kwargs = tool.signature.validate(args)
     except ArgumentsError as exc:

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, Final
 
-from mcpkit.types.constants import Method
+from mcpkit.types.methods import Method
 
 __all__ = [
     "CALLER_ERRORS",

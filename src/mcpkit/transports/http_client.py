@@ -56,7 +56,8 @@ from mcpkit.transports.http_client_redirects import opened, send
 from mcpkit.transports.http_client_streams import BlockSize as _BlockSize
 from mcpkit.transports.http_client_streams import describe as _describe
 from mcpkit.transports.http_client_streams import json_reply, read_response, resume
-from mcpkit.types.constants import Header, Method
+from mcpkit.types.constants import Header
+from mcpkit.types.methods import Method
 
 __all__ = [
     "HTTPClientTransport",

@@ -16,8 +16,8 @@ from typing import Any, Final, Protocol
 
 from mcpkit.errors import TransportError
 from mcpkit.protocol.http import client_headers
-from mcpkit.types.constants import Method
 from mcpkit.types.era import MODERN, Era
+from mcpkit.types.methods import Method
 
 __all__ = ["HTTPEra", "ModernHTTP"]
 

@@ -24,7 +24,7 @@ from mcpkit.tracing.spans import active, in_scope
 from mcpkit.transports.http_drain import stopping_error
 from mcpkit.transports.http_endpoint import Receive, Scope, Send, refuse
 from mcpkit.transports.http_exchange import Exchange, Watchlist, plain_response
-from mcpkit.types.constants import Method
+from mcpkit.types.methods import Method
 
 __all__ = ["ModernEndpoint"]
 

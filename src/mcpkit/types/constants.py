@@ -1,6 +1,7 @@
-"""Method names, `_meta` keys, header names and protocol versions, each defined once.
+"""`_meta` keys, header names and protocol versions, each defined once.
 
-What is known about each method (its types, eras, whether it may ask) is `mcpkit.types.methods`.
+Method names and what is known about each method (its types, eras, whether it may ask) are
+`mcpkit.types.methods`.
 """
 
 from typing import Final
@@ -21,7 +22,6 @@ __all__ = [
     "SUPPORTED_VERSIONS",
     "TRACE_KEYS",
     "Header",
-    "Method",
 ]
 
 MODERN_VERSION: Final = "2026-07-28"
@@ -51,57 +51,6 @@ LOG_LEVELS: Final = ("debug", "info", "notice", "warning", "error", "critical", 
 
 INPUT_CAPABILITIES: Final = ("elicitation", "sampling", "roots")
 """The client capabilities that answer a server's questions (its input requests)."""
-
-
-class Method:
-    """JSON-RPC method names of both eras."""
-
-    DISCOVER: Final = "server/discover"
-    TOOLS_LIST: Final = "tools/list"
-    TOOLS_CALL: Final = "tools/call"
-    RESOURCES_LIST: Final = "resources/list"
-    RESOURCES_TEMPLATES_LIST: Final = "resources/templates/list"
-    RESOURCES_READ: Final = "resources/read"
-    PROMPTS_LIST: Final = "prompts/list"
-    PROMPTS_GET: Final = "prompts/get"
-    COMPLETE: Final = "completion/complete"
-    SUBSCRIPTIONS_LISTEN: Final = "subscriptions/listen"
-
-    ELICIT: Final = "elicitation/create"
-    SAMPLE: Final = "sampling/createMessage"
-    ROOTS_LIST: Final = "roots/list"
-
-    CANCELLED: Final = "notifications/cancelled"
-    PROGRESS: Final = "notifications/progress"
-    MESSAGE: Final = "notifications/message"
-    RESOURCE_UPDATED: Final = "notifications/resources/updated"
-    RESOURCES_LIST_CHANGED: Final = "notifications/resources/list_changed"
-    TOOLS_LIST_CHANGED: Final = "notifications/tools/list_changed"
-    PROMPTS_LIST_CHANGED: Final = "notifications/prompts/list_changed"
-    SUBSCRIPTIONS_ACKNOWLEDGED: Final = "notifications/subscriptions/acknowledged"
-
-    # The Tasks extension (io.modelcontextprotocol/tasks); `tasks/result` and `tasks/list`
-    # were removed from it and are never served.
-    TASKS_GET: Final = "tasks/get"
-    TASKS_UPDATE: Final = "tasks/update"
-    TASKS_CANCEL: Final = "tasks/cancel"
-    TASKS_NOTIFICATION: Final = "notifications/tasks"
-
-    # The Skills extension (io.modelcontextprotocol/skills); the directory read is served
-    # only when the server's settings say `directoryRead: true`.
-    SKILLS_LIST: Final = "skills/list"
-    SKILLS_GET: Final = "skills/get"
-    RESOURCES_DIRECTORY_READ: Final = "resources/directory/read"
-
-    # Legacy (2025-11-25) only.
-    INITIALIZE: Final = "initialize"
-    INITIALIZED: Final = "notifications/initialized"
-    PING: Final = "ping"
-    SET_LEVEL: Final = "logging/setLevel"
-    SUBSCRIBE: Final = "resources/subscribe"
-    UNSUBSCRIBE: Final = "resources/unsubscribe"
-    ROOTS_LIST_CHANGED: Final = "notifications/roots/list_changed"
-    ELICITATION_COMPLETE: Final = "notifications/elicitation/complete"
 
 
 class Header:

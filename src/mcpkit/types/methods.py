@@ -1,25 +1,31 @@
 """Every method of both eras, as data: one frozen `MethodInfo` per request or notification.
 
-What the rest of mcpkit needs to know about a method is written here once: the official
-schema's definitions of its message and of its result, the eras that have it, who sends it,
-whether it may answer `input_required` (and what its target is called then), which params field
-its `Mcp-Name` header mirrors, and whether it changes the state of a legacy HTTP session. The
-server's routing, the HTTP rules, the legacy adapter and the tests' schema checks all read
-`METHODS` (or a set derived from it where they are), so adding a method is one line here and
-its handler.
+What the rest of mcpkit needs to know about a method is written here once: its name, the
+official schema's definitions of its message and of its result, the eras that have it, who
+sends it, whether it may answer `input_required` (and what its target is called then), which
+params field its `Mcp-Name` header mirrors, whether it changes the state of a legacy HTTP
+session, the shape of its params (a `TypedDict` of `mcpkit.types.params`, which the schema
+floor compiles into the one params check every request passes), the server capability it is
+offered under, and the client capabilities a request must declare to reach it. The `Method` constants are the rows' names, made by the rows
+themselves, so a name is never written beside its facts. The server's routing, the HTTP rules,
+the legacy adapter and the tests' schema checks all read `METHODS` (or a set derived from it
+where they are), so adding a core method is one row here, its handler and its client call.
+
+An extension builds its own rows the same way (`MethodInfo(name, message_type, ...)`, with
+`extension=` its identifier).
 
 Imports `mcpkit.types` only; no I/O.
 """
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
-from mcpkit.types.constants import Method
+from mcpkit.types import params as p
 from mcpkit.types.era import LEGACY, MODERN, Era
 
-__all__ = ["BOTH", "LEGACY_ONLY", "METHODS", "MODERN_ONLY", "MethodInfo", "Sender"]
+__all__ = ["BOTH", "LEGACY_ONLY", "METHODS", "MODERN_ONLY", "Method", "MethodInfo", "Sender"]
 
 Sender = Literal["client", "server", "either"]
 """Who sends a method's message: the client, the server, or either peer (legacy `ping`)."""
@@ -51,6 +57,17 @@ class MethodInfo:
     """The extension that defines it (`io.modelcontextprotocol/tasks`), or None for the core:
     a server serves such a method only once that extension adds it (`Server.add_method`), and
     its `message_type`/`result_type` name the extension's schema, not the core's."""
+    params: type | None = None
+    """The shape of its params, a `TypedDict` (`mcpkit.types.params`): compiled once into the
+    check a request's params pass before its handler runs (`mcpkit.schema.params`). None: the
+    params are not checked beyond being an object."""
+    offered_as: str | None = None
+    """The server capability under which a server offers it ("tools"): a server that does not
+    offer it answers -32601, and says so before any complaint about the params."""
+    capability: Mapping[str, Any] | None = field(default=None, hash=False)
+    """The client capabilities a request must declare in its `_meta` to reach the method, as
+    a `requiredCapabilities` object (`{"extensions": {ident: {}}}`); None: no requirement. A
+    request without them gets -32021 naming them."""
 
     @property
     def is_request(self) -> bool:
@@ -69,79 +86,146 @@ class MethodInfo:
         return self.sender != "server"
 
 
+class _Rows:
+    """The table as it is written: each `add` keeps a row and hands back its name, which the
+    `Method` class body binds as the constant."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, MethodInfo] = {}
+
+    def add(self, name: str, message_type: str, result_type: str | None, eras: tuple[Era, ...],
+            sender: Sender, **facts: Any) -> str:
+        if name in self.rows:
+            raise ValueError(f"method {name!r} has two rows")
+        self.rows[name] = MethodInfo(name, message_type, result_type, eras, sender, **facts)
+        return name
+
+
+_rows = _Rows()
+
 _TASKS: Final = "io.modelcontextprotocol/tasks"
 """The Tasks extension's identifier (`mcpkit.protocol.extensions.TASKS`; types sits below
 protocol, so the string is spelled here too, and a test checks the two agree)."""
 _SKILLS: Final = "io.modelcontextprotocol/skills"
 """The Skills extension's identifier (`mcpkit.protocol.extensions.SKILLS`), spelled here too."""
 
-_ALL: Final = (
+_NEEDS_TASKS: Final[Mapping[str, Any]] = MappingProxyType(
+    {"extensions": MappingProxyType({_TASKS: {}})})
+"""What a request must declare to reach a Tasks method (TASK-14)."""
+
+
+class Method:
+    """JSON-RPC method names of both eras, each bound to the row that describes it."""
+
     # Requests a client sends.
-    MethodInfo(Method.DISCOVER, "DiscoverRequest", "DiscoverResult", MODERN_ONLY, "client"),
-    MethodInfo(Method.TOOLS_LIST, "ListToolsRequest", "ListToolsResult", BOTH, "client"),
-    MethodInfo(Method.TOOLS_CALL, "CallToolRequest", "CallToolResult", BOTH, "client",
-               asks="tool", mcp_name="name"),
-    MethodInfo(Method.RESOURCES_LIST, "ListResourcesRequest", "ListResourcesResult", BOTH,
-               "client"),
-    MethodInfo(Method.RESOURCES_TEMPLATES_LIST, "ListResourceTemplatesRequest",
-               "ListResourceTemplatesResult", BOTH, "client"),
-    MethodInfo(Method.RESOURCES_READ, "ReadResourceRequest", "ReadResourceResult", BOTH,
-               "client", asks="resource", mcp_name="uri"),
-    MethodInfo(Method.PROMPTS_LIST, "ListPromptsRequest", "ListPromptsResult", BOTH, "client"),
-    MethodInfo(Method.PROMPTS_GET, "GetPromptRequest", "GetPromptResult", BOTH, "client",
-               asks="prompt", mcp_name="name"),
-    MethodInfo(Method.COMPLETE, "CompleteRequest", "CompleteResult", BOTH, "client"),
-    MethodInfo(Method.SUBSCRIPTIONS_LISTEN, "SubscriptionsListenRequest",
-               "SubscriptionsListenResult", MODERN_ONLY, "client"),
-    MethodInfo(Method.INITIALIZE, "InitializeRequest", "InitializeResult", LEGACY_ONLY, "client"),
-    MethodInfo(Method.PING, "PingRequest", "EmptyResult", LEGACY_ONLY, "either"),
-    MethodInfo(Method.SET_LEVEL, "SetLevelRequest", "EmptyResult", LEGACY_ONLY, "client",
-               stateful=True),
-    MethodInfo(Method.SUBSCRIBE, "SubscribeRequest", "EmptyResult", LEGACY_ONLY, "client",
-               stateful=True),
-    MethodInfo(Method.UNSUBSCRIBE, "UnsubscribeRequest", "EmptyResult", LEGACY_ONLY, "client",
-               stateful=True),
+    DISCOVER: Final = _rows.add("server/discover", "DiscoverRequest", "DiscoverResult",
+                                MODERN_ONLY, "client", params=p.RequestParams)
+    TOOLS_LIST: Final = _rows.add("tools/list", "ListToolsRequest", "ListToolsResult", BOTH,
+                                  "client", params=p.PaginatedParams, offered_as="tools")
+    TOOLS_CALL: Final = _rows.add("tools/call", "CallToolRequest", "CallToolResult", BOTH,
+                                  "client", asks="tool", mcp_name="name",
+                                  params=p.CallToolParams, offered_as="tools")
+    RESOURCES_LIST: Final = _rows.add("resources/list", "ListResourcesRequest",
+                                      "ListResourcesResult", BOTH, "client",
+                                      params=p.PaginatedParams, offered_as="resources")
+    RESOURCES_TEMPLATES_LIST: Final = _rows.add(
+        "resources/templates/list", "ListResourceTemplatesRequest",
+        "ListResourceTemplatesResult", BOTH, "client", params=p.PaginatedParams,
+        offered_as="resources")
+    RESOURCES_READ: Final = _rows.add("resources/read", "ReadResourceRequest",
+                                      "ReadResourceResult", BOTH, "client", asks="resource",
+                                      mcp_name="uri", params=p.ReadResourceParams,
+                                      offered_as="resources")
+    PROMPTS_LIST: Final = _rows.add("prompts/list", "ListPromptsRequest", "ListPromptsResult",
+                                    BOTH, "client", params=p.PaginatedParams,
+                                    offered_as="prompts")
+    PROMPTS_GET: Final = _rows.add("prompts/get", "GetPromptRequest", "GetPromptResult", BOTH,
+                                   "client", asks="prompt", mcp_name="name",
+                                   params=p.GetPromptParams, offered_as="prompts")
+    COMPLETE: Final = _rows.add("completion/complete", "CompleteRequest", "CompleteResult",
+                                BOTH, "client", params=p.CompleteParams,
+                                offered_as="completions")
+    SUBSCRIPTIONS_LISTEN: Final = _rows.add("subscriptions/listen", "SubscriptionsListenRequest",
+                                            "SubscriptionsListenResult", MODERN_ONLY, "client",
+                                            params=p.ListenParams)
+    # ... and in the legacy (2025-11-25) era only.
+    INITIALIZE: Final = _rows.add("initialize", "InitializeRequest", "InitializeResult",
+                                  LEGACY_ONLY, "client")
+    PING: Final = _rows.add("ping", "PingRequest", "EmptyResult", LEGACY_ONLY, "either")
+    SET_LEVEL: Final = _rows.add("logging/setLevel", "SetLevelRequest", "EmptyResult",
+                                 LEGACY_ONLY, "client", stateful=True)
+    SUBSCRIBE: Final = _rows.add("resources/subscribe", "SubscribeRequest", "EmptyResult",
+                                 LEGACY_ONLY, "client", stateful=True)
+    UNSUBSCRIBE: Final = _rows.add("resources/unsubscribe", "UnsubscribeRequest", "EmptyResult",
+                                   LEGACY_ONLY, "client", stateful=True)
+
     # Requests a server sends: real requests in the legacy era, input requests inside an
     # `InputRequiredResult` in the modern one.
-    MethodInfo(Method.ELICIT, "ElicitRequest", "ElicitResult", BOTH, "server"),
-    MethodInfo(Method.SAMPLE, "CreateMessageRequest", "CreateMessageResult", BOTH, "server"),
-    MethodInfo(Method.ROOTS_LIST, "ListRootsRequest", "ListRootsResult", BOTH, "server"),
+    ELICIT: Final = _rows.add("elicitation/create", "ElicitRequest", "ElicitResult", BOTH,
+                              "server")
+    SAMPLE: Final = _rows.add("sampling/createMessage", "CreateMessageRequest",
+                              "CreateMessageResult", BOTH, "server")
+    ROOTS_LIST: Final = _rows.add("roots/list", "ListRootsRequest", "ListRootsResult", BOTH,
+                                  "server")
+
     # Notifications.
-    MethodInfo(Method.CANCELLED, "CancelledNotification", None, BOTH, "either"),
-    MethodInfo(Method.PROGRESS, "ProgressNotification", None, BOTH, "either"),
-    MethodInfo(Method.MESSAGE, "LoggingMessageNotification", None, BOTH, "server"),
-    MethodInfo(Method.RESOURCE_UPDATED, "ResourceUpdatedNotification", None, BOTH, "server"),
-    MethodInfo(Method.RESOURCES_LIST_CHANGED, "ResourceListChangedNotification", None, BOTH,
-               "server"),
-    MethodInfo(Method.TOOLS_LIST_CHANGED, "ToolListChangedNotification", None, BOTH, "server"),
-    MethodInfo(Method.PROMPTS_LIST_CHANGED, "PromptListChangedNotification", None, BOTH,
-               "server"),
-    MethodInfo(Method.SUBSCRIPTIONS_ACKNOWLEDGED, "SubscriptionsAcknowledgedNotification", None,
-               MODERN_ONLY, "server"),
-    MethodInfo(Method.INITIALIZED, "InitializedNotification", None, LEGACY_ONLY, "client"),
-    MethodInfo(Method.ROOTS_LIST_CHANGED, "RootsListChangedNotification", None, LEGACY_ONLY,
-               "client"),
-    MethodInfo(Method.ELICITATION_COMPLETE, "ElicitationCompleteNotification", None, LEGACY_ONLY,
-               "server"),
+    CANCELLED: Final = _rows.add("notifications/cancelled", "CancelledNotification", None,
+                                 BOTH, "either")
+    PROGRESS: Final = _rows.add("notifications/progress", "ProgressNotification", None, BOTH,
+                                "either")
+    MESSAGE: Final = _rows.add("notifications/message", "LoggingMessageNotification", None,
+                               BOTH, "server")
+    RESOURCE_UPDATED: Final = _rows.add("notifications/resources/updated",
+                                        "ResourceUpdatedNotification", None, BOTH, "server")
+    RESOURCES_LIST_CHANGED: Final = _rows.add("notifications/resources/list_changed",
+                                              "ResourceListChangedNotification", None, BOTH,
+                                              "server")
+    TOOLS_LIST_CHANGED: Final = _rows.add("notifications/tools/list_changed",
+                                          "ToolListChangedNotification", None, BOTH, "server")
+    PROMPTS_LIST_CHANGED: Final = _rows.add("notifications/prompts/list_changed",
+                                            "PromptListChangedNotification", None, BOTH,
+                                            "server")
+    SUBSCRIPTIONS_ACKNOWLEDGED: Final = _rows.add(
+        "notifications/subscriptions/acknowledged", "SubscriptionsAcknowledgedNotification",
+        None, MODERN_ONLY, "server")
+    # ... in the legacy era only.
+    INITIALIZED: Final = _rows.add("notifications/initialized", "InitializedNotification", None,
+                                   LEGACY_ONLY, "client")
+    ROOTS_LIST_CHANGED: Final = _rows.add("notifications/roots/list_changed",
+                                          "RootsListChangedNotification", None, LEGACY_ONLY,
+                                          "client")
+    ELICITATION_COMPLETE: Final = _rows.add("notifications/elicitation/complete",
+                                            "ElicitationCompleteNotification", None,
+                                            LEGACY_ONLY, "server")
+
     # The Tasks extension: served only once `mcpkit.ext.tasks` adds them; their types are the
     # ext-tasks schema's. Mcp-Name mirrors the task id so a balancer can route by it (TASK-15).
-    MethodInfo(Method.TASKS_GET, "GetTaskRequest", "GetTaskResult", MODERN_ONLY, "client",
-               mcp_name="taskId", extension=_TASKS),
-    MethodInfo(Method.TASKS_UPDATE, "UpdateTaskRequest", "UpdateTaskResult", MODERN_ONLY,
-               "client", mcp_name="taskId", extension=_TASKS),
-    MethodInfo(Method.TASKS_CANCEL, "CancelTaskRequest", "CancelTaskResult", MODERN_ONLY,
-               "client", mcp_name="taskId", extension=_TASKS),
-    MethodInfo(Method.TASKS_NOTIFICATION, "TaskStatusNotification", None, MODERN_ONLY, "server",
-               extension=_TASKS),
-    # The Skills extension: served once `mcpkit.ext.skills` adds them; their types are the
-    # extension's (ListSkillsResult and GetSkillResult are cacheable, the directory read paged).
-    MethodInfo(Method.SKILLS_LIST, "ListSkillsRequest", "ListSkillsResult", MODERN_ONLY,
-               "client", extension=_SKILLS),
-    MethodInfo(Method.SKILLS_GET, "GetSkillRequest", "GetSkillResult", MODERN_ONLY, "client",
-               extension=_SKILLS),
-    MethodInfo(Method.RESOURCES_DIRECTORY_READ, "ReadResourceDirectoryRequest",
-               "ReadResourceDirectoryResult", MODERN_ONLY, "client", extension=_SKILLS),
-)
+    # `tasks/result` and `tasks/list` were removed from it and are never served.
+    TASKS_GET: Final = _rows.add("tasks/get", "GetTaskRequest", "GetTaskResult", MODERN_ONLY,
+                                 "client", mcp_name="taskId", extension=_TASKS,
+                                 capability=_NEEDS_TASKS)
+    TASKS_UPDATE: Final = _rows.add("tasks/update", "UpdateTaskRequest", "UpdateTaskResult",
+                                    MODERN_ONLY, "client", mcp_name="taskId", extension=_TASKS,
+                                    capability=_NEEDS_TASKS)
+    TASKS_CANCEL: Final = _rows.add("tasks/cancel", "CancelTaskRequest", "CancelTaskResult",
+                                    MODERN_ONLY, "client", mcp_name="taskId", extension=_TASKS,
+                                    capability=_NEEDS_TASKS)
+    TASKS_NOTIFICATION: Final = _rows.add("notifications/tasks", "TaskStatusNotification", None,
+                                          MODERN_ONLY, "server", extension=_TASKS)
 
-METHODS: Final[Mapping[str, MethodInfo]] = MappingProxyType({m.name: m for m in _ALL})
+    # The Skills extension: served once `mcpkit.ext.skills` adds them; their types are the
+    # extension's (ListSkillsResult and GetSkillResult are cacheable, the directory read paged;
+    # the directory read is served only when the server's settings say `directoryRead: true`).
+    # Offering it is the commitment, so a request need not declare it.
+    SKILLS_LIST: Final = _rows.add("skills/list", "ListSkillsRequest", "ListSkillsResult",
+                                   MODERN_ONLY, "client", extension=_SKILLS)
+    SKILLS_GET: Final = _rows.add("skills/get", "GetSkillRequest", "GetSkillResult",
+                                  MODERN_ONLY, "client", extension=_SKILLS)
+    RESOURCES_DIRECTORY_READ: Final = _rows.add(
+        "resources/directory/read", "ReadResourceDirectoryRequest",
+        "ReadResourceDirectoryResult", MODERN_ONLY, "client", extension=_SKILLS)
+
+
+METHODS: Final[Mapping[str, MethodInfo]] = MappingProxyType(_rows.rows)
 """Method name -> its facts, for every method of both eras."""
+del _rows

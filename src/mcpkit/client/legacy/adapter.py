@@ -30,8 +30,8 @@ from mcpkit.client.legacy.shapes import legacy_discover, legacy_params
 from mcpkit.client.legacy.url_required import raise_if_required, retry_after_url_elicitation
 from mcpkit.client.transport import http_status
 from mcpkit.errors import TransportError, URLElicitationRequiredError
-from mcpkit.types.constants import Method
 from mcpkit.types.era import LEGACY, Era
+from mcpkit.types.methods import Method
 
 __all__ = ["LegacyAdapter"]
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from mcpkit.client.adapter import Listener
 from mcpkit.errors import RPCError, TransportError
-from mcpkit.types.constants import Method
+from mcpkit.types.methods import Method
 
 __all__ = ["LegacyListeners"]
 

@@ -24,7 +24,7 @@ from mcpkit.client.inputs import InputHandlers, InputRequest, call_handler
 from mcpkit.client.legacy.completions import MAX_ID_LENGTH, wait_all
 from mcpkit.client.url_elicitation import check_url, real_host
 from mcpkit.errors import ProtocolViolation, RPCError, URLElicitationRequiredError
-from mcpkit.types.constants import Method
+from mcpkit.types.methods import Method
 
 __all__ = [
     "MAX_ELICITATIONS",

@@ -45,7 +45,7 @@ from mcpkit.ext.skills.frontmatter import (
     split_front_matter,
 )
 from mcpkit.protocol.extensions import SKILLS
-from mcpkit.types.constants import Method
+from mcpkit.types.methods import Method
 
 if TYPE_CHECKING:
     from mcpkit.client.client import Client

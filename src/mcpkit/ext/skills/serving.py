@@ -40,7 +40,7 @@ from mcpkit.ext.skills.source import (
 )
 from mcpkit.protocol.cursor import decode_cursor, encode_cursor
 from mcpkit.protocol.extensions import SKILLS
-from mcpkit.types.constants import Method
+from mcpkit.types.methods import Method
 
 if TYPE_CHECKING:
     from mcpkit.server.context import Context

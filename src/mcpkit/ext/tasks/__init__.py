@@ -20,7 +20,7 @@ from mcpkit.ext.tasks.methods import TaskMethods
 from mcpkit.ext.tasks.runtime import TaskRuntime
 from mcpkit.protocol.extensions import TASKS
 from mcpkit.server.task_runner import TaskOptions
-from mcpkit.types.constants import Method
+from mcpkit.types.methods import Method
 
 if TYPE_CHECKING:
     from mcpkit.server.server import Server

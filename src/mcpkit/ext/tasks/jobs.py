@@ -20,7 +20,7 @@ from typing import Any, Literal
 from mcpkit.ext.tasks.records import TaskRecord
 from mcpkit.ext.tasks.task_round import TaskRound
 from mcpkit.protocol.codec import RequestId
-from mcpkit.types.constants import Method
+from mcpkit.types.methods import Method
 
 __all__ = ["Job", "Stop", "answered", "progress_message", "snapshot", "waiting"]
 

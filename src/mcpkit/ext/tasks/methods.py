@@ -26,7 +26,8 @@ from mcpkit.protocol.tasks import (
     task_notification_params,
 )
 from mcpkit.server.extending import Change, Context, principal_key
-from mcpkit.types.constants import SUBSCRIPTION_ID_KEY, Method
+from mcpkit.types.constants import SUBSCRIPTION_ID_KEY
+from mcpkit.types.methods import Method
 
 if TYPE_CHECKING:
     from mcpkit.ext.tasks.runtime import TaskRuntime

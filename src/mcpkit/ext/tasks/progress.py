@@ -12,7 +12,7 @@ from typing import Any
 from mcpkit.ext.tasks.jobs import progress_message
 from mcpkit.protocol.envelope import RequestMeta
 from mcpkit.server.extending import Context
-from mcpkit.types.constants import Method
+from mcpkit.types.methods import Method
 
 __all__ = ["ProgressWatch"]
 

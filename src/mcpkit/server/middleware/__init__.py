@@ -57,8 +57,8 @@ from mcpkit.server.context import Context
 from mcpkit.server.prompts import prompt_failure
 from mcpkit.server.resources import read_failure
 from mcpkit.server.tools import tool_failure
-from mcpkit.types.constants import Method
 from mcpkit.types.era import Era
+from mcpkit.types.methods import Method
 
 if TYPE_CHECKING:
     from mcpkit.server.tools import Tool

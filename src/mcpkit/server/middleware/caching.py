@@ -32,7 +32,7 @@ import orjson
 from mcpkit.server.middleware import CallNext, Middleware, MiddlewareContext
 from mcpkit.server.mrtr import principal_key
 from mcpkit.server.subscriptions import Change
-from mcpkit.types.constants import Method
+from mcpkit.types.methods import Method
 
 __all__ = ["CACHED_METHODS", "ResponseCachingMiddleware"]
 
