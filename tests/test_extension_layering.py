@@ -29,12 +29,10 @@ CORE_NAMING_TASKS = {
     # `Client.task` are the core client's own API today.
     "client/__init__.py", "client/calls.py", "client/client.py", "client/sync.py",
     "client/task_watch.py", "client/tasks.py", "client/tool_calls.py",
-    # The wire shapes both halves share, below the client.
+    # The wire shapes and method rows both halves share, below the client.
     "protocol/tasks.py",
     # `ServerOptions.tasks` and the `task=` tool option's values.
     "server/server.py", "server/task_runner.py", "server/tools.py",
-    # The extension's rows of the method table and its method names.
-    "types/methods.py",
     # The official extensions' identifiers, Tasks' among Skills' and Apps'.
     "protocol/extensions.py",
 }

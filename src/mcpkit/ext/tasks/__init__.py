@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING
 from mcpkit.ext.tasks.methods import TaskMethods
 from mcpkit.ext.tasks.runtime import TaskRuntime
 from mcpkit.protocol.extensions import TASKS
+from mcpkit.protocol.tasks import TaskMethod
 from mcpkit.server.task_runner import TaskOptions
-from mcpkit.types.methods import Method
 
 if TYPE_CHECKING:
     from mcpkit.server.server import Server
@@ -36,9 +36,9 @@ def enable_tasks(server: Server, options: TaskOptions | None = None) -> TaskRunt
     runtime = TaskRuntime(server, options)
     methods = TaskMethods(runtime)
     server.extension(TASKS, {})
-    server.add_method(Method.TASKS_GET, methods.get, extension=TASKS)
-    server.add_method(Method.TASKS_UPDATE, methods.update, extension=TASKS)
-    server.add_method(Method.TASKS_CANCEL, methods.cancel, extension=TASKS)
+    server.add_method(TaskMethod.GET, methods.get, extension=TASKS)
+    server.add_method(TaskMethod.UPDATE, methods.update, extension=TASKS)
+    server.add_method(TaskMethod.CANCEL, methods.cancel, extension=TASKS)
     server.listen_parts.append(methods.listen)
     server.intercept_tool_calls(runtime.call)
     server.add_service(runtime)

@@ -19,6 +19,7 @@ from mcpkit.protocol.codec import RequestId, notification_message
 from mcpkit.protocol.extensions import TASKS, declared, requirement
 from mcpkit.protocol.tasks import (
     TERMINAL,
+    TaskMethod,
     acknowledgement,
     get_task_result,
     input_responses_param,
@@ -27,7 +28,6 @@ from mcpkit.protocol.tasks import (
 )
 from mcpkit.server.extending import Change, Context, principal_key
 from mcpkit.types.constants import SUBSCRIPTION_ID_KEY
-from mcpkit.types.methods import Method
 
 if TYPE_CHECKING:
     from mcpkit.ext.tasks.runtime import TaskRuntime
@@ -134,4 +134,4 @@ class TaskStream:
         self._last[task_id] = detailed
         params = task_notification_params(detailed)
         params["_meta"] = {SUBSCRIPTION_ID_KEY: subscription}
-        return notification_message(Method.TASKS_NOTIFICATION, params)
+        return notification_message(TaskMethod.NOTIFICATION, params)
