@@ -73,6 +73,8 @@ MCPError                                   anything mcpkit raises on purpose
     ├── VerifierUnavailableError           a resource server cannot check tokens right now
     ├── StepUpNeeded                       a 403 needs scopes a sign-in of the user must add
     │                                      (.scope, .server_url)
+    ├── SignInNeeded                       a 401 needs a new sign-in in the browser, and this
+    │                                      client has none (.server_url, .issuer)
     ├── RedirectError                      the browser brought back an error, or nothing (.error)
     └── OAuthRequestError                  the authorization proxy refuses a client's request
                                            (.error, .status)
@@ -144,6 +146,7 @@ __all__ = [
     "ServiceUnavailableError",
     "SessionExpiredError",
     "SignInFileError",
+    "SignInNeeded",
     "SkillSourceError",
     "SkillVerificationError",
     "StateRejected",
@@ -569,6 +572,18 @@ class StepUpNeeded(AuthError):
         super().__init__(message)
         self.server_url = server_url
         self.scope = scope
+
+
+class SignInNeeded(AuthError):
+    """A server needs a sign-in (none is kept, or the kept one expired, or its refresh was
+    refused: the grant was revoked) that only the browser step can give, and this client has
+    none (an `OAuth` without a redirect and callback handler, as the CLI's client commands
+    use): `server_url` is the server, `issuer` the authorization server to sign in at."""
+
+    def __init__(self, message: str, *, server_url: str, issuer: str) -> None:
+        super().__init__(message)
+        self.server_url = server_url
+        self.issuer = issuer
 
 
 class GrantError(AuthError):

@@ -64,7 +64,7 @@ def test_login_then_call_uses_the_kept_token(auth_server: AuthServer, jwt_server
 
 
 def test_logout_forgets_and_the_next_command_says_to_log_in(
-        jwt_server: ProtectedServer, data: Path) -> None:
+        auth_server: AuthServer, jwt_server: ProtectedServer, data: Path) -> None:
     url = jwt_server.url
     assert mcpkit(data, "login", url).returncode == 0
     out = mcpkit(data, "logout", url)
@@ -73,9 +73,37 @@ def test_logout_forgets_and_the_next_command_says_to_log_in(
     assert "not signed in" in mcpkit(data, "auth", "status").stdout
     refused = mcpkit(data, "tools", url)
     assert refused.returncode == 1
-    assert f"mcpkit login {url}" in refused.stderr or "mcpkit login URL" in refused.stderr
+    assert refused.stderr.strip() == (
+        f"mcpkit tools: {url} needs a sign-in at {auth_server.issuer} (none is kept for it, or "
+        f"the kept one has expired or was revoked); run `mcpkit login {url}`")
     again = mcpkit(data, "logout", url)
     assert again.returncode == 0 and "nothing was kept" in again.stderr
+
+
+def test_a_grant_revoked_at_the_server_ends_the_next_command_with_the_login_to_run(
+        auth_server: AuthServer, jwt_server: ProtectedServer, data: Path) -> None:
+    # The kept access token no longer passes and the refresh is refused (invalid_grant), as
+    # after a revocation at the authorization server: the command cannot open a browser, so it
+    # ends naming the server and the exact command, and keeps nothing it could not use.
+    url = jwt_server.url
+    assert mcpkit(data, "login", url).returncode == 0
+    tokens_file = data / "tokens.json"
+    stored = kept(data)
+    for by_resource in stored["tokens"].values():
+        for tokens in by_resource.values():
+            tokens["access_token"], tokens["refresh_token"] = "revoked-at", "revoked-rt"
+    tokens_file.write_text(json.dumps(stored))
+    tokens_file.chmod(0o600)
+    before = len(auth_server.requests("token"))
+    out = mcpkit(data, "call", url, "whoami")
+    assert out.returncode == 1 and "Traceback" not in out.stderr
+    assert out.stderr.strip() == (
+        f"mcpkit call: {url} needs a sign-in at {auth_server.issuer} (none is kept for it, or "
+        f"the kept one has expired or was revoked); run `mcpkit login {url}`")
+    refreshes = auth_server.requests("token")[before:]
+    assert [r["grant_type"] for r in refreshes] == ["refresh_token"]  # tried once, refused
+    assert mcpkit(data, "login", url).returncode == 0  # and the command it names works
+    assert mcpkit(data, "call", url, "whoami").returncode == 0
 
 
 def test_no_browser_prints_the_url_and_times_out_in_one_line(

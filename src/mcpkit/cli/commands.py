@@ -168,7 +168,7 @@ async def _run(args: argparse.Namespace) -> int:
     from mcpkit._version import __version__
     from mcpkit.cli.given_answers import Answering, input_source, parse_given
     from mcpkit.client import Client, ClientOptions
-    from mcpkit.errors import MCPError, RPCError, StepUpNeeded, UsageError
+    from mcpkit.errors import MCPError, RPCError, SignInNeeded, StepUpNeeded, UsageError
 
     stderr = args.stderr_mode = "inherit" if args.server_stderr else "capture"
     connector = connector_for(args.server, headers=parse_headers(args.header), stderr=stderr,
@@ -204,6 +204,10 @@ async def _run(args: argparse.Namespace) -> int:
         from mcpkit.cli.step_up import offer_step_up
 
         return await offer_step_up(args, exc, lambda: _run(args))
+    except SignInNeeded as exc:  # no sign-in kept, or it ended: only `mcpkit login` gives one
+        print(f"mcpkit {command}: {shown(exc.server_url)} needs a sign-in at {shown(exc.issuer)} "
+              "(none is kept for it, or the kept one has expired or was revoked); run `mcpkit "
+              f"login {shown(exc.server_url)}`", file=sys.stderr)
     except UsageError:  # the caller's mistake: status 2, said by main
         raise
     except MCPError as exc:

@@ -62,7 +62,7 @@ from mcpkit.auth.client_discovery import (
 )
 from mcpkit.auth.client_scopes import StepUps, initial_scope, step_up_scope
 from mcpkit.auth.client_targets import check_authorization_url, is_loopback_host
-from mcpkit.errors import AuthError, StepUpNeeded
+from mcpkit.errors import AuthError, SignInNeeded, StepUpNeeded
 from mcpkit.store.tokens import ClientInfo, FileTokenStorage, TokenSet, TokenStorage
 from mcpkit.transports.oauth_http import OAuthHTTP, client_auth
 from mcpkit.transports.oauth_registration import ClientInfoHandler, Registration, auth_method_for
@@ -341,9 +341,10 @@ class OAuth(httpx.Auth):
             raise AuthError(f"the authorization server {issuer} names no authorization or "
                             "token endpoint")
         if self.redirect_handler is None or self.callback_handler is None:
-            raise AuthError(f"the server at {state.server_url} needs a sign-in at {issuer}; "
-                            "this client has no browser step (give OAuth a redirect_handler "
-                            "and a callback_handler, or run `mcpkit login URL`)")
+            raise SignInNeeded(f"the server at {state.server_url} needs a sign-in at {issuer}; "
+                               "this client has no browser step (give OAuth a redirect_handler "
+                               "and a callback_handler)", server_url=state.server_url,
+                               issuer=issuer)
         if self.redirect_uri is None:
             raise AuthError("the authorization code flow needs a redirect URI (redirect_uri=)")
         check_authorization_url(metadata.authorization_endpoint)
