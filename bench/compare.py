@@ -29,6 +29,12 @@ stdio`) with py-spy while wrk keeps it busy: every thread, the whole process (uv
 protocol, the event loop, the worker threads, not only `Server.handle`), and prints the top
 frames by own and by total time, side by side, with the frames whose share grew the most. The
 collapsed stacks are kept in .cache/compare/profiles/ (for a flame graph).
+
+`--calls` counts, for each tree's HTTP server, the Python function calls the event loop's
+thread makes per request (cProfile's call counts over two runs of 2,000 and 6,000 requests,
+subtracted, so the start and the end of the process fall out), and prints the functions whose
+count per request differs between the trees. A count does not move with the machine's load:
+it shows work added or removed where the timings of a busy machine cannot.
 """
 
 from __future__ import annotations
@@ -68,6 +74,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--floor", action="store_true", help="measure the floors in the same rounds")
     p.add_argument("--profile", type=float, default=0.0, metavar="SECONDS",
                    help="then py-spy each tree's server for SECONDS under load (0: no profile)")
+    p.add_argument("--calls", action="store_true",
+                   help="then count the Python calls per HTTP request of each tree (cProfile)")
     p.add_argument("--no-pin", action="store_true",
                    help="do not pin the load generator to CPU 0 and the servers to the others")
     p.add_argument("--json", type=Path, default=None, help="also write every figure here")
@@ -344,6 +352,83 @@ def profile(args: argparse.Namespace, trees: list[dict[str, str]], logs: Path) -
 
 
 # --------------------------------------------------------------------------------------------
+# the calls per request
+
+_COUNTING = """
+import cProfile, sys
+out = sys.argv.pop(1)
+from mcpkit.cli.main import main
+prof = cProfile.Profile()
+prof.enable()
+try:
+    main(sys.argv[1:])
+except (SystemExit, KeyboardInterrupt):
+    pass
+finally:
+    prof.disable()
+    prof.dump_stats(out)
+"""
+"""`mcpkit run` under cProfile, its counts written to the file named first when it stops."""
+
+
+def _counted(server: Server, requests: int, logs: Path, out: Path) -> tuple[dict[str, int], int]:
+    """Each function's calls in one run of `requests` tools/call through `server`, and the
+    requests answered."""
+    import asyncio
+    import pstats
+    import signal
+
+    from benchkit import httpclient, procs, protocol
+
+    server.port = procs.free_port()
+    argv = server.argv()
+    argv[1:3] = ["-c", _COUNTING, str(out)]
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("MCPKIT_", "PYTHON")) and k != IN_VENV}
+    child = procs.Child(argv, env=env, cwd=REPO_DIR, log_path=logs / f"calls-{out.stem}.log")
+    body = protocol.encode("server/discover", "modern", 1)
+    asyncio.run(httpclient.wait_ready(server.port, body,
+                                      protocol.modern_headers("server/discover"), 60,
+                                      child.alive))
+    call = protocol.encode("tools/call", "modern", 1)
+    raw = httpclient.build_request(server.port, call, protocol.modern_headers("tools/call",
+                                                                              "echo"))
+    done = asyncio.run(httpclient.load(server.port, lambda i: raw, 32, requests, 300.0))
+    child.proc.send_signal(signal.SIGINT)
+    child.proc.wait(60)
+    counts: dict[str, int] = {}
+    for (path, _line, name), row in pstats.Stats(str(out)).stats.items():  # type: ignore[attr-defined]
+        where = path.split("site-packages/")[-1].split("/src/")[-1]
+        key = f"{name} ({where})"
+        counts[key] = counts.get(key, 0) + row[1]
+    return counts, done.requests
+
+
+def calls(args: argparse.Namespace, trees: list[dict[str, str]], logs: Path) -> str:
+    tool = args.tools.split(",")[0]
+    per: dict[str, dict[str, float]] = {}
+    for tree in trees:
+        server = Server(tree["label"], tree["python"], "http", tool)
+        runs = [_counted(server, n, logs, logs / f"{len(per)}-{n}.pstats") for n in (2000, 6000)]
+        (few, n_few), (many, n_many) = runs
+        per[tree["label"]] = {k: (many.get(k, 0) - few.get(k, 0)) / (n_many - n_few)
+                              for k in set(few) | set(many)}
+    before, after = (per[t["label"]] for t in trees)
+    lines = [f"### Python calls per request (http, `{tool}` tool, the event loop's thread)", "",
+             f"- {trees[0]['label']}: {sum(before.values()):.1f}; "
+             f"{trees[1]['label']}: {sum(after.values()):.1f}", "",
+             "| before | after | after - before | function |", "|---|---|---|---|"]
+    moved = sorted(((after.get(k, 0.0) - before.get(k, 0.0), k) for k in set(before) | set(after)),
+                   key=lambda row: -abs(row[0]))
+    for delta, key in moved:
+        if abs(delta) < 0.5:
+            break
+        lines.append(f"| {before.get(key, 0.0):.1f} | {after.get(key, 0.0):.1f} | {delta:+.1f} "
+                     f"| `{key}` |")
+    return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------------------------
 
 
 def main(argv: list[str]) -> int:
@@ -378,6 +463,8 @@ def main(argv: list[str]) -> int:
             text = report(args, trees, results)
             if args.profile > 0:
                 text += "\n" + profile(args, trees, logs)
+            if args.calls:
+                text += "\n" + calls(args, trees, logs)
         except Exception:
             for log in sorted(logs.glob("*.log")):
                 tail = log.read_text(errors="replace")[-800:]

@@ -96,7 +96,8 @@ class Service:
 
     def resume(self) -> None:
         for pid in self.pids():
-            os.kill(pid, signal.SIGCONT)
+            with contextlib.suppress(ProcessLookupError):  # a backend that was exiting
+                os.kill(pid, signal.SIGCONT)
         self.paused = False
 
 

@@ -185,12 +185,12 @@ async def test_a_wrong_remembered_era_is_probed_again(
 
     path = tmp_path / "eras.json"
     client = raw_client("modern", options=ClientOptions(era_cache=path))
-    assert client._connector is not None
-    EraCache(path).put(client._connector.key, "legacy", None)
+    assert client._core.connector is not None
+    EraCache(path).put(client._core.connector.key, "legacy", None)
     PROCESS_ERAS.clear()
     await client.connect()
     assert client.era == "modern"
-    remembered = EraCache(path).get(client._connector.key)
+    remembered = EraCache(path).get(client._core.connector.key)
     assert remembered is not None and remembered.era == "modern"
 
 

@@ -136,7 +136,7 @@ async def test_without_a_url_handler_the_error_names_the_host_and_the_fix(
 async def test_any_legacy_request_raises_it_not_only_tool_calls(url_client: MakeClient) -> None:
     client = url_client("notify")
     with pytest.raises(URLElicitationRequiredError, match="tools/call"):
-        await client._request("tools/call", {"name": "connect"})  # the one request path
+        await client.request("tools/call", {"name": "connect"})  # the one request path
 
 
 @pytest.mark.parametrize("action", ["decline", "cancel"])

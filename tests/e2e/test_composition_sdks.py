@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from auth.sdk_process import TS_SDKS, install_python, install_typescript, run_client
 from listening import listening
+from sdk_process import TS_SDKS, install_python, install_typescript, run_client
 from wire import LEGACY, MODERN, check_client_message, check_server_message
 
 pytestmark = pytest.mark.asyncio

@@ -51,7 +51,7 @@ def test_every_method_constant_is_a_row_and_every_row_a_constant() -> None:
 def test_a_server_routes_exactly_the_modern_requests_a_client_sends() -> None:
     wanted = {n for n, m in METHODS.items()
               if m.is_request and m.by_client and m.modern and m.extension is None}
-    assert set(Server("registry")._routes) == wanted == set(SERVED_BY)
+    assert set(Server("registry").routes) == wanted == set(SERVED_BY)
 
 
 def test_only_requests_with_a_named_target_may_ask_or_mirror_a_name() -> None:

@@ -14,7 +14,7 @@ from mcpkit.errors import MissingRequiredClientCapabilityError
 
 
 def _tool_calls(client: Client) -> list[dict[str, Any]]:
-    tap = client._connector.tap  # type: ignore[union-attr]
+    tap = client._core.connector.tap  # type: ignore[union-attr]
     return tap.requests("tools/call")  # type: ignore[no-any-return]
 
 

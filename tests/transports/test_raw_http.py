@@ -288,6 +288,30 @@ async def test_a_connection_that_sends_nothing_is_closed_without_an_answer(
     await still_answers(site.url)
 
 
+async def test_a_body_that_came_in_pieces_leaves_its_connection_open_past_the_body_timeout(
+        site: Listening) -> None:
+    """The body's timer stops with its last piece: the connection, idle after the answer, is
+    kept (uvicorn's keep-alive decides) past the body timeout and serves the next request."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", site.port)
+    try:
+        writer.write(head() + DISCOVER[:20])
+        await writer.drain()
+        await asyncio.sleep(0.1)  # the rest in a read of its own
+        writer.write(DISCOVER[20:])
+        await writer.drain()
+        first = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), BOUND)
+        assert first.startswith(b"HTTP/1.1 200")
+        size = int(_responses(first)[0][1]["content-length"])
+        await asyncio.wait_for(reader.readexactly(size), BOUND)
+        await asyncio.sleep(2 * LIMITS.body_timeout_s)  # past the body timeout, idle
+        writer.write(head() + DISCOVER)
+        await writer.drain()
+        second = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), BOUND)
+        assert second.startswith(b"HTTP/1.1 200")
+    finally:
+        writer.close()
+
+
 async def test_a_body_that_stops_half_way_gets_408(site: Listening) -> None:
     answer = await exchange(site.port, [head() + DISCOVER[:20]])
     assert answer.statuses == [408] and answer.closed

@@ -8,9 +8,9 @@ adapter for the request `_meta`, whether a failed exchange means an expired sess
 response must not be, the DiscoverResult, what to do with a notification outside any request,
 and how a `Subscription` starts and ends.
 
-`ClientCore` is what adapters and subscriptions see of their `Client`, and `Listener` what an
-adapter sees of a `Subscription`. Both are protocols, so this module sits below `client.py` and
-`listen.py` and neither of those imports the other.
+An adapter is made for one `ClientCore` (`mcpkit.client.core`) and works through its public
+members; `Listener` is what an adapter sees of a `Subscription`. Both seams here are protocols,
+so this module sits below the core, the adapters and `listen.py`.
 
 May import `mcpkit.types`, `mcpkit.errors` and the client's own lower modules; no I/O.
 """
@@ -20,43 +20,10 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol
 
-from mcpkit.client.cache import ResultCache
-from mcpkit.client.inputs import InputHandlers
-from mcpkit.client.options import ClientOptions
 from mcpkit.errors import TransportError
 from mcpkit.types.era import Era
 
-__all__ = ["ClientCore", "EraAdapter", "Listener"]
-
-
-class ClientCore(Protocol):
-    """The parts of a `Client` an era adapter or a subscription works with."""
-
-    options: ClientOptions
-    capabilities: dict[str, Any]
-    client_info: dict[str, Any]
-    protocol_version: str | None
-    server_info: dict[str, Any] | None
-    server_capabilities: dict[str, Any] | None
-    instructions: str | None
-    _cache: ResultCache
-    _inputs: InputHandlers
-    _adapter: EraAdapter
-
-    async def connect(self) -> object: ...
-
-    async def _request(
-        self,
-        method: str,
-        params: dict[str, Any],
-        on_notification: Any = ...,
-        timeout: float | None = ...,
-    ) -> dict[str, Any]: ...
-
-    def _params(
-        self, fields: dict[str, Any], token: Any = ..., level: str | None = ...,
-        meta: Mapping[str, Any] | None = ...,
-    ) -> dict[str, Any]: ...
+__all__ = ["EraAdapter", "Listener"]
 
 
 class Listener(Protocol):

@@ -7,7 +7,7 @@ be answered at once. `complete` ends it; `input_required` enters the MRTR loop
 and declared the Tasks extension (`mcpkit.client.tasks.admit_task`, TASK-3) and is returned
 for the caller to wait on. The lists and `complete` do not come here: they are answered at once.
 
-Sees its client through `ClientCore` (`mcpkit.client.adapter`). May import `mcpkit.types`,
+Takes the client's `ClientCore` (`mcpkit.client.core`). May import `mcpkit.types`,
 `mcpkit.errors` and the client's own lower modules.
 """
 
@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from mcpkit.client.adapter import ClientCore
+from mcpkit.client.core import DEFAULT_TIMEOUT, ClientCore
 from mcpkit.client.inputs import run_rounds
 from mcpkit.client.options import LogHandler, ProgressHandler, call_notifications
 from mcpkit.client.tasks import admit_task
@@ -32,34 +32,35 @@ async def call(
     fields: dict[str, Any],
     what: str,
     *,
-    token: str | None,
-    progress: ProgressHandler | None,
-    log: LogHandler | None,
-    on_log: LogHandler | None,
-    log_level: str | None,
-    timeout: Any,
-    meta: Mapping[str, Any] | None,
+    progress: ProgressHandler | None = None,
+    log: LogHandler | None = None,
+    log_level: str | None = None,
+    timeout: Any = DEFAULT_TIMEOUT,
+    meta: Mapping[str, Any] | None = None,
 ) -> tuple[dict[str, Any], bool]:
     """The call's result (a complete one, or an admitted `CreateTaskResult`), and whether it
-    took input rounds. `token` is the progress token, given when `progress` is."""
+    took input rounds; `progress` and `log` hear its notifications (`log`, else the client's
+    `on_log`)."""
+    await core.connect()
+    token = core.next_token() if progress is not None else None
     if log is not None and log_level is None:
         log_level = core.options.log_level or "info"
     if log_level is not None and log_level not in LOG_LEVELS:
         raise ValueError(f"{what}: log_level must be one of {', '.join(LOG_LEVELS)}")
-    params = core._params(fields, token, log_level, meta)
+    params = core.params(fields, token, log_level, meta)
     on_note = None
-    log = log or on_log
+    log = log or core.on_log
     if progress is not None or (log is not None and (log_level or core.options.log_level)):
         on_note = call_notifications(progress, log)
 
     async def send(sent: dict[str, Any]) -> dict[str, Any]:
-        return await core._request(method, sent, on_note, timeout)
+        return await core.send(method, sent, on_note, timeout)
 
-    result = await core._adapter.call(lambda: send(params), what)
+    result = await core.adapter.call(lambda: send(params), what)
     kind = result.get("resultType")
     rounds = False
     if kind is not None and kind not in ("complete", "task"):
-        result = await run_rounds(send, params, result, what, core._inputs, core.server_info,
+        result = await run_rounds(send, params, result, what, core.inputs, core.server_info,
                                   core.options.max_rounds)
         rounds = True
     if is_create_task_result(result):

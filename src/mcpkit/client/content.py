@@ -52,12 +52,11 @@ class TextContent(_Block):
         return self._str("text")
 
 
-def _decoded(obj: WireObject, key: str) -> builtins.bytes:
-    text = obj._str(key)
+def _decoded(text: str, where: str, key: str) -> builtins.bytes:
     try:
         return base64.b64decode(text, validate=True)
     except (binascii.Error, ValueError):
-        raise ProtocolViolation(f"{obj.where}: {key!r} is not base64") from None
+        raise ProtocolViolation(f"{where}: {key!r} is not base64") from None
 
 
 class _Media(_Block):
@@ -71,7 +70,7 @@ class _Media(_Block):
     @property
     def bytes(self) -> builtins.bytes:
         """The decoded data."""
-        return _decoded(self, "data")
+        return _decoded(self._str("data"), self.where, "data")
 
     @property
     def mime_type(self) -> str:
@@ -177,7 +176,7 @@ class BlobResourceContents(_Contents):
 
     @property
     def bytes(self) -> builtins.bytes:
-        return _decoded(self, "blob")
+        return _decoded(self._str("blob"), self.where, "blob")
 
 
 ResourceContents = TextResourceContents | BlobResourceContents
@@ -226,9 +225,9 @@ def content_block(raw: Any, where: str) -> ContentBlock:
     return cls(raw, where)
 
 
-def blocks_of(obj: WireObject, key: str) -> list[ContentBlock]:
-    """The typed blocks of `obj`'s list member `key`."""
-    return [content_block(b, f"{obj.where} {key}[{i}]") for i, b in enumerate(obj._list(key))]
+def blocks_of(items: list[Any], where: str) -> list[ContentBlock]:
+    """The typed blocks of a list member (`where` names it: "tools/call 'x' content")."""
+    return [content_block(b, f"{where}[{i}]") for i, b in enumerate(items)]
 
 
 def text_of(blocks: list[Any]) -> str:

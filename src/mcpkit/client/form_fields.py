@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any, Final
 
-__all__ = ["Form", "FormField"]
+__all__ = ["Form", "FormField", "is_wire_number", "shown_text"]
 
 _EMAIL: Final = re.compile(
     r'(?:[^@\s"]{1,64}|"(?:[^"\\\r\n]|\\.){0,62}")@[^@\s.][^@\s]{0,254}'  # RFC 5321 Mailbox
@@ -42,7 +42,7 @@ _EXAMPLES: Final = {
 _NO_DEFAULT: Final[Any] = object()
 
 
-def _is_number(value: Any) -> bool:
+def is_wire_number(value: Any) -> bool:
     """A number the wire carries: a 64-bit integer or a finite float (never a bool)."""
     if type(value) is int:
         return value in _WIRE_INTEGERS
@@ -53,13 +53,13 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
-def _safe(text: str) -> str:
+def shown_text(text: str) -> str:
     """Server text for a message: control and format characters escaped."""
     return text if text.isprintable() else repr(text)[1:-1]
 
 
 def _choices(choices: tuple[str, ...]) -> str:
-    shown = ", ".join(_safe(c) for c in choices[:10])
+    shown = ", ".join(shown_text(c) for c in choices[:10])
     return shown if len(choices) <= 10 else f"{shown}, ... ({len(choices)} in all)"
 
 
@@ -120,7 +120,7 @@ class FormField:
         if kind in ("number", "integer"):
             if type(value) is int and value not in _WIRE_INTEGERS:
                 return "is too large to send: an integer must fit in 64 bits"
-            ok = _is_number(value) and (kind == "number" or float(value).is_integer())
+            ok = is_wire_number(value) and (kind == "number" or float(value).is_integer())
             if not ok:
                 wanted = "an integer" if kind == "integer" else "a number"
                 return f"expected {wanted}, got {_kind_of(value)}"

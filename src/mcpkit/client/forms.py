@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from mcpkit.client.form_fields import Form, FormField, _is_number, _safe
+from mcpkit.client.form_fields import Form, FormField, is_wire_number, shown_text
 from mcpkit.errors import ElicitationAnswerError, FormSchemaError
 
 __all__ = [
@@ -188,7 +188,7 @@ def _range(
     for key in (low_key, high_key):
         value = prop.get(key)
         if value is not None and (
-            not (_is_int(value) and value >= 0) if whole else not _is_number(value)
+            not (_is_int(value) and value >= 0) if whole else not is_wire_number(value)
         ):
             kind = "a non-negative integer" if whole else "a finite number"
             raise FormSchemaError(f"{where}: {key} must be {kind}, not {_show(value)}")
@@ -229,7 +229,7 @@ def check_answer(form: Form, result: Any, where: str) -> None:
                                      {"": "content is not an object"})
     problems = form.problems(content)
     if problems:
-        listed = "; ".join(f"{_safe(name)}: {problem}" for name, problem in problems.items())
+        listed = "; ".join(f"{shown_text(name)}: {problem}" for name, problem in problems.items())
         raise ElicitationAnswerError(
             f"{where}: the answer does not match the requested form ({listed}); it was not "
             "sent — fix the answer, or decline or cancel", problems,

@@ -16,7 +16,7 @@ adapter's to say (`EraAdapter.listen`); the subscription only holds the stream a
 Every notification also reaches the client's cache first, so a stale entry is gone before the
 application reacts to the change (CACHE-7).
 
-Sees its client through `ClientCore` (`mcpkit.client.adapter`), so it does not import
+Takes the client's `ClientCore` (`mcpkit.client.core`), so it does not import
 `mcpkit.client.client`. May import `mcpkit.types`, `mcpkit.errors`, `mcpkit.protocol`.
 """
 
@@ -26,7 +26,7 @@ import asyncio
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from mcpkit.client.adapter import ClientCore
+from mcpkit.client.core import ClientCore
 from mcpkit.errors import MCPError, TransportError
 from mcpkit.types.methods import Method
 
@@ -84,7 +84,7 @@ class Subscription:
             return self
         self._started = True
         await self._client.connect()
-        await self._client._adapter.listen(self)
+        await self._client.adapter.listen(self)
         return self
 
     async def open_stream(self) -> None:
@@ -127,7 +127,7 @@ class Subscription:
                 closing = asyncio.current_task()
                 if closing is not None and closing.cancelling():
                     raise
-        await self._client._adapter.unlisten(self)
+        await self._client.adapter.unlisten(self)
         self._queue.put_nowait(_END)
 
     async def __aenter__(self) -> Subscription:
@@ -157,8 +157,8 @@ class Subscription:
 
     async def _listen(self) -> dict[str, Any]:
         client = self._client
-        params = client._params({"notifications": self.requested}, meta=self._meta)
-        return await client._request(Method.SUBSCRIPTIONS_LISTEN, params, self._receive, None)
+        params = client.params({"notifications": self.requested}, meta=self._meta)
+        return await client.send(Method.SUBSCRIPTIONS_LISTEN, params, self._receive, None)
 
     def acknowledge(self, acknowledged: dict[str, Any]) -> None:
         """Take `acknowledged` as the server's answer, without a listen stream (legacy era)."""
@@ -174,7 +174,7 @@ class Subscription:
         self._queue.put_nowait(_END)
 
     async def _receive(self, message: dict[str, Any]) -> None:
-        self._client._cache.invalidate(message)
+        self._client.cache.invalidate(message)
         if message.get("method") == Method.SUBSCRIPTIONS_ACKNOWLEDGED and not self._acked.is_set():
             params = message.get("params")
             notes = params.get("notifications") if type(params) is dict else None

@@ -16,7 +16,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from mcpkit.client.adapter import ClientCore, Listener
+from mcpkit.client.adapter import Listener
+from mcpkit.client.core import ClientCore
 from mcpkit.client.options import ClientOptions, valid_trace_context
 from mcpkit.errors import MethodNotFoundError, TransportError
 from mcpkit.types.constants import (
@@ -63,7 +64,7 @@ class ModernAdapter:
         core = self.core
         self.meta = modern_meta(version, core.capabilities, core.client_info, core.options)
         if discover is not None and core.options.cache:
-            core._cache.put(Method.DISCOVER, None, discover)
+            core.cache.put(Method.DISCOVER, None, discover)
 
     def params(
         self, fields: dict[str, Any], token: Any, level: str | None,
@@ -98,17 +99,17 @@ class ModernAdapter:
     async def discover(self, fresh: bool) -> dict[str, Any]:
         core = self.core
         if core.options.cache and not fresh:
-            cached = core._cache.get(Method.DISCOVER)
+            cached = core.cache.get(Method.DISCOVER)
             if cached is not None:
                 return cached
-        result = await core._request(Method.DISCOVER, core._params({}))
+        result = await core.send(Method.DISCOVER, core.params({}))
         caps, info = result.get("capabilities"), (result.get("_meta") or {}).get(SERVER_INFO_KEY)
         core.server_capabilities = caps if type(caps) is dict else {}
         core.server_info = info if type(info) is dict else core.server_info
         instructions = result.get("instructions")
         core.instructions = instructions if type(instructions) is str else None
         if core.options.cache:
-            core._cache.put(Method.DISCOVER, None, result)
+            core.cache.put(Method.DISCOVER, None, result)
         return result
 
     async def answer(self, method: str, params: dict[str, Any] | None) -> dict[str, Any]:

@@ -13,7 +13,7 @@ hands it over in `Opened`: the client's adapter of the same era when it already 
 legacy session reconnected after a 404 keeps its subscriptions), a new one otherwise. The
 legacy adapter answers the server's requests from the start of the handshake.
 
-`exchange` and `result_of` are the one request path, shared with `Client`.
+`open_connection` is the `Opening` a `ClientCore` (`mcpkit.client.core`) is given.
 
 The one module of the client that imports the legacy adapter (`mcpkit.client.legacy`). May
 import `mcpkit.types`, `mcpkit.errors`, `mcpkit.protocol`.
@@ -28,7 +28,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from mcpkit.client.adapter import ClientCore, EraAdapter
+from mcpkit.client.adapter import EraAdapter
+from mcpkit.client.core import ClientCore, Opened, exchange, result_of
 from mcpkit.client.era import (
     MODERN_CLIENT_VERSIONS,
     PROCESS_ERAS,
@@ -44,11 +45,11 @@ from mcpkit.client.transport import ClientTransport, Connector, NotificationHand
 from mcpkit.errors import AuthError, ProtocolViolation, RPCError, TransportError
 from mcpkit.protocol.codec import notification_message
 from mcpkit.store.era_cache import EraCache, Remembered
-from mcpkit.types.constants import LEGACY_VERSIONS, SERVER_INFO_KEY
+from mcpkit.types.constants import LEGACY_VERSIONS
 from mcpkit.types.era import LEGACY, MODERN
 from mcpkit.types.methods import Method
 
-__all__ = ["ADAPTERS", "Opened", "Opener", "exchange", "result_of"]
+__all__ = ["ADAPTERS", "Opener", "open_connection"]
 
 log = logging.getLogger("mcpkit.client")
 _AUTHORIZATION_STATUSES: Final = frozenset({401, 403})
@@ -70,61 +71,12 @@ ADAPTERS: Final[Mapping[Era, Callable[[ClientCore], EraAdapter]]] = {
 """Era -> the adapter a client's connection of that era goes through."""
 
 
-@dataclass(slots=True)
-class Opened:
-    """A connection whose era is settled, and what the server said about itself."""
-
-    transport: ClientTransport
-    era: Era
-    version: str
-    adapter: EraAdapter
-    """What the era means for this connection; the client holds it until the next one."""
-    server_info: dict[str, Any] | None = None
-    capabilities: dict[str, Any] | None = None
-    instructions: str | None = None
-    discover: dict[str, Any] | None = None
-
-    def learn(self, discover: dict[str, Any]) -> None:
-        """Take the server's identity and capabilities from a DiscoverResult."""
-        caps = discover.get("capabilities")
-        self.capabilities = caps if type(caps) is dict else {}
-        instructions = discover.get("instructions")
-        self.instructions = instructions if type(instructions) is str else None
-        meta = discover.get("_meta")
-        info = meta.get(SERVER_INFO_KEY) if type(meta) is dict else None
-        if type(info) is dict:
-            self.server_info = info
-        self.discover = discover
-
-
-async def exchange(
-    transport: ClientTransport,
-    message: dict[str, Any],
-    on_notification: NotificationHandler | None,
-    timeout: float | None,
-) -> dict[str, Any]:
-    """One request on the wire, bounded by `timeout` (cancelled on the wire when it expires)."""
-    if timeout is None:
-        return await transport.request(message, on_notification=on_notification)
-    try:
-        async with asyncio.timeout(timeout):
-            return await transport.request(message, on_notification=on_notification)
-    except TimeoutError:
-        raise RequestTimeoutError(
-            f"{message['method']}: no response within {timeout} s; the request was cancelled "
-            "(raise the timeout for slow servers)"
-        ) from None
-
-
-def result_of(response: dict[str, Any], method: str) -> dict[str, Any]:
-    """The result object of a response, or the error it carries raised as its class."""
-    error = response.get("error")
-    if error is not None:
-        raise RPCError.from_wire(error if type(error) is dict else {"message": str(error)})
-    result = response.get("result")
-    if type(result) is not dict:
-        raise ProtocolViolation(f"{method}: the response has no result object")
-    return result
+async def open_connection(
+    core: ClientCore, connector: Connector | None, given: ClientTransport | None
+) -> Opened:
+    """A connection for `core`, through `connector` or the transport `given` (once)."""
+    return await Opener(connector, given, core.options, core.capabilities, core.client_info,
+                        core.next_id, core.unsolicited, core).open()
 
 
 def set_notification_handler(transport: ClientTransport, handler: NotificationHandler) -> None:
@@ -167,7 +119,7 @@ class Opener:
         return modern_meta(version, self.capabilities, self.client_info, self.options)
 
     def _adapter_for(self, era: Era) -> EraAdapter:
-        current = self.core._adapter
+        current = self.core.adapter
         return current if current.era == era else ADAPTERS[era](self.core)
 
     async def open(self) -> Opened:

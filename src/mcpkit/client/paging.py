@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from mcpkit.client.adapter import ClientCore
 from mcpkit.client.cache import ResultCache
+from mcpkit.client.core import ClientCore
 from mcpkit.client.tools import RejectedTool, vet_tools
 from mcpkit.errors import InvalidParamsError, ProtocolViolation
 from mcpkit.types.methods import Method
@@ -109,9 +109,9 @@ async def list_through_cache(
 
     async def fetch(cursor: str | None) -> dict[str, Any]:
         fields: dict[str, Any] = {} if cursor is None else {"cursor": cursor}
-        return await core._request(method, core._params(fields))
+        return await core.send(method, core.params(fields))
 
-    cache = core._cache if core.options.cache else None
+    cache = core.cache if core.options.cache else None
     if fresh and cache is not None:
         cache.drop(method)
     return await list_all(fetch, cache, method, key, core.options.max_list_items)

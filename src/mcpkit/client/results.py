@@ -52,7 +52,7 @@ class CallToolResult(WireObject, Generic[T]):
     @property
     def content(self) -> list[ContentBlock]:
         """The content blocks, typed by kind."""
-        return blocks_of(self, "content")
+        return blocks_of(self._list("content"), f"{self.where} content")
 
     @property
     def structured(self) -> dict[str, Any] | None:

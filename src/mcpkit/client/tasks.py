@@ -15,7 +15,7 @@ in one `tasks/update`. Every `tasks/*` request (and `start_tool`'s `tools/call`)
 extension in its own `_meta` to a server that offers it, even when `ClientOptions.extensions`
 does not: the server refuses them otherwise (TASK-14).
 
-Sees its client through `ClientCore` (`mcpkit.client.adapter`). May import `mcpkit.types`,
+Takes the client's `ClientCore` (`mcpkit.client.core`). May import `mcpkit.types`,
 `mcpkit.errors`, `mcpkit.protocol` and the client's own lower modules.
 """
 
@@ -28,7 +28,7 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final, Generic, Protocol, TypeVar
 
-from mcpkit.client.adapter import ClientCore
+from mcpkit.client.core import ClientCore
 from mcpkit.client.inputs import InputRequest
 from mcpkit.client.listen import Subscription
 from mcpkit.client.results import CallToolResult
@@ -129,10 +129,10 @@ class TaskHandle(Generic[T]):
                     timeout: float | None = None) -> dict[str, Any]:
         core = self._client
         await core.connect()
-        params = core._params(fields, meta=task_meta(core))
+        params = core.params(fields, meta=task_meta(core))
         if timeout is None:
-            return await core._request(method, params)
-        return await core._request(method, params, timeout=timeout)
+            return await core.send(method, params)
+        return await core.send(method, params, timeout=timeout)
 
     async def status(self) -> dict[str, Any]:
         """The task's current state (`tasks/get`): a DetailedTask, with its `result`, `error`
@@ -264,7 +264,7 @@ class _Follower:
         if not pending:
             return False
         self.watch.answering(list(pending))
-        inputs, server, what = self.core._inputs, self.core.server_info, self.watch.what
+        inputs, server, what = self.core.inputs, self.core.server_info, self.watch.what
         responses: dict[str, Any] = {}
         for key, entry in pending.items():
             params = entry.get("params")

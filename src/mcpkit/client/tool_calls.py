@@ -6,7 +6,8 @@ fetched again first), the checks of the result (`content` is a list; `structured
 the tool's `outputSchema` when `ClientOptions.validate_output` asks), and, when the server
 made the call a task, the `TaskHandle` whose final result gets those same checks.
 
-Sees its client through `ToolCaller`, so it does not import `mcpkit.client.client`. May import
+Takes the client's `ClientCore` (`mcpkit.client.core`), whose `tools` are the last tool list
+read, and how to read it again (`Relist`), so it does not import `mcpkit.client.client`. May import
 `mcpkit.types`, `mcpkit.errors` and the client's own lower modules.
 """
 
@@ -15,19 +16,28 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol, TypedDict
 
-from mcpkit.client.adapter import ClientCore
+from mcpkit.client.calls import call
+from mcpkit.client.core import ClientCore
 from mcpkit.client.messages import require_list
 from mcpkit.client.options import LogHandler, ProgressHandler
-from mcpkit.client.results import CallToolResult, Tool
+from mcpkit.client.results import CallToolResult
 from mcpkit.client.structured import ResultReader
 from mcpkit.client.task_watch import TaskWatch
 from mcpkit.client.tasks import StatusHandler, TaskHandle
-from mcpkit.client.tools import OutputChecker
 from mcpkit.errors import HeaderMismatchError, InvalidParamsError
 from mcpkit.types.methods import Method
 
-__all__ = ["CallOptions", "StartOptions", "ToolCaller", "call_once", "checked_result", "handle_for", "know_tool", "reattached",
-           "tool_call"]
+__all__ = [
+    "CallOptions",
+    "Relist",
+    "StartOptions",
+    "call_once",
+    "checked_result",
+    "handle_for",
+    "know_tool",
+    "reattached",
+    "tool_call",
+]
 
 
 class StartOptions(TypedDict, total=False):
@@ -52,18 +62,10 @@ class CallOptions(StartOptions, total=False):
     """Hears each state of the task, when the call became one."""
 
 
-class ToolCaller(ClientCore, Protocol):
-    """The parts of a `Client` a tool call works with."""
+class Relist(Protocol):
+    """Reads the tool list again (`Client.list_tools`), as a call does before it retries."""
 
-    tools: dict[str, Tool]
-    _outputs: OutputChecker
-
-    async def list_tools(self, *, fresh: bool = ...) -> list[Tool]: ...
-
-    async def _call(self, method: str, fields: dict[str, Any], what: str, *,
-                    progress: ProgressHandler | None = ..., log: LogHandler | None = ...,
-                    log_level: str | None = ..., timeout: float | None = ...,
-                    meta: Mapping[str, Any] | None = ...) -> tuple[dict[str, Any], bool]: ...
+    async def __call__(self, *, fresh: bool = ...) -> object: ...
 
 
 def tool_call(name: str, arguments: Mapping[str, Any] | None) -> tuple[dict[str, Any], str]:
@@ -74,57 +76,55 @@ def tool_call(name: str, arguments: Mapping[str, Any] | None) -> tuple[dict[str,
     return fields, f"tools/call {name!r}"
 
 
-async def call_once(client: ToolCaller, fields: dict[str, Any], what: str, **kw: Any
-                    ) -> dict[str, Any]:
+async def call_once(core: ClientCore, relist: Relist, fields: dict[str, Any], what: str,
+                    **kw: Any) -> dict[str, Any]:
     """The call's round trip(s): a complete result, or a CreateTaskResult already admitted."""
     try:
-        result, _ = await client._call(Method.TOOLS_CALL, fields, what, **kw)
+        result, _ = await call(core, Method.TOOLS_CALL, fields, what, **kw)
     except HeaderMismatchError:
         # HTTP-17: the headers came from an old tool list; list again, retry once.
-        await client.list_tools(fresh=True)
-        result, _ = await client._call(Method.TOOLS_CALL, fields, what, **kw)
+        await relist(fresh=True)
+        result, _ = await call(core, Method.TOOLS_CALL, fields, what, **kw)
     except InvalidParamsError:
-        client._cache.drop(Method.TOOLS_LIST)  # evidence the tool list changed (CACHE-4)
+        core.cache.drop(Method.TOOLS_LIST)  # evidence the tool list changed (CACHE-4)
         raise
     return result
 
 
-async def know_tool(client: ToolCaller, name: str) -> None:
+async def know_tool(core: ClientCore, relist: Relist, name: str) -> None:
     """Read the tool list when `name` is not in it yet: a typed call checks the result
     against the tool's `outputSchema` (a cached list costs no round trip)."""
-    if name not in client.tools:
-        await client.list_tools()
+    if name not in core.tools:
+        await relist()
 
 
-def checked_result(client: ToolCaller, name: str | None, result: dict[str, Any], what: str,
+def checked_result(core: ClientCore, name: str | None, result: dict[str, Any], what: str,
                    reader: ResultReader[Any] | None = None) -> CallToolResult[Any]:
     """`result` once it passed the checks of a CallToolResult (and of the tool's output
     schema, when asked for or when the call names a type and the tool is known), with its
     structured content read by `reader` when the call named a type."""
     require_list(result, "content", what)
-    tool = client.tools.get(name) if name is not None else None
-    if tool is not None and (client.options.validate_output or reader is not None):
-        client._outputs.check(tool.raw, result)
+    tool = core.tools.get(name) if name is not None else None
+    if tool is not None and (core.options.validate_output or reader is not None):
+        core.outputs.check(tool.raw, result)
     if reader is None or result.get("isError") is True:
         return CallToolResult(result, what)
     return CallToolResult(result, what, data=reader.read(result.get("structuredContent"), what))
 
 
-def handle_for(client: ToolCaller, created: Mapping[str, Any], what: str, name: str,
+def handle_for(core: ClientCore, created: Mapping[str, Any], what: str, name: str,
                reader: ResultReader[Any] | None = None) -> TaskHandle[Any]:
     """The handle of the task a call to tool `name` became."""
-    watch = TaskWatch.created(created, what, client.options.max_rounds)
-    return TaskHandle(client, watch, None,
-                      lambda r: checked_result(client, name, r, what, reader))
+    watch = TaskWatch.created(created, what, core.options.max_rounds)
+    return TaskHandle(core, watch, None, lambda r: checked_result(core, name, r, what, reader))
 
 
-def reattached(client: ToolCaller, task_id: str, reader: ResultReader[Any] | None = None
+def reattached(core: ClientCore, task_id: str, reader: ResultReader[Any] | None = None
                ) -> TaskHandle[Any]:
     """The handle of a task known by id only (the tool is unknown: its result gets the
     CallToolResult checks, not a tool's output schema)."""
     if not isinstance(task_id, str) or not task_id:
         raise ValueError(f"task: a task id is a non-empty string, not {task_id!r}")
     what = "tasks/get"  # messages then read "tasks/get: task '...' was cancelled"
-    watch = TaskWatch.reattached(task_id, what, client.options.max_rounds)
-    return TaskHandle(client, watch, None,
-                      lambda r: checked_result(client, None, r, what, reader))
+    watch = TaskWatch.reattached(task_id, what, core.options.max_rounds)
+    return TaskHandle(core, watch, None, lambda r: checked_result(core, None, r, what, reader))

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcpkit.errors import InternalError, InvalidParamsError, MethodNotFoundError
 from mcpkit.protocol.envelope import RequestMeta
-from mcpkit.server.context import Context
+from mcpkit.server.context import Context, called_by, caller_of
 from mcpkit.server.mrtr import InputRequired
 from mcpkit.server.scopes import operation_scopes
 
@@ -33,7 +33,7 @@ __all__ = ["call_in", "call_own"]
 
 async def _serve(server: Server, method: str, params: dict[str, Any], ctx: Context
                  ) -> dict[str, Any]:
-    handler = server._routes.get(method)
+    handler = server.routes.get(method)
     if handler is None:
         raise MethodNotFoundError(f"Method not found: {method}", {"method": method})
     chain = server.chain
@@ -67,7 +67,7 @@ async def call_own(caller: Context, method: str, params: dict[str, Any]) -> dict
     quiet = RequestMeta(meta.protocol_version, meta.client_capabilities, meta.client_info,
                         meta.log_level, None, meta.raw)
     ctx = Context(server, method, caller.request_id, quiet, caller._notify, principal)
-    ctx._caller = caller
+    called_by(ctx, caller)
     ctx.in_request_only = caller.in_request_only
     ctx._round = caller._round  # its asks are the caller's (`mrtr.begin_round` keeps it)
     result = await _serve(server, method, params, ctx)
@@ -86,7 +86,7 @@ async def call_in(server: Server, method: str, params: dict[str, Any], caller: C
     ctx = Context(server, method, caller.request_id, caller.meta, caller._notify,
                   caller.principal)
     ctx.in_request_only = caller.in_request_only
-    outer = getattr(caller, "_caller", None)
+    outer = caller_of(caller)
     if outer is not None:
-        ctx._caller = outer
+        called_by(ctx, outer)
     return await _serve(server, method, params, ctx)

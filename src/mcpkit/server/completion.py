@@ -4,19 +4,17 @@ The request's `ref` and `argument` are checked here before the handler sees them
 handler returns (a list of values, or a dict with `total`/`hasMore`) becomes the result's
 `completion`, cut at the 100 values a result may carry.
 
-Imports `mcpkit.errors` and `mcpkit.types`; the `Context` only for its type.
+Imports `mcpkit.errors` and `mcpkit.types`, and `mcpkit.server.context` (which imports none of the server's modules that import this one).
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from mcpkit.errors import InvalidParamsError, MethodNotFoundError
+from mcpkit.server.context import Context
 from mcpkit.types.methods import Method
-
-if TYPE_CHECKING:
-    from mcpkit.server.context import Context
 
 __all__ = ["complete", "completion_of"]
 

@@ -159,7 +159,10 @@ class Link:
     """`parent` holding the entries of `child` under `namespace`: live (`mount`) or a copy
     (`include`)."""
 
-    def __init__(self, parent: Server, child: Server, namespace: str | None, live: bool) -> None:
+    def __init__(
+        self, parent: Server, child: Server, namespace: str | None, live: bool,
+        claim: Callable[[str, str], None], announce: Callable[[str | None], None],
+    ) -> None:
         if namespace is not None and not _NAMESPACE.match(namespace):
             raise ValueError(
                 f"namespace {namespace!r}: use 1-64 characters from A-Z a-z 0-9 _ - . (it "
@@ -168,6 +171,10 @@ class Link:
         self.child = child
         self.namespace = namespace
         self.live = live
+        self._claim = claim
+        """The parent's check of a new name against where it is mounted in turn."""
+        self._announce = announce
+        """The parent's registry-changed announcement (a cache cleared, lists notified)."""
         self.owned: dict[str, set[Any]] = {kind: set() for kind in KINDS}
         """The keys of the parent's registries this link filled, by kind (template strings
         for templates)."""
@@ -287,7 +294,7 @@ class Link:
                 f"{_NOUN[kind]} {name!r} of server {self.child.name!r} would be {key!r} in "
                 f"server {self.parent.name!r} (mounted as {self.namespace!r}), which has one "
                 "of that name already")
-        self.parent._claim(kind, key)
+        self._claim(kind, key)
 
     def changed(self, kind: str | None) -> None:
         """The child's registry of `kind` changed (None: something else it offers)."""
@@ -296,7 +303,7 @@ class Link:
             self.install("templates")
         elif kind in ("tools", "prompts"):
             self.install(kind)
-        self.parent._changed(kind)
+        self._announce(kind)
 
     def updated(self, uri: str, count: int) -> None:
         self.parent.notify_resource_updated(self.uri(uri), changes=count)
@@ -327,9 +334,9 @@ def merge_extensions(link: Link) -> None:
     for ident, settings in child.extensions.offered.items():
         if ident not in parent.extensions.offered:
             parent.extensions.declare(ident, settings)
-    for name in child._routes:
-        if name not in parent._routes:
-            parent._routes[name] = _routed(child, name)
+    for name in child.routes:
+        if name not in parent.routes:
+            parent.routes[name] = _routed(child, name)
     for admits in child.tool_filters:
         parent.tool_filters.append(_scoped_filter(link, admits))
 

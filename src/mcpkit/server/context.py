@@ -41,7 +41,15 @@ from mcpkit.types.methods import Method
 if TYPE_CHECKING:
     from mcpkit.server.mrtr import Round
 
-__all__ = ["Context", "Notify", "inject"]
+__all__ = [
+    "Context",
+    "Notify",
+    "called_by",
+    "caller_of",
+    "inject",
+    "raise_failures",
+    "raises_failures",
+]
 
 Notify = Callable[[dict[str, Any]], Awaitable[None]]
 _RANK = {name: i for i, name in enumerate(LOG_LEVELS)}
@@ -122,10 +130,10 @@ class Context:
     def depth(self) -> int:
         """0 for a request a client sent; 1 for one a handler made with `call_tool`,
         `read_resource` or `get_prompt`, and so on down."""
-        depth, caller = 0, getattr(self, "_caller", None)
+        depth, caller = 0, caller_of(self)
         while caller is not None:
             depth += 1
-            caller = getattr(caller, "_caller", None)
+            caller = caller_of(caller)
         return depth
 
     @property
@@ -396,3 +404,29 @@ class Context:
         if arguments is not None:
             params["arguments"] = dict(arguments)
         return await call_own(self, Method.PROMPTS_GET, params)
+
+
+# -- the flags a request's path sets on its Context ---------------------------------------------
+# Set only when they apply and read with `getattr`, so a plain request pays nothing for them;
+# the server's own modules set and read them through these, never by the slot's name.
+
+def called_by(ctx: Context, caller: Context) -> None:
+    """`ctx` serves a request the handler of `caller` made of its own server (`ctx.call_tool`,
+    ...): its `depth` counts from there."""
+    ctx._caller = caller
+
+
+def caller_of(ctx: Context) -> Context | None:
+    """The context whose handler made the request `ctx` serves; None for a client's request."""
+    return getattr(ctx, "_caller", None)
+
+
+def raise_failures(ctx: Context, through: bool) -> None:
+    """Whether a handler's exception passes up (`through`: a middleware chain is above it, and
+    answers what reaches it) rather than become the request's answer where it is raised."""
+    ctx._raise_failures = through
+
+
+def raises_failures(ctx: Context) -> bool:
+    """Whether a handler's exception passes up to a middleware chain (`raise_failures`)."""
+    return getattr(ctx, "_raise_failures", False)

@@ -3,24 +3,22 @@
 The result (the versions served, the capabilities, the instructions) is built once and kept
 with the list pages until the registry changes, since every client opens with it.
 
-Imports `mcpkit.types`; the `Context` only for its type.
+Imports `mcpkit.types`, and `mcpkit.server.context` (which imports none of the server's modules that import this one).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from mcpkit.server.context import Context
 from mcpkit.types.constants import SUPPORTED_VERSIONS
-
-if TYPE_CHECKING:
-    from mcpkit.server.context import Context
 
 __all__ = ["discover"]
 
 
 async def discover(params: dict[str, Any], ctx: Context) -> dict[str, Any]:
     server = ctx.server
-    cached: dict[str, Any] | None = server._cache.get("discover")
+    cached: dict[str, Any] | None = server.result_cache.get("discover")
     if cached is None:
         cached = {
             "resultType": "complete",
@@ -31,5 +29,5 @@ async def discover(params: dict[str, Any], ctx: Context) -> dict[str, Any]:
             cached["instructions"] = server.instructions
         server.options.list_cache.apply(cached)
         cached["_meta"] = server.result_meta
-        server._cache["discover"] = cached
+        server.result_cache["discover"] = cached
     return cached

@@ -120,7 +120,7 @@ async def call(
     """Check the envelope, route, and return the modern result; raises RPCError.
     `in_request_only`: the caller takes no deferred answer (`Context.in_request_only`)."""
     meta = read_meta(method, params)
-    handler = server._routes.get(method)
+    handler = server.routes.get(method)
     if handler is None:
         raise MethodNotFoundError(f"Method not found: {method}", {"method": method})
     ctx = Context(server, method, request_id, meta, notify, principal)

@@ -13,8 +13,9 @@ the middleware chain and the method's own checks, and answers them (at once, or 
 methods of its own); a `Service` (`Server.add_service`) is started when a transport starts
 serving and drained when it stops, for work that outlives a request.
 
-Imports `mcpkit.protocol`, `mcpkit.errors`, `mcpkit.types`, `mcpkit.server.guards`; the
-`Context` and `Tool` only for their types.
+Imports `mcpkit.protocol`, `mcpkit.errors`, `mcpkit.types`, `mcpkit.server.guards` and
+`mcpkit.server.context` (which imports none of the server's modules that import this one);
+`Tool` only for its type.
 """
 
 from __future__ import annotations
@@ -24,11 +25,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from mcpkit.errors import MissingRequiredClientCapabilityError
 from mcpkit.protocol.extensions import check_extension_id, declared, requirement
+from mcpkit.server.context import Context
 from mcpkit.server.guards import guarded
 from mcpkit.types.methods import METHODS
 
 if TYPE_CHECKING:
-    from mcpkit.server.context import Context
     from mcpkit.server.tools import Tool
 
 __all__ = ["Extensions", "MethodHandler", "Service", "ToolInterceptor"]

@@ -43,7 +43,7 @@ def page(server: Server, kind: str, key: str, params: dict[str, Any],
     gen = server.generation
     offset = 0 if cursor is None else decode_cursor(method, cursor, gen)
     cache_key: tuple[Any, ...] = (kind, offset) if seen_by is None else (kind, offset, seen_by)
-    cached = server._cache.get(cache_key)
+    cached = server.result_cache.get(cache_key)
     if cached is not None:
         return cached
     all_items = items()
@@ -54,5 +54,5 @@ def page(server: Server, kind: str, key: str, params: dict[str, Any],
         result["nextCursor"] = encode_cursor(offset + size, gen)
     server.options.list_cache.apply(result)
     result["_meta"] = server.result_meta
-    server._cache[cache_key] = result
+    server.result_cache[cache_key] = result
     return result

@@ -18,7 +18,7 @@ from typing import Any, TypedDict, Unpack
 from mcpkit.errors import InternalError, InvalidParamsError, RPCError
 from mcpkit.schema import Signature, derive_signature
 from mcpkit.server.content import ContentBlock, is_content_block, json_problem, text_block
-from mcpkit.server.context import Context, inject
+from mcpkit.server.context import Context, inject, raises_failures
 from mcpkit.server.dependencies import Depends, call_handler, check_dependencies
 from mcpkit.server.failures import failure_text
 from mcpkit.server.listing import page, require
@@ -238,7 +238,7 @@ async def _get(prompt: Prompt, kwargs: dict[str, Any], ctx: Context) -> dict[str
     except RPCError:
         raise  # a refusal the function means, or ours of what it returned
     except Exception as exc:
-        if getattr(ctx, "_raise_failures", False):
+        if raises_failures(ctx):
             raise  # a middleware chain is above: the function's exception goes up through it
         raise prompt_failure(prompt.name, exc, ctx) from None
     result: dict[str, Any] = {"resultType": "complete", "messages": messages}

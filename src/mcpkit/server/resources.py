@@ -28,7 +28,7 @@ from mcpkit.errors import (
 )
 from mcpkit.schema import Signature, derive_signature, output_to_json
 from mcpkit.server.content import Blob, blob_block, json_refusal, json_text
-from mcpkit.server.context import Context, inject
+from mcpkit.server.context import Context, inject, raises_failures
 from mcpkit.server.dependencies import Depends, call_handler, check_dependencies
 from mcpkit.server.failures import failure_text
 from mcpkit.server.listing import page
@@ -362,7 +362,7 @@ async def _read(ctx: Context, entry: Readable, uri: str, kwargs: dict[str, Any]
     except RPCError:
         raise  # a refusal the function means (not found, a missing capability) or ours
     except Exception as exc:
-        if getattr(ctx, "_raise_failures", False):
+        if raises_failures(ctx):
             raise  # a middleware chain is above: the function's exception goes up through it
         raise read_failure(uri, exc, ctx) from None
     result = {"resultType": "complete", "contents": contents}

@@ -13,13 +13,11 @@ one (stdio, an unprotected server) sees everything. Imports `mcpkit.types` and `
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from mcpkit.protocol.scopes import check_scopes
+from mcpkit.server.context import Context
 from mcpkit.types.methods import Method
-
-if TYPE_CHECKING:
-    from mcpkit.server.context import Context
 
 __all__ = ["operation_scopes", "scopes_of", "viewer", "visible"]
 

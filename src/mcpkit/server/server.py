@@ -165,8 +165,10 @@ class Server:
         self.broker: Broker = broker or LocalBroker()
         self.generation = 0
         """Bumped on every registration change; list caches and cursors are keyed by it."""
-        self._cache: dict[Any, dict[str, Any]] = {}
-        self._routes = routes()
+        self.result_cache: dict[Any, dict[str, Any]] = {}
+        """The DiscoverResult and list pages as built for the current `generation` (cleared
+        on every registration change), so every client's opening requests cost a lookup."""
+        self.routes = routes()
         """Method name -> the function serving it, built once from the method registry."""
         self.extensions = Extensions()
         """The extensions `server/discover` offers (`extension`), with their settings."""
@@ -253,7 +255,7 @@ class Server:
             raise TypeError(f"{how}() takes a Server, not {type(other).__name__}")
         if other is self or self in other._descendants():
             raise ValueError(f"{how}({other.name!r}): a server cannot hold itself")
-        link = Link(self, other, namespace, live)
+        link = Link(self, other, namespace, live, self._claim, self._changed)
         collisions = link.collisions() + merged_extensions(link)
         if collisions:
             raise ValueError(
@@ -283,7 +285,7 @@ class Server:
 
     def _changed(self, kind: str | None = None) -> None:
         self.generation += 1
-        self._cache.clear()
+        self.result_cache.clear()
         if kind is not None:
             change = Change(kind)
             self.broker.publish(change)
@@ -589,7 +591,7 @@ class Server:
         extension whose methods a client may call once the server offers it, declared or
         not (Skills: the offer is the commitment). Legacy sessions never reach either, since
         the 2025-11-25 handshake has no extensions."""
-        self._routes[name] = self.extensions.gate(name, handler, extension, self._routes,
+        self.routes[name] = self.extensions.gate(name, handler, extension, self.routes,
                                                   gated=gated)
 
     def add_tool_filter(self, admits: ToolFilter) -> None:

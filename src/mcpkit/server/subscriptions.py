@@ -12,15 +12,13 @@ import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from mcpkit.errors import InternalError
 from mcpkit.protocol.codec import RequestId, notification_message
+from mcpkit.server.context import Context
 from mcpkit.types.constants import CHANGES_KEY, SUBSCRIPTION_ID_KEY
 from mcpkit.types.methods import Method
-
-if TYPE_CHECKING:
-    from mcpkit.server.context import Context
 
 __all__ = ["Broker", "Change", "ListenFilter", "ListenPart", "ListenStream", "LocalBroker",
            "listen"]

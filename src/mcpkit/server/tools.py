@@ -41,7 +41,7 @@ from mcpkit.server.content import (
     text_block,
     to_content,
 )
-from mcpkit.server.context import Context, inject
+from mcpkit.server.context import Context, inject, raise_failures, raises_failures
 from mcpkit.server.dependencies import Depends, check_dependencies, provide
 from mcpkit.server.failures import failure_text
 from mcpkit.server.handles import HandleError
@@ -422,7 +422,7 @@ def call_tool(params: dict[str, Any], ctx: Context) -> Awaitable[dict[str, Any]]
     if tool.delegate is not None:
         return tool.delegate(params, ctx)
     if tool.task is not None and ctx.server.tool_interceptor is not None:
-        ctx._raise_failures = False  # the interceptor answers the call's failures itself
+        raise_failures(ctx, False)  # the interceptor answers the call's failures itself
         return ctx.server.tool_interceptor(tool, params, ctx)  # type: ignore[no-any-return]
     # `run_tool`, inlined: this is every plain call's path, and a frame costs it measurably.
     if tool.signature.injected:
@@ -481,13 +481,13 @@ async def run_handler(tool: Tool, params: dict[str, Any], ctx: Context) -> dict[
         else:
             result = call_result(tool, await _value(tool, kwargs, ctx))
     except (ToolError, HandleError) as exc:
-        if getattr(ctx, "_raise_failures", False):
+        if raises_failures(ctx):
             raise
         return error_result(str(exc) or f"tool {tool.name!r} failed")
     except RPCError:
         raise
     except Exception as exc:
-        if getattr(ctx, "_raise_failures", False):
+        if raises_failures(ctx):
             raise
         return tool_failure(tool.name, exc, ctx)
     meta = result.get("_meta")

@@ -5,7 +5,8 @@ The same policy as `MemorySessionStore` (`mcpkit.store.sessions`): sessions idle
 ends the least recently used anonymous session, or for an authenticated owner an
 authenticated one when no anonymous one is left; otherwise the create is refused. A create
 runs in one transaction under an advisory lock, so replicas creating at once cannot together
-go past a limit; loads and saves touch one row and take no such lock.
+go past a limit; loads, saves and deletes are one statement each on one row (one round
+trip, committed as it answers) and take no such lock.
 
 Imports: the standard library, `mcpkit.store`.
 """
@@ -35,6 +36,12 @@ _DROP_OLDEST_OWNED: Final = (
     "DELETE FROM mcpkit_sessions WHERE id IN (SELECT id FROM mcpkit_sessions WHERE owner = %s "
     "ORDER BY seen, id LIMIT %s)"
 )
+_LOAD: Final = (
+    "WITH idle AS (DELETE FROM mcpkit_sessions WHERE id = %s AND seen <= %s) "
+    "UPDATE mcpkit_sessions SET seen = %s WHERE id = %s AND seen > %s RETURNING state"
+)
+"""A session's state, its last use marked now; one idle too long ends instead (deleted, and
+nothing returned). One statement, committed as it answers: both parts see the same snapshot."""
 _VICTIM: Final = (
     "SELECT id FROM mcpkit_sessions WHERE authenticated = %s ORDER BY seen, id LIMIT 1"
 )
@@ -94,33 +101,29 @@ class PostgresSessionStore:
     async def load(self, session_id: str) -> Any | None:
         await self._ready()
         now = self._clock()
-        async with self._engine.transaction("loading a session") as conn:
-            cur = await conn.execute(
-                "UPDATE mcpkit_sessions SET seen = %s WHERE id = %s AND seen > %s "
-                "RETURNING state", (now, session_id, now - self.idle_s))
+        async with self._engine.statement("loading a session") as conn:
+            cur = await conn.execute(_LOAD, (session_id, now - self.idle_s, now, session_id,
+                                             now - self.idle_s))
             row = await cur.fetchone()
-            if row is None:  # absent, or idle too long: it ends now
-                await conn.execute("DELETE FROM mcpkit_sessions WHERE id = %s", (session_id,))
-                return None
-        return self._codec.loads(bytes(row[0]))
+        return None if row is None else self._codec.loads(bytes(row[0]))
 
     async def save(self, session_id: str, state: Any) -> None:
         await self._ready()
         data = self._codec.dumps(state)
-        async with self._engine.transaction("saving a session") as conn:
+        async with self._engine.statement("saving a session") as conn:
             await conn.execute("UPDATE mcpkit_sessions SET state = %s, seen = %s WHERE id = %s",
                                (data, self._clock(), session_id))
 
     async def delete(self, session_id: str) -> bool:
         await self._ready()
-        async with self._engine.transaction("ending a session") as conn:
+        async with self._engine.statement("ending a session") as conn:
             cur = await conn.execute("DELETE FROM mcpkit_sessions WHERE id = %s", (session_id,))
             return bool(cur.rowcount)
 
     async def owned(self, owner: SessionOwner) -> int:
         """How many sessions `owner` has (expired ones included until they are swept)."""
         await self._ready()
-        async with self._engine.transaction("counting sessions") as conn:
+        async with self._engine.statement("counting sessions") as conn:
             cur = await conn.execute("SELECT count(*) FROM mcpkit_sessions WHERE owner = %s",
                                      (owner.key,))
             row = await cur.fetchone()
@@ -129,7 +132,7 @@ class PostgresSessionStore:
     async def count(self) -> int:
         """Sessions kept (expired ones included until they are swept)."""
         await self._ready()
-        async with self._engine.transaction("counting sessions") as conn:
+        async with self._engine.statement("counting sessions") as conn:
             cur = await conn.execute("SELECT count(*) FROM mcpkit_sessions")
             row = await cur.fetchone()
         return int(row[0]) if row else 0

@@ -6,12 +6,17 @@ first use (so building a server connects to nothing) and checked before each use
 restarted under us costs the one request that finds its connection dead nothing: the pool
 replaces it. While the server is down a request waits at most `timeout` seconds for a
 connection and then fails with `StoreUnavailableError` (-32603, HTTP 503); the process stays
-up and the pool reconnects in the background. A server that hangs instead (its processes
+up and the pool reconnects in the background. The check costs no round trip for a connection
+with nothing waiting on its socket: a server that stopped or restarted has closed the socket
+(or sent its termination notice), which makes it readable, and only then is it pinged (and
+dropped when the ping fails). A server that hangs instead (its processes
 stopped, packets dropped) accepts connections and never answers: every operation, from
 lending a connection through its last statement and the commit, ends within `deadline`
 seconds (the URL's `timeout=`, 5 by default) with the same error, and the connection that
 hung is closed rather than lent again. Every write commits before the call returns,
-so what a caller was told is recorded is on the server.
+so what a caller was told is recorded is on the server: an operation of one statement runs
+it on an autocommit connection (`statement`: one round trip, committed when it answers), one
+of several in a transaction (`transaction`).
 
 Tables are created on first use, under a transaction-level advisory lock, so replicas starting
 at once never race on `CREATE TABLE IF NOT EXISTS` (which is not safe concurrently on its own).
@@ -23,6 +28,7 @@ Imports: the standard library, `mcpkit.errors`, `mcpkit.protocol.extras`; psycop
 from __future__ import annotations
 
 import asyncio
+import select
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -99,8 +105,8 @@ class PostgresEngine:
                         self.url, min_size=1, max_size=self.max_size, open=False,
                         timeout=self.timeout, reconnect_timeout=float("inf"),
                         kwargs={"connect_timeout": max(1, int(self.timeout)),
-                                "autocommit": False},
-                        check=self._pool_module.AsyncConnectionPool.check_connection,
+                                "autocommit": True},
+                        check=_check,
                     )
                     await pool.open(wait=False)
                     self._pool = pool
@@ -113,6 +119,19 @@ class PostgresEngine:
         pool = await self._get_pool()
         try:
             async with deadline(self.deadline), pool.connection() as conn, conn.transaction():
+                yield conn
+        except (self._psycopg.OperationalError, self._pool_module.PoolTimeout,
+                TimeoutError) as exc:
+            raise unavailable("PostgreSQL", self.name, what, exc) from None
+
+    @asynccontextmanager
+    async def statement(self, what: str) -> AsyncIterator[Any]:
+        """A connection for one statement, which commits when it answers (autocommit): no
+        BEGIN and COMMIT round trips around it. Several statements each commit on their own,
+        so only an operation whose statements are independent may run more than one here."""
+        pool = await self._get_pool()
+        try:
+            async with deadline(self.deadline), pool.connection() as conn:
                 yield conn
         except (self._psycopg.OperationalError, self._pool_module.PoolTimeout,
                 TimeoutError) as exc:
@@ -134,6 +153,23 @@ class PostgresEngine:
             await pool.close()
 
 
+async def _check(conn: Any) -> None:
+    """The pool's check of a connection it lends: a ping only when something waits on the
+    socket of an idle connection (a closed socket reads as end of file; a server shutting
+    down sends its notice first). Nothing to read means the server has not hung up on it: a
+    server that hangs with the socket open is caught by `deadline`, as a ping would be."""
+    if conn.closed or conn.broken or _readable(conn.pgconn.socket):
+        await conn.execute("")  # raises for a connection that is closed or dead
+
+
+def _readable(fd: int) -> bool:
+    """Whether `fd` has something to read (or its end) now; poll, not select, which refuses
+    descriptors past 1023 in a busy process."""
+    waiting = select.poll()
+    waiting.register(fd, select.POLLIN)
+    return bool(waiting.poll(0))
+
+
 class PostgresStore(Store):
     """Expiring records in one table (`mcpkit_records`); `add` is one upsert that overwrites
     only an expired record, atomic under the row lock whichever replica runs it."""
@@ -146,7 +182,7 @@ class PostgresStore(Store):
     async def add(self, key: str, value: bytes, expires_at: float) -> bool:
         await self._engine.ensure("records", _RECORDS)
         now = self._clock()
-        async with self._engine.transaction("recording a single-use key") as conn:
+        async with self._engine.statement("recording a single-use key") as conn:
             cur = await conn.execute(_ADD, (key, value, expires_at, now))
             added = bool(cur.rowcount == 1)
             self._adds += 1
@@ -157,7 +193,7 @@ class PostgresStore(Store):
     async def incr(self, key: str, expires_at: float) -> int:
         await self._engine.ensure("counters", _COUNTERS)
         now = self._clock()
-        async with self._engine.transaction("counting for a rate limit") as conn:
+        async with self._engine.statement("counting for a rate limit") as conn:
             cur = await conn.execute(_INCR, (key, expires_at, now, now))
             row = await cur.fetchone()
             count = int(row[0])
@@ -168,7 +204,7 @@ class PostgresStore(Store):
 
     async def get(self, key: str) -> bytes | None:
         await self._engine.ensure("records", _RECORDS)
-        async with self._engine.transaction("reading a record") as conn:
+        async with self._engine.statement("reading a record") as conn:
             cur = await conn.execute(
                 "SELECT value FROM mcpkit_records WHERE key = %s AND expires_at > %s",
                 (key, self._clock()))
@@ -177,7 +213,7 @@ class PostgresStore(Store):
 
     async def delete(self, key: str) -> None:
         await self._engine.ensure("records", _RECORDS)
-        async with self._engine.transaction("deleting a record") as conn:
+        async with self._engine.statement("deleting a record") as conn:
             await conn.execute("DELETE FROM mcpkit_records WHERE key = %s", (key,))
 
     async def close(self) -> None:

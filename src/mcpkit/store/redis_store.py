@@ -2,8 +2,12 @@
 the single-use records.
 
 redis-py's asyncio client keeps a pool of connections, made on first use, so building a
-server connects to nothing. A connection found dead (Redis restarted) is replaced and the
-command sent once more; while Redis is down a command fails within `timeout` seconds with
+server connects to nothing. A command and a script are sent on one of redis-py's connections
+with its connection calls (send, read the reply), kept idle between commands in a list of the
+engine's own, not through the client's per-command path and its pool's checkout (its retry
+object, observability hooks, health check), which together cost twice the loopback round
+trip itself. A connection found dead (Redis restarted) is dropped and the command sent once
+more on another; while Redis is down a command fails within `timeout` seconds with
 `StoreUnavailableError` (-32603, HTTP 503) and the process stays up. A Redis that hangs (its
 process stopped) fails each call the same way within `deadline` seconds (the URL's
 `timeout=`, 5 by default), its connection, retry and reply included. A command's reply is its
@@ -18,6 +22,7 @@ Imports: the standard library, `mcpkit.protocol.extras`, `mcpkit.store`; redis-p
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Callable, Sequence
 from typing import Any, Final
@@ -55,6 +60,10 @@ return redis.call('HINCRBY', KEYS[1], 'c', 1)
 """One more for the key; a count past its expiry (by the caller's clock) starts again at 1."""
 
 
+_IDLE_MAX: Final = 32
+"""Idle connections one engine keeps; one more is closed once its command is answered."""
+
+
 class RedisEngine:
     """One client to one Redis database, shared by the seams of a backend, and the one place
     where the driver's failures become `StoreUnavailableError`."""
@@ -69,7 +78,10 @@ class RedisEngine:
         self.timeout = min(timeout, deadline)
         self.prefix = prefix
         self._client: Any = None
-        self._scripts: dict[str, Any] = {}
+        self._scripts: dict[str, str] = {}
+        self._idle: list[Any] = []
+        """Connections free for the next command (`_send`)."""
+        """The SHA-1 digest of each script's source, by source."""
 
     @property
     def client(self) -> Any:
@@ -88,23 +100,64 @@ class RedisEngine:
     def key(self, *parts: str) -> str:
         return self.prefix + ":".join(parts)
 
+    async def _send(self, *command: Any) -> Any:
+        """One command and its reply on an idle connection (one is made when none is idle).
+
+        The connections are redis-py's, made by its pool's factory (the client's settings,
+        timeouts included) and kept in a list of idle ones here: taking one from the pool and
+        giving it back costs more than the loopback round trip. A connection that fails is
+        dropped (redis-py disconnects it on any failure in a read, a timeout or a
+        cancellation included, so no reply is left behind for the next user) and the command
+        sent once more on another, as the client's retry would; one Redis closed while idle
+        (a restart) fails that way on its first use. An error reply leaves the connection
+        good."""
+        idle = self._idle
+        for attempt in (0, 1):
+            conn = idle.pop() if idle else self.client.connection_pool.make_connection()
+            try:
+                if not conn.is_connected:
+                    await conn.connect()
+                await conn.send_command(*command)
+                reply = await conn.read_response()
+            except self._redis.ResponseError:
+                idle.append(conn)
+                raise
+            except self._redis.ConnectionError:
+                await conn.disconnect()
+                if attempt:
+                    raise
+                continue
+            except BaseException:
+                await conn.disconnect()
+                raise
+            if len(idle) < _IDLE_MAX:
+                idle.append(conn)
+            else:
+                await conn.disconnect()
+            return reply
+        raise AssertionError("unreachable")  # pragma: no cover
+
     async def run(self, what: str, command: str, *args: Any) -> Any:
         """One command; `StoreUnavailableError` naming `what` when Redis cannot be reached."""
         try:
             async with deadline(self.deadline):
-                return await self.client.execute_command(command, *args)
+                return await self._send(command, *args)
         except (self._redis.ConnectionError, self._redis.TimeoutError, TimeoutError) as exc:
             raise unavailable("Redis", self.name, what, exc) from None
 
     async def script(self, what: str, source: str, keys: Sequence[str],
                      args: Sequence[Any]) -> Any:
         """Run a Lua script atomically (by its digest, loaded again if Redis forgot it)."""
-        runner = self._scripts.get(source)
-        if runner is None:
-            runner = self._scripts[source] = self.client.register_script(source)
+        digest = self._scripts.get(source)
+        if digest is None:
+            digest = self._scripts[source] = hashlib.sha1(source.encode()).hexdigest()
         try:
             async with deadline(self.deadline):
-                return await runner(keys=list(keys), args=list(args))
+                try:
+                    return await self._send("EVALSHA", digest, len(keys), *keys, *args)
+                except self._redis.exceptions.NoScriptError:
+                    await self._send("SCRIPT", "LOAD", source)
+                    return await self._send("EVALSHA", digest, len(keys), *keys, *args)
         except (self._redis.ConnectionError, self._redis.TimeoutError, TimeoutError) as exc:
             raise unavailable("Redis", self.name, what, exc) from None
 
@@ -121,6 +174,9 @@ class RedisEngine:
     async def close(self) -> None:
         client, self._client = self._client, None
         self._scripts.clear()
+        idle, self._idle = self._idle, []
+        for conn in idle:
+            await conn.disconnect()
         if client is not None:
             await client.aclose()
 

@@ -239,6 +239,10 @@ class Exchange:
         self._quiet = False
         await self.send({"type": "http.response.body", "body": data, "more_body": True})
 
+    def wrote(self) -> None:
+        """Bytes went out on this connection just now: the next keep-alive tick sends none."""
+        self._quiet = False
+
     async def start_stream(self) -> None:
         self.streaming = True
         headers = list(_SSE_HEADERS)

@@ -274,12 +274,14 @@ def _httptools_class() -> type[Any] | None:
                     self._deadline = self.loop.time() + self._body_s
                 else:
                     self._phase = _IDLE
+            elif self._phase == _BODY:
+                # A body that came in pieces: its last one ended the request in this read
+                # (uvicorn's own callback cleared more_body), read here rather than from one
+                # more callback of each request.
+                if cycle is not None and not cycle.more_body:
+                    self._body_done()
             elif self._phase == _HEAD and self._meter is None:
                 self._after_feed(data)
-
-        def on_message_complete(self) -> None:
-            self._body_done()
-            super().on_message_complete()
 
     return LimitedHttpTools
 

@@ -147,7 +147,7 @@ class Channel:
                       self.stream_id, exc)
             self.detach(sink)
             return False
-        sink._quiet = False  # no keep-alive needed on this connection just now
+        sink.wrote()  # no keep-alive needed on this connection just now
         return True
 
     async def end(self, data: bytes | None) -> None:

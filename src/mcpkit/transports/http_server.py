@@ -195,8 +195,9 @@ class HTTPApp:
                 await auth.metadata(scope, send)
             return
         if self._path is not None:
-            path = _mounted_path(scope)
-            if path != self._path and path.rstrip("/") != self._path:
+            path = scope["path"]
+            if (path != self._path or scope.get("root_path")) and (
+                    path := _mounted_path(scope)) != self._path and path.rstrip("/") != self._path:
                 if self._health.serves(scope):  # not MCP: no Host, Origin or token check
                     return await self._health.serve(scope, send)
                 await plain_response(send, Status.NOT_FOUND)

@@ -26,6 +26,8 @@ from wire import MODERN, check_server_message
 
 from mcpkit import Context, Server
 from mcpkit.ext.tasks import runtime_of
+from mcpkit.ext.tasks.records import TaskQuota, TaskUsage
+from mcpkit.ext.tasks.shares import Room
 from mcpkit.ext.tasks.upkeep import upkeep_once
 from mcpkit.protocol.tasks import check_get_task_result
 from mcpkit.server.server import ServerOptions
@@ -146,6 +148,58 @@ async def test_one_caller_cannot_take_every_task_slot(store: Any, closing: list[
     assert "TaskOptions.max_active_per_principal" in refused["message"]
     assert (await bob.call("hold", seconds=600))["result"]["resultType"] == "task"
     assert len(runtime_of(server).jobs) == 3  # the refused call never ran
+
+
+async def test_a_read_of_a_share_with_room_serves_the_calls_after_it_and_none_past_it(
+        store: Any, closing: list[Any]) -> None:
+    """The check before a tool runs reads the store once for the places it finds free: the
+    next calls take them without a read, and the call that finds none left reads again and is
+    refused before its tool runs."""
+    server = share_server(store(), max_active_per_principal=3)
+    alice = Caller(server, "alice")
+    closing += [alice, server]
+    tasks = runtime_of(server).store
+    reads: list[str | None] = []  # the reads before a tool runs (not the create's own count)
+    usage, create = tasks.usage, tasks.create
+    creating = False
+
+    async def counted(owner: str | None, now: float) -> Any:
+        if not creating:
+            reads.append(owner)
+        return await usage(owner, now)
+
+    async def counted_create(*args: Any) -> Any:
+        nonlocal creating
+        creating = True
+        try:
+            return await create(*args)
+        finally:
+            creating = False
+
+    tasks.usage, tasks.create = counted, counted_create  # type: ignore[method-assign]
+    for _ in range(3):
+        assert (await alice.call("hold", seconds=600))["result"]["resultType"] == "task"
+    assert len(reads) == 1
+    refused = (await alice.call("hold", seconds=600))["error"]
+    assert refused["data"] == {"share": "active", "limit": 3, "retryAfterS": 1}
+    assert len(reads) == 2
+    assert len(runtime_of(server).jobs) == 3
+
+
+def test_the_room_a_read_found_lasts_a_second_and_a_stored_result_ends_it() -> None:
+    now = [0.0]
+    room = Room(lambda: now[0])
+    assert not room.take("alice")  # nothing read yet
+    room.found("alice", TaskUsage(1, 5, 0, None), TaskQuota(4, 100, 10_000))
+    assert room.take("alice") and room.take("alice")  # three places free: the reader took one
+    assert not room.take("alice")
+    room.found("alice", TaskUsage(0, 0, 0, None), TaskQuota(4, 100, 10_000))
+    assert not room.take("bob")
+    now[0] = 1.0
+    assert not room.take("alice")  # a second later the store is read again
+    room.found("alice", TaskUsage(0, 0, 0, None), TaskQuota(4, 100, 10_000))
+    room.forget("alice")
+    assert not room.take("alice")
 
 
 async def test_a_full_stored_share_says_when_a_place_frees(store: Any, closing: list[Any]) -> None:

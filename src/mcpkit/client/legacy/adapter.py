@@ -23,7 +23,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from mcpkit.client.adapter import ClientCore, Listener
+from mcpkit.client.adapter import Listener
+from mcpkit.client.core import ClientCore
 from mcpkit.client.inputs import InputRequest
 from mcpkit.client.legacy.listeners import LegacyListeners
 from mcpkit.client.legacy.shapes import legacy_discover, legacy_params
@@ -43,13 +44,13 @@ class LegacyAdapter:
 
     def __init__(self, core: ClientCore) -> None:
         self.core = core
-        self.listeners = LegacyListeners(core._request)
+        self.listeners = LegacyListeners(core.send)
 
     async def opened(self, version: str, discover: dict[str, Any] | None) -> None:
         core = self.core
         level = core.options.log_level
         if level is not None and "logging" in (core.server_capabilities or {}):
-            await core._request(Method.SET_LEVEL, {"level": level})  # LEG-5
+            await core.send(Method.SET_LEVEL, {"level": level})  # LEG-5
 
     def params(
         self, fields: dict[str, Any], token: Any, level: str | None,
@@ -64,7 +65,7 @@ class LegacyAdapter:
         except URLElicitationRequiredError as exc:
             core = self.core
             return await retry_after_url_elicitation(
-                send, exc, what, core._inputs, core.server_info,
+                send, exc, what, core.inputs, core.server_info,
                 core.options.url_elicitation_wait,
             )
 
@@ -86,11 +87,11 @@ class LegacyAdapter:
             return {}
         core = self.core
         request = InputRequest(method, params or {}, core.server_info, "a legacy server request")
-        return await core._inputs.answer(request)
+        return await core.inputs.answer(request)
 
     async def unsolicited(self, message: dict[str, Any]) -> None:
         if message.get("method") == Method.ELICITATION_COMPLETE:
-            await self.core._inputs.completions.receive(message)
+            await self.core.inputs.completions.receive(message)
             return
         self.listeners.offer(message)
 

@@ -21,7 +21,7 @@ import asyncio
 import logging
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from mcpkit.errors import InternalError, InvalidParamsError
 from mcpkit.ext.skills.entries import SKILL_FILE, SkillEntry
@@ -40,11 +40,9 @@ from mcpkit.ext.skills.source import (
 )
 from mcpkit.protocol.cursor import decode_cursor, encode_cursor
 from mcpkit.protocol.extensions import SKILLS
+from mcpkit.server.context import Context
+from mcpkit.server.server import Server
 from mcpkit.types.methods import Method
-
-if TYPE_CHECKING:
-    from mcpkit.server.context import Context
-    from mcpkit.server.server import Server
 
 __all__ = ["DIRECTORY_MIME_TYPE", "SkillSourceError", "Skills", "serve_skills"]
 

@@ -22,7 +22,7 @@ from mcpkit.errors import InternalError, RPCError
 from mcpkit.ext.tasks.bus import announce
 from mcpkit.ext.tasks.jobs import Job, Stop, answered
 from mcpkit.ext.tasks.records import TaskRecord, TaskStore
-from mcpkit.ext.tasks.shares import result_over_share
+from mcpkit.ext.tasks.shares import Room, result_over_share
 from mcpkit.ext.tasks.stores import store_for
 from mcpkit.protocol.envelope import RequestMeta
 from mcpkit.protocol.tasks import RELATED_TASK_KEY, Task, TaskStatus, detailed_task, iso_timestamp
@@ -65,6 +65,8 @@ class TaskKeeper:
         self.draining = False
         """The server is stopping: no task starts, none is taken over (`drain`)."""
         self._store: TaskStore | None = None
+        self.room = Room()
+        """Places in the callers' shares a recent read found free (`shares.Room`)."""
         self.starting = 0
         """Calls running their tool within the synchronous budget (counted in `max_running`)."""
         self.upkeep: asyncio.Task[None] | None = None

@@ -14,13 +14,22 @@ is `ServiceUnavailableError` ("busy", HTTP 503): another replica, or this one a 
 can serve it. Both are checked before the tool runs, and the share again, atomically, when
 the task is stored (two replicas never both take its last place); a result that would take
 the principal over its bytes is stored as a failure saying so.
+
+The check before the tool runs reads the share from the store, and a read that found room
+for several more tasks vouches for them for a second (`Room`): the calls that follow it in
+this process take that room without reading again, one place each, and the first call that
+finds none left (or the second over) reads again. A task that ends gives back nothing here,
+so a share read this way is never fuller than the store says: at worst, for that second,
+tasks another replica created are not seen before the tool runs, and the atomic count when
+the task is stored refuses it then, as it does for two replicas starting a task at once.
 """
 
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from mcpkit.errors import ServiceUnavailableError, TooManyTasksError
 from mcpkit.ext.tasks.records import TaskQuota, TaskStore, TaskUsage
@@ -28,27 +37,12 @@ from mcpkit.ext.tasks.records import TaskQuota, TaskStore, TaskUsage
 if TYPE_CHECKING:
     from mcpkit.server.task_runner import TaskOptions
 
-__all__ = ["Holder", "check_capacity", "quota", "refusal", "result_over_share"]
+__all__ = ["Holder", "Room", "check_capacity", "quota", "refusal", "result_over_share"]
 
-
-class Holder(Protocol):
-    """What shares are counted against: the tasks of one process (`TaskKeeper`)."""
-
-    @property
-    def options(self) -> TaskOptions: ...
-
-    @property
-    def clock(self) -> Callable[[], float]: ...
-
-    @property
-    def jobs(self) -> Mapping[str, Any]: ...
-
-    @property
-    def starting(self) -> int:
-        """Calls running their tool within the synchronous budget."""
-
-    @property
-    def store(self) -> TaskStore: ...
+_ROOM_S: Final = 1.0
+"""How long a share read from the store vouches for the places it found free (seconds)."""
+_ROOM_OWNERS: Final = 1024
+"""Principals whose room is remembered at once; past it the memory starts again."""
 
 _WHAT = {
     "active": ("unfinished tasks", "max_active_per_principal"),
@@ -92,17 +86,72 @@ async def check_capacity(runtime: Holder, tool: str, owner: str | None) -> None:
         raise ServiceUnavailableError(
             f"tool {tool!r}: this server is already running its limit of {limit} tasks "
             f"(TaskOptions.max_running); try again in {wait} s", "busy", wait)
+    if runtime.room.take(owner):
+        return
     usage = await runtime.store.usage(owner, runtime.clock())
-    share = usage.full(quota(options), 0)
+    limits = quota(options)
+    share = usage.full(limits, 0)
     if share is not None:
         raise refusal(runtime, tool, usage, share)
+    runtime.room.found(owner, usage, limits)
 
 
 async def result_over_share(runtime: Holder, owner: str | None, size: int) -> str | None:
     """Why a result of `size` bytes may not be stored for `owner`, or None when it fits."""
     limit = runtime.options.max_stored_bytes_per_principal
+    runtime.room.forget(owner)  # the bytes it stores count: the next call reads them
     usage = await runtime.store.usage(owner, runtime.clock())
     if usage.bytes + size <= limit:
         return None
     return (f"a result of {size} bytes would take this caller's stored tasks over their share "
             f"of {limit} bytes (TaskOptions.max_stored_bytes_per_principal)")
+
+
+class Holder(Protocol):
+    """What shares are counted against: the tasks of one process (`TaskKeeper`)."""
+
+    @property
+    def options(self) -> TaskOptions: ...
+
+    @property
+    def clock(self) -> Callable[[], float]: ...
+
+    @property
+    def jobs(self) -> Mapping[str, Any]: ...
+
+    @property
+    def starting(self) -> int:
+        """Calls running their tool within the synchronous budget."""
+
+    @property
+    def store(self) -> TaskStore: ...
+
+    @property
+    def room(self) -> Room: ...
+
+
+class Room:
+    """Places in each principal's share that a read of the store found free, for `_ROOM_S`
+    seconds: each call that takes one skips a read of the store before its tool runs."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._left: dict[str | None, tuple[int, float]] = {}
+
+    def take(self, owner: str | None) -> bool:
+        """One place for `owner` without reading the store, if a recent read left one."""
+        left, until = self._left.get(owner, (0, 0.0))
+        if left <= 0 or self._clock() >= until:
+            return False
+        self._left[owner] = (left - 1, until)
+        return True
+
+    def found(self, owner: str | None, usage: TaskUsage, limits: TaskQuota) -> None:
+        """A read found `usage` with room: the call that read takes one place of it."""
+        if len(self._left) >= _ROOM_OWNERS:
+            self._left.clear()
+        free = min(limits.active - usage.active, limits.stored - usage.stored)
+        self._left[owner] = (free - 1, self._clock() + _ROOM_S)
+
+    def forget(self, owner: str | None) -> None:
+        self._left.pop(owner, None)

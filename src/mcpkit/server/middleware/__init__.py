@@ -53,7 +53,7 @@ from collections.abc import Awaitable, Callable, Collection, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from mcpkit.errors import HandleError, RPCError
-from mcpkit.server.context import Context
+from mcpkit.server.context import Context, raise_failures
 from mcpkit.server.prompts import prompt_failure
 from mcpkit.server.resources import read_failure
 from mcpkit.server.tools import tool_failure
@@ -295,13 +295,13 @@ class Chain:
             held = self._composed[method] = (handler, self._compose(method, handler))
         guard = GUARDS.get(method)
         context = MiddlewareContext(method, params, ctx)
-        ctx._raise_failures = True
+        raise_failures(ctx, True)
         try:
             if guard is None:
                 return await held[1](context)
             return await guard(held[1], context)
         finally:
-            ctx._raise_failures = False
+            raise_failures(ctx, False)
 
 
 def _link(hook: Hook, after: CallNext) -> CallNext:
