@@ -127,8 +127,8 @@ def _result(body: bytes) -> dict[str, Any]:
 
 async def task_saves(store: str | None, n: int) -> list[float]:
     """µs of each of `n` saves of one running task in the backend's task store."""
+    from mcpkit.ext.tasks.records import TaskRecord
     from mcpkit.ext.tasks.stores import store_for
-    from mcpkit.store.tasks import TaskRecord
 
     tasks = store_for("memory:" if store == "memory" else store, time.time)
     now = time.time()

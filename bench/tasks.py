@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from mcpkit import Server
+from mcpkit.ext.tasks import runtime_of
 from mcpkit.protocol.codec import Request
 from mcpkit.protocol.extensions import TASKS
 from mcpkit.server.server import ServerOptions
@@ -64,7 +65,7 @@ async def call(server: Server, i: int, method: str, params: dict[str, Any],
 
 
 async def settle(server: Server) -> None:
-    runtime = server.task_runner
+    runtime = runtime_of(server)
     assert runtime is not None
     for _ in range(100_000):
         if not runtime.jobs:  # type: ignore[attr-defined]

@@ -13,7 +13,7 @@ from this process, so they all see the same scope).
 
 The tests for a scope: MCPKIT_MUTATION_TESTS (test folders or files, separated by spaces) when
 set; else, for each path, the test folder that mirrors it (src/mcpkit/ext/tasks -> tests/ext/tasks,
-src/mcpkit/store/tasks_sqlite.py -> tests/store) and the folder of every test module that imports
+src/mcpkit/ext/tasks/engines/sqlite.py -> tests/store) and the folder of every test module that imports
 it, leaving out the folders that reach the package mostly through subprocesses
 (MCPKIT_MUTATION_SKIP_TESTS, default tests/e2e tests/scaleout tests/bench tests/docs), which
 mutmut cannot learn from.

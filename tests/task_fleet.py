@@ -38,10 +38,11 @@ from http_peer import Peer, ServerProcess
 from task_worker import make_worker, task_options
 from wire import MODERN, check_server_message
 
+from mcpkit.ext.tasks import runtime_of
+from mcpkit.ext.tasks.records import TaskStore
 from mcpkit.ext.tasks.stores import store_for
 from mcpkit.protocol.tasks import TERMINAL, check_get_task_result
 from mcpkit.server.server import ServerOptions
-from mcpkit.store.tasks import TaskStore
 from mcpkit.testing import ServerWire
 
 __all__ = ["WORKER", "Balanced", "Fleet", "LocalReplica", "ProcessReplica", "Tapped", "check_effects",
@@ -243,7 +244,7 @@ class LocalReplica:
         self._servers.append(self.server)
         self._killed = asyncio.Event()
         self.wire = ServerWire(self.server, tap=self._check)
-        self.server.task_runner.start()
+        runtime_of(self.server).start()
         self._methods: dict[Any, str] = {}
 
     def _check(self, direction: str, message: dict[str, Any]) -> None:
@@ -272,7 +273,7 @@ class LocalReplica:
         if self.wire is not None:  # its requests first: none may start a run past this point
             self.wire.close()
         self.wire = None
-        runtime = self.server.task_runner
+        runtime = runtime_of(self.server)
         for background in (runtime.upkeep, runtime.controls):
             if background is not None:
                 background.cancel()
@@ -284,14 +285,14 @@ class LocalReplica:
         await asyncio.sleep(0)
 
     async def stop(self) -> None:
-        await self.server.task_runner.drain(self.server.options.grace_s)
+        await runtime_of(self.server).drain(self.server.options.grace_s)
         await self.kill()
 
     async def close(self) -> None:
         if self.alive:
             await self.kill()
         for server in self._servers:
-            await server.task_runner.store.close()
+            await runtime_of(server).store.close()
 
     def output(self) -> str:
         return ""
@@ -303,7 +304,7 @@ def replicas_for(engine: str, count: int, tmp_path: Path, url: str | None, effec
     """`count` replicas of the worker on one `engine`'s task store: processes, or, given
     `writes` (or on the memory engine), in this process with their writes tapped."""
     if engine == "memory" or writes is not None:
-        from mcpkit.store.tasks_memory import MemoryTaskStore
+        from mcpkit.ext.tasks.engines.memory import MemoryTaskStore
 
         shared: Any = {"memory": MemoryTaskStore, "sqlite": lambda: str(
             tmp_path / "tasks.sqlite3")}.get(engine, lambda: url)()

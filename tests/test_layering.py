@@ -61,6 +61,8 @@ FORBIDDEN_IN_CORE = {"asyncio", "socket", "subprocess", "threading", "logging", 
 
 def layer_of(path: Path) -> str:
     rel = path.relative_to(PACKAGE)
+    if rel.parts[0] == "ext" and rel.parts[-1] == "cli.py":
+        return "cli"  # an extension's commands sit on the command line's floor (its hook)
     return rel.parts[0].removesuffix(".py")
 
 

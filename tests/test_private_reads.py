@@ -20,9 +20,9 @@ PACKAGE = Path(__file__).resolve().parent.parent / "src" / "mcpkit"
 _CONTEXT_SEAM = (
     "Context's channel to its client (`_notify`: progress, log messages) and its input round "
     "(`_round`: the asks of `ctx.elicit`/`ctx.sample`), which a request served for another "
-    "request (`server/calls.py`), the MRTR loop (`server/mrtr.py`), a listen stream "
-    "(`server/subscriptions.py`) and a running task (`ext/tasks`) drive; they become public "
-    "with the seam an extension runs a handler through"
+    "request (`server/calls.py`), the MRTR loop (`server/mrtr.py`) and a listen stream "
+    "(`server/subscriptions.py`) drive within the server; an extension uses the public "
+    "`Context.route_notifications` and `Context.ask_through` instead (a running task does)"
 )
 
 ALLOWED: dict[tuple[str, str], str] = {
@@ -30,11 +30,6 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("server/calls.py", "_round"): _CONTEXT_SEAM,
     ("server/mrtr.py", "_round"): _CONTEXT_SEAM,
     ("server/subscriptions.py", "_notify"): _CONTEXT_SEAM,
-    ("ext/tasks/progress.py", "_notify"): _CONTEXT_SEAM,
-    ("ext/tasks/runtime.py", "_notify"): _CONTEXT_SEAM,
-    ("ext/tasks/runtime.py", "_round"): _CONTEXT_SEAM,
-    ("ext/tasks/upkeep.py", "_notify"): _CONTEXT_SEAM,
-    ("ext/tasks/upkeep.py", "_round"): _CONTEXT_SEAM,
     ("transports/stdio/client.py", "_transport"):
         "asyncio's `Process` has no public way to close its pipes' transport, and a closed "
         "one left to the garbage collector warns about an unclosed transport; read with "

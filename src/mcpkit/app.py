@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from mcpkit.openapi import OpenAPIOptions
     from mcpkit.proxy import ProxyOptions, ProxyServer
     from mcpkit.server.server import ServerOptions
+    from mcpkit.server.tools import Tool
     from mcpkit.transports.http_server.app import HTTPApp, HTTPOptions
     from mcpkit.transports.http_server.limits import ListenerLimits
 
@@ -92,11 +93,13 @@ class Server(CoreServer):
         add_fastapi(server, app, options=options)
         return server
 
-    def _task_tool_added(self) -> None:
+    def admit_tool(self, tool: Tool) -> None:
         """A `task=` tool needs the Tasks extension: serve it (`ServerOptions.tasks`)."""
-        from mcpkit.ext.tasks import enable_tasks
+        if tool.task is not None and tool.delegate is None and self.tool_interceptor is None:
+            from mcpkit.ext.tasks import enable_tasks
 
-        enable_tasks(self)
+            enable_tasks(self)
+        super().admit_tool(tool)
 
     @classmethod
     def proxy(cls, connector: Connector, *, name: str | None = None,

@@ -18,6 +18,7 @@ from listening import listening
 
 from mcpkit import Context, Server, ServerOptions
 from mcpkit.auth.server_config import ProtectedResource
+from mcpkit.ext.tasks import runtime_of
 from mcpkit.protocol.extensions import TASKS
 from mcpkit.server.task_runner import TaskOptions
 from mcpkit.transports.http_server.app import HTTPOptions
@@ -106,7 +107,7 @@ async def test_a_task_is_invisible_to_another_tokens_subject(auth_server: AuthSe
         assert await alice.listen_ack([task_id, unknown_id]) == {"taskIds": [task_id]}
         status, mine = await alice.task("tasks/get", task_id)
         assert status == 200 and mine["result"]["status"] == "working"  # bob's cancel did nothing
-        record = server.task_runner.jobs[task_id].record
+        record = runtime_of(server).jobs[task_id].record
         assert alice_sub in (record.owner or "") and bob_sub not in (record.owner or "")
         status, cancelled = await alice.task("tasks/cancel", task_id)
         assert status == 200 and cancelled["result"]["resultType"] == "complete"

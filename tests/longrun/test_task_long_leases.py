@@ -22,6 +22,8 @@ import pytest
 from store_urls import KINDS, make_url
 from task_fleet import Fleet, LocalReplica, check_effects, check_paths
 
+from mcpkit.ext.tasks import runtime_of
+
 STEPS, STEP_S, LEASE_S = 22, 0.2, 1.0
 
 
@@ -29,7 +31,7 @@ STEPS, STEP_S, LEASE_S = 22, 0.2, 1.0
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
     """The engine's task store setting: a shared instance, a file, or a URL."""
     if request.param == "memory":
-        from mcpkit.store.tasks_memory import MemoryTaskStore
+        from mcpkit.ext.tasks.engines.memory import MemoryTaskStore
 
         return MemoryTaskStore()
     if request.param == "sqlite":
@@ -54,7 +56,7 @@ async def test_a_task_running_for_four_lease_periods_runs_once_and_completes(
                 if "go" in seen.asked and "go" not in task.acked:
                     await fleet.answer(task, "go", on=sweeper)
                 await asyncio.sleep(0.05)
-        stored = await sweeper.server.task_runner.store.get(task.task_id)
+        stored = await runtime_of(sweeper.server).store.get(task.task_id)
         assert stored is not None and stored.attempts == 1 and stored.lease_owner is None
         check_paths(fleet.tasks)
         runs = check_effects(effects, fleet.tasks)["long"]

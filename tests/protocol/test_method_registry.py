@@ -11,6 +11,7 @@ import pytest
 from wire import LEGACY, MODERN, SPEC_DIR, spec_available
 
 from mcpkit import Server
+from mcpkit.protocol.tasks import TaskMethod
 from mcpkit.server.dispatch import SERVED_BY
 from mcpkit.types.era import LEGACY as LEGACY_ERA
 from mcpkit.types.era import MODERN as MODERN_ERA
@@ -41,7 +42,9 @@ def test_each_method_names_its_schema_definitions_in_every_era_it_lists(info: Me
 
 def test_every_method_constant_is_a_row_and_every_row_a_constant() -> None:
     names = {v for k, v in vars(Method).items() if not k.startswith("_")}
-    assert names == set(METHODS)
+    added = {v for k, v in vars(TaskMethod).items() if not k.startswith("_")}
+    assert not names & added  # the core table names no task method
+    assert names | added == set(METHODS)
     assert all(type(name) is str for name in names)  # plain strings: JSON keys, fast compares
 
 
@@ -56,8 +59,8 @@ def test_only_requests_with_a_named_target_may_ask_or_mirror_a_name() -> None:
     assert asking == {Method.TOOLS_CALL: "tool", Method.PROMPTS_GET: "prompt",
                       Method.RESOURCES_READ: "resource"}
     named = {n: m.mcp_name for n, m in METHODS.items() if m.mcp_name is not None}
-    assert set(named) == set(asking) | {Method.TASKS_GET, Method.TASKS_UPDATE, Method.TASKS_CANCEL}
-    assert {named[m] for m in (Method.TASKS_GET, Method.TASKS_UPDATE, Method.TASKS_CANCEL)} == {
+    assert set(named) == set(asking) | {TaskMethod.GET, TaskMethod.UPDATE, TaskMethod.CANCEL}
+    assert {named[m] for m in (TaskMethod.GET, TaskMethod.UPDATE, TaskMethod.CANCEL)} == {
         "taskId"}
 
 
@@ -65,8 +68,8 @@ def test_the_tasks_methods_belong_to_the_tasks_extension() -> None:
     from mcpkit.protocol.extensions import TASKS
 
     owned = {n for n, m in METHODS.items() if m.extension == TASKS}
-    assert owned == {Method.TASKS_GET, Method.TASKS_UPDATE, Method.TASKS_CANCEL,
-                     Method.TASKS_NOTIFICATION}
+    assert owned == {TaskMethod.GET, TaskMethod.UPDATE, TaskMethod.CANCEL,
+                     TaskMethod.NOTIFICATION}
     assert "tasks/result" not in METHODS and "tasks/list" not in METHODS
 
 
@@ -113,3 +116,16 @@ def test_the_protocol_modules_import_each_other_without_a_circle() -> None:
 
     for module in graph:
         visit(module, ())
+
+
+def test_an_extensions_rows_join_the_table_once_and_a_taken_name_is_refused() -> None:
+    from mcpkit.types.methods import MODERN_ONLY, add_rows
+
+    row = METHODS[TaskMethod.GET]
+    add_rows(row)  # the same row again: the module that adds it imported twice
+    assert METHODS[TaskMethod.GET] is row
+    with pytest.raises(ValueError, match="'tools/call' has a row already, of the core protocol"):
+        add_rows(MethodInfo(Method.TOOLS_CALL, "X", "Y", MODERN_ONLY, "client", extension="a/b"))
+    with pytest.raises(ValueError, match="names the extension that defines it"):
+        add_rows(MethodInfo("x/new", "X", "Y", MODERN_ONLY, "client"))
+    assert "x/new" not in METHODS

@@ -50,6 +50,7 @@ from wire import MODERN, check_server_message
 
 from mcpkit import Context, Server
 from mcpkit.errors import InternalError
+from mcpkit.ext.tasks import runtime_of
 from mcpkit.ext.tasks.stores import store_for
 from mcpkit.ext.tasks.upkeep import upkeep_once
 from mcpkit.protocol.tasks import TERMINAL, check_get_task_result
@@ -146,7 +147,7 @@ class TaskMachine(RuleBasedStateMachine):
     async def _start(self, setting: Any) -> None:
         for name in "AB":
             server = self._server(setting)
-            runtime = server.task_runner
+            runtime = runtime_of(server)
             # Heartbeats only when a rule runs one: the background upkeep never starts.
             runtime.upkeep = asyncio.get_running_loop().create_future()  # type: ignore[union-attr]
             self.replicas[name] = server
@@ -162,7 +163,7 @@ class TaskMachine(RuleBasedStateMachine):
         return self.loop.run_until_complete(work)
 
     def runtime(self, name: str) -> Any:
-        return self.replicas[name].task_runner
+        return runtime_of(self.replicas[name])
 
     async def request(self, name: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
         reply: dict[str, Any] = await self.wires[name].request(
@@ -196,7 +197,7 @@ class TaskMachine(RuleBasedStateMachine):
     def teardown(self) -> None:
         async def close() -> None:
             for name, server in self.replicas.items():
-                runtime = server.task_runner
+                runtime = runtime_of(server)
                 for job in list(runtime.jobs.values()):
                     for running in (job.task, job.supervisor):
                         if running is not None:
@@ -471,7 +472,7 @@ def test_the_task_state_machine_keeps_to_its_model(
 
     def setting(clock: Clock) -> Any:
         if kind == "memory":
-            from mcpkit.store.tasks_memory import MemoryTaskStore
+            from mcpkit.ext.tasks.engines.memory import MemoryTaskStore
 
             return MemoryTaskStore(clock=clock)
         return str(tmp_path / "tasks.sqlite3") if kind == "sqlite" else shared

@@ -27,6 +27,7 @@ from wire import LEGACY
 
 from mcpkit import Context
 from mcpkit.errors import StoreUnavailableError
+from mcpkit.ext.tasks.stores import on_backend
 from mcpkit.protocol.extensions import TASKS
 from mcpkit.server.mrtr import new_state_key
 from mcpkit.server.server import ServerOptions
@@ -139,8 +140,7 @@ async def test_every_seam_fails_within_the_deadline_while_hung_and_recovers_afte
     backend = open_backend(url, clock=clock)
     sessions = backend.sessions(Note)
     events = backend.events()
-    assert backend.tasks is not None
-    tasks = backend.tasks()
+    tasks = on_backend(backend)
     try:
         assert await backend.store.add("once:before", b"kept", clock.now + 600)
         assert await sessions.create("s-before", Note("n"))

@@ -1,4 +1,4 @@
-"""The Tasks extension's store contract (`mcpkit.store.tasks`) on every backend a store URL
+"""The Tasks extension's store contract (`mcpkit.ext.tasks.records`) on every backend a store URL
 opens: memory, SQLite, PostgreSQL and Redis. A created task is found at once by another
 replica; a save keeps the answers and cancel request others wrote and writes only while its
 caller holds the lease; the lease is renewed only by its owner, claimed by one sweeper and
@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 from backends import Clock
 
-from mcpkit.store.tasks import TaskRecord
+from mcpkit.ext.tasks.records import TaskRecord
+from mcpkit.ext.tasks.stores import on_backend
 
 
 @pytest.fixture
@@ -25,8 +26,7 @@ async def opened(opened: Callable[..., Any]) -> AsyncIterator[Callable[..., Any]
 
     def opener(url: str, clock: Clock) -> Any:
         backend = opened(url, clock)
-        assert backend.tasks is not None
-        stores.append(backend.tasks())
+        stores.append(on_backend(backend))
         return stores[-1]
 
     yield opener
@@ -166,7 +166,7 @@ async def test_a_released_task_is_claimed_at_once_with_its_answers(url: str, ope
 
 
 async def test_shares_are_counted_and_a_full_one_creates_nothing(url: str, opened: Any) -> None:
-    from mcpkit.store.tasks import TaskQuota
+    from mcpkit.ext.tasks.records import TaskQuota
 
     clock = Clock()
     store = opened(url, clock)
@@ -193,7 +193,7 @@ async def test_shares_are_counted_and_a_full_one_creates_nothing(url: str, opene
 
 async def test_two_replicas_never_both_take_the_last_place_of_a_share(
         url: str, opened: Any) -> None:
-    from mcpkit.store.tasks import TaskQuota
+    from mcpkit.ext.tasks.records import TaskQuota
 
     clock = Clock()
     a, b = opened(url, clock), opened(url, clock)

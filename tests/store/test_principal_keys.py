@@ -13,12 +13,13 @@ from backends import Clock
 from wire import MODERN, check_server_message
 
 from mcpkit import Context, Server
+from mcpkit.ext.tasks.records import TaskRecord
+from mcpkit.ext.tasks.stores import on_backend
 from mcpkit.legacy.session import LegacyState
 from mcpkit.protocol.extensions import TASKS
 from mcpkit.server.mrtr import principal_key
 from mcpkit.server.server import ServerOptions
 from mcpkit.store.legacy.sessions import SessionOwner
-from mcpkit.store.tasks import TaskRecord
 from mcpkit.testing import ServerWire
 
 ALICE = {"iss": "https://as.example", "sub": "alice"}
@@ -35,8 +36,7 @@ async def test_a_tasks_owner_is_kept_on_every_engine_and_the_old_spelling_reads_
         url: str, opened: Any) -> None:
     clock = Clock()
     backend = opened(url, clock)
-    assert backend.tasks is not None
-    store = backend.tasks()
+    store = on_backend(backend)
     try:
         await store.create(task("now", principal_key(ALICE), clock))
         got = await store.get("now")

@@ -36,7 +36,8 @@ from mcpkit.cli.terminal import shown_block as _block
 from mcpkit.client import ElicitationAnswerError, FormField, InputRequest, check_answer, read_form
 from mcpkit.client.url_elicitation import check_url, real_host
 
-__all__ = ["MAX_ATTEMPTS", "answer_lines", "ask_form", "elicit_form", "elicit_url", "parse_answer"]
+__all__ = ["MAX_ATTEMPTS", "answer_lines", "ask_form", "ask_line", "elicit_form", "elicit_url",
+           "parse_answer"]
 
 MAX_ATTEMPTS: Final = 5
 """Answers one field may be given before the form is cancelled."""
@@ -60,7 +61,7 @@ def _turn() -> asyncio.Lock:
     return lock
 
 
-async def _ask(prompt: str) -> str | None:
+async def ask_line(prompt: str) -> str | None:
     """One line from the terminal (None at end of input), without blocking the event loop."""
     def read() -> str | None:
         print(prompt, end="", file=sys.stderr, flush=True)
@@ -135,7 +136,7 @@ async def _fill(fields: tuple[FormField, ...], given: dict[str, Any]) -> dict[st
         if field.description:
             _say(f"  {_block(field.description)}")
         for _ in range(MAX_ATTEMPTS):
-            line = await _ask(_prompt(field))
+            line = await ask_line(_prompt(field))
             if line is None:
                 return None
             if not line:
@@ -179,7 +180,7 @@ async def ask_form(request: InputRequest, given: dict[str, Any] | None = None
 async def _form_dialogue(request: InputRequest, given: dict[str, Any]) -> dict[str, Any] | None:
     form = read_form(request.schema, "the form")  # checked by the client before we are called
     _say(f"\n{_who(request)} asks: {_block(request.message)}")
-    choice = await _ask("  (a)nswer, (d)ecline or (c)ancel? [a] ")
+    choice = await ask_line("  (a)nswer, (d)ecline or (c)ancel? [a] ")
     if choice is None:
         return None
     while choice is not None and not choice.strip().lower().startswith(("c", "d")):
@@ -197,7 +198,7 @@ async def _form_dialogue(request: InputRequest, given: dict[str, Any]) -> dict[s
             choice = "e"
             continue
         _say(f"  answers: {shown(json.dumps(content, ensure_ascii=False))}")
-        choice = await _ask("  (s)end, (e)dit, (d)ecline or (c)ancel? [s] ")
+        choice = await ask_line("  (s)end, (e)dit, (d)ecline or (c)ancel? [s] ")
         if choice is not None and choice.strip().lower() in ("", "s", "send"):
             return answer
     if choice is not None and choice.strip().lower().startswith("d"):
@@ -220,7 +221,7 @@ async def answer_lines(request: InputRequest, given: dict[str, Any]
             if field.name in given:
                 content[field.name] = given[field.name]
                 continue
-            line = await _ask("")
+            line = await ask_line("")
             if line is None:
                 return None
             _say(f"{_prompt(field)}{shown(line)}")
@@ -268,7 +269,7 @@ async def elicit_url(request: InputRequest, *,
         elif "xn--" in host:
             _say("  warning: the host is in punycode (xn--), which can stand for letters that "
                  "imitate others; check it is the site you expect")
-        line = await _ask("  open it in your browser? [y/N] ")
+        line = await ask_line("  open it in your browser? [y/N] ")
     if line is None and on_end is not None:
         return on_end()
     answer = (line or "").strip().lower()

@@ -1,6 +1,6 @@
 """The client commands: `mcpkit discover | tools | call | read | prompt | listen SERVER ...`,
-and `mcpkit task VERB SERVER TASK_ID` (`mcpkit.cli.tasks`, which also follows a call that the
-server runs as a task).
+and those extensions add (`EXTENSION_COMMANDS`: `mcpkit task VERB SERVER TASK_ID` from
+`mcpkit.ext.tasks.cli`, which also follows a call that the server runs as a task).
 
 Bare hands for poking a server, built on the public API only. SERVER is one argument
 (`mcpkit.cli.servers`): an http(s) URL, a Python file holding a `Server`, or a stdio command
@@ -24,6 +24,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+from collections.abc import Awaitable, Callable
+from importlib import import_module
 from typing import Any, Final
 
 from mcpkit.cli.arguments import prompt_arguments, typed_arguments
@@ -49,6 +51,9 @@ from mcpkit.cli.showing import (
 from mcpkit.cli.terminal import json_text, shown, shown_block, shown_text
 from mcpkit.cli.usage import UsageError
 from mcpkit.types.constants import CHANGES_KEY
+
+Command = Callable[[Any, argparse.Namespace], Awaitable[int]]
+"""A client command: the connected client and the parsed arguments -> the exit status."""
 
 __all__ = [
     "ASKING", "COMMANDS", "connection_options", "connector_for", "register", "run_command",
@@ -96,9 +101,8 @@ def register(sub: Any) -> None:
                            help="when the server runs the call as a task, print its id and exit "
                            "(follow it later with mcpkit task wait SERVER TASK_ID)")
         _common(p, asks=name in ASKING)
-    from mcpkit.cli.tasks import register_task
-
-    register_task(sub, _common)
+    for module in EXTENSION_COMMANDS:
+        _COMMANDS.update(import_module(module).register(sub, _common))
 
 
 def connection_options(p: Any) -> None:
@@ -269,7 +273,7 @@ async def _call(client: Any, args: argparse.Namespace) -> int:
     if handle.task_id is None:
         result = (await handle.wait()).raw
     else:
-        from mcpkit.cli.tasks import follow
+        from mcpkit.ext.tasks.cli import follow
 
         result = await follow(client, handle, args, args.answering)
         if result is None:
@@ -348,11 +352,14 @@ async def _listen(client: Any, args: argparse.Namespace) -> int:
     return 0
 
 
-async def _task(client: Any, args: argparse.Namespace) -> int:
-    from mcpkit.cli.tasks import run_task
+_COMMANDS: dict[str, Command] = {
+    "discover": _discover, "tools": _tools, "call": _call, "read": _read, "prompt": _prompt,
+    "listen": _listen}
+"""The client commands by name; the extensions' own join it as they register
+(`EXTENSION_COMMANDS`)."""
 
-    return await run_task(client, args, args.answering)
-
-
-_COMMANDS = {"discover": _discover, "tools": _tools, "call": _call, "read": _read,
-             "prompt": _prompt, "listen": _listen, "task": _task}
+EXTENSION_COMMANDS: Final = ("mcpkit.ext.tasks.cli",)
+"""The modules whose commands `mcpkit` offers beside its own: each has
+`register(subparsers, common) -> {name: Command}`, adding its subcommands (with `common`, the
+client commands' shared options) and returning the coroutine that runs each against a
+connected client."""

@@ -35,6 +35,7 @@ from mcpkit.client.results import CallToolResult
 from mcpkit.client.task_watch import MAX_POLL_S, TaskWatch, poll_delay
 from mcpkit.errors import MCPError, ProtocolViolation, RequestTimeoutError
 from mcpkit.protocol.extensions import TASKS, declared
+from mcpkit.protocol.tasks import TaskMethod
 from mcpkit.types.constants import CLIENT_CAPABILITIES_KEY
 from mcpkit.types.methods import Method
 
@@ -140,7 +141,7 @@ class TaskHandle(Generic[T]):
         if watch is None:
             return self.latest
         if not watch.final:
-            watch.see(await self._send(Method.TASKS_GET, {"taskId": watch.task_id}))
+            watch.see(await self._send(TaskMethod.GET, {"taskId": watch.task_id}))
         return dict(watch.latest)
 
     async def update(self, responses: Mapping[str, Mapping[str, Any]]) -> None:
@@ -153,7 +154,7 @@ class TaskHandle(Generic[T]):
                             "object, e.g. {'confirm': {'action': 'accept', 'content': {...}}}")
         fields = {"taskId": watch.task_id,
                   "inputResponses": {k: dict(v) for k, v in responses.items()}}
-        await self._send(Method.TASKS_UPDATE, fields)
+        await self._send(TaskMethod.UPDATE, fields)
         watch.answered.update(responses)
 
     async def cancel(self) -> None:
@@ -161,7 +162,7 @@ class TaskHandle(Generic[T]):
         task may still end otherwise, which `status()` shows (TASK-11)."""
         if self._watch is None or self._watch.terminal:
             return
-        await self._send(Method.TASKS_CANCEL, {"taskId": self._watch.task_id})
+        await self._send(TaskMethod.CANCEL, {"taskId": self._watch.task_id})
 
     async def cancel_quietly(self) -> None:
         """`cancel()`, bounded by `CANCEL_WAIT_S` and never raising: for the way out of a call
@@ -249,7 +250,7 @@ class _Follower:
         timeout = self.core.options.timeout
         if remaining is not None:
             timeout = max(0.001, remaining if timeout is None else min(timeout, remaining))
-        result = await self.handle._send(Method.TASKS_GET, {"taskId": self.watch.task_id},
+        result = await self.handle._send(TaskMethod.GET, {"taskId": self.watch.task_id},
                                          timeout)
         await self._observed(result)
 
@@ -270,7 +271,7 @@ class _Follower:
             request = InputRequest(entry["method"], params if type(params) is dict else {},
                                    server, what, key)
             responses[key] = await inputs.answer(request)
-        await self.handle._send(Method.TASKS_UPDATE, {"taskId": self.watch.task_id,
+        await self.handle._send(TaskMethod.UPDATE, {"taskId": self.watch.task_id,
                                                       "inputResponses": responses})
         return True
 
@@ -312,7 +313,7 @@ class _Follower:
             await sub.close()
             return False
         params = message.get("params")
-        if message.get("method") != Method.TASKS_NOTIFICATION or type(params) is not dict:
+        if message.get("method") != TaskMethod.NOTIFICATION or type(params) is not dict:
             return True
         if params.get("taskId") == self.watch.task_id:
             await self._observed(params)

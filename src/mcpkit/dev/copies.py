@@ -19,6 +19,7 @@ from typing import Any, Final
 
 import orjson
 
+from mcpkit.protocol.tasks import TaskMethod
 from mcpkit.types.methods import Method
 
 __all__ = ["SECRET_HEADERS", "curl_line", "mcpkit_line"]
@@ -61,11 +62,11 @@ def mcpkit_line(server: str, message: Mapping[str, Any]) -> str | None:
         return f"mcpkit listen {target}{extra}"
     task = params.get("taskId")
     if isinstance(task, str):
-        if method == Method.TASKS_GET:
+        if method == TaskMethod.GET:
             return f"mcpkit task get {target} -- {shlex.quote(task)}"
-        if method == Method.TASKS_CANCEL:
+        if method == TaskMethod.CANCEL:
             return f"mcpkit task cancel {target} -- {shlex.quote(task)}"
-        if method == Method.TASKS_UPDATE and isinstance(params.get("inputResponses"), Mapping):
+        if method == TaskMethod.UPDATE and isinstance(params.get("inputResponses"), Mapping):
             return (f"mcpkit task answer {target} -- {shlex.quote(task)} "
                     f"{_json(params['inputResponses'])}")
     return None

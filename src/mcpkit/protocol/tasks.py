@@ -18,10 +18,12 @@ from __future__ import annotations
 import datetime
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from types import MappingProxyType
 from typing import Any, Final, Literal, cast
 
 from mcpkit.protocol.extensions import TASKS
 from mcpkit.protocol.principals import storable
+from mcpkit.types.methods import MODERN_ONLY, MethodInfo, add_rows
 
 __all__ = [
     "CREATE_TASK_RESULT_TYPE",
@@ -33,6 +35,7 @@ __all__ = [
     "TERMINAL",
     "V1_TASK_KEYS",
     "Task",
+    "TaskMethod",
     "TaskStatus",
     "acknowledgement",
     "check_create_task_result",
@@ -52,6 +55,34 @@ __all__ = [
     "task_id_param",
     "task_notification_params",
 ]
+
+class TaskMethod:
+    """The Tasks extension's method names (`tasks/result` and `tasks/list` were removed from
+    it and are never served)."""
+
+    GET: Final = "tasks/get"
+    UPDATE: Final = "tasks/update"
+    CANCEL: Final = "tasks/cancel"
+    NOTIFICATION: Final = "notifications/tasks"
+
+
+_NEEDS_TASKS: Final[Mapping[str, Any]] = MappingProxyType(
+    {"extensions": MappingProxyType({TASKS: {}})})
+"""What a request must declare to reach a Tasks method (TASK-14)."""
+
+# The extension's rows of the method table: served only once `mcpkit.ext.tasks` adds them,
+# their types the ext-tasks schema's; Mcp-Name mirrors the task id so a balancer can route by
+# it (TASK-15). Added at import, so a client and a server that speak tasks both know them.
+add_rows(
+    MethodInfo(TaskMethod.GET, "GetTaskRequest", "GetTaskResult", MODERN_ONLY, "client",
+               mcp_name="taskId", extension=TASKS, capability=_NEEDS_TASKS),
+    MethodInfo(TaskMethod.UPDATE, "UpdateTaskRequest", "UpdateTaskResult", MODERN_ONLY,
+               "client", mcp_name="taskId", extension=TASKS, capability=_NEEDS_TASKS),
+    MethodInfo(TaskMethod.CANCEL, "CancelTaskRequest", "CancelTaskResult", MODERN_ONLY,
+               "client", mcp_name="taskId", extension=TASKS, capability=_NEEDS_TASKS),
+    MethodInfo(TaskMethod.NOTIFICATION, "TaskStatusNotification", None, MODERN_ONLY, "server",
+               extension=TASKS),
+)
 
 TaskStatus = Literal["working", "input_required", "completed", "failed", "cancelled"]
 STATUSES: Final[tuple[TaskStatus, ...]] = (

@@ -275,6 +275,7 @@ class Link:
         self.owned[kind] = {key for key, _ in made}
         for key, entry in made:
             if kind == "tools":
+                parent.admit_tool(entry)
                 parent.tools[key] = entry
             elif kind == "prompts":
                 parent.prompts[key] = entry

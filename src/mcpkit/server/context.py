@@ -261,6 +261,19 @@ class Context:
         asyncio.run_coroutine_threadsafe(_notified(notify, message), loop).result()
         return _SENT
 
+    def route_notifications(self, sink: Notify | None) -> Notify | None:
+        """Send this request's notifications (its progress and log messages) to `sink` from now
+        on, and return where they went until now. For an extension that takes a call over and
+        answers it later (a task): the handler's reports are then the extension's to keep or
+        to pass on (None: they are dropped)."""
+        previous, self._notify = self._notify, sink
+        return previous
+
+    def ask_through(self, round: Round) -> None:
+        """Put the handler's questions and `state` through `round` from now on (a `Round`
+        subclass an extension keeps beyond this request, as a task keeps its input channel)."""
+        self._round = round
+
     async def run_inline(self, fn: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
         """Call a plain handler declared never to wait (`blocking=False`) on the event loop's
         thread. Its reports cannot be awaited by it: they are held, and sent in order once it

@@ -7,14 +7,21 @@ that never opted in gets a -32021 naming what to declare rather than a behaviour
 ask for. Tasks, Skills and Apps are built this way, with no line of the core dispatch aware
 of them.
 
+Two more seams serve an extension that runs calls its own way: a `ToolInterceptor`
+(`Server.intercept_tool_calls`) is handed the calls of the tools registered with `task=`, after
+the middleware chain and the method's own checks, and answers them (at once, or later through
+methods of its own); a `Service` (`Server.add_service`) is started when a transport starts
+serving and drained when it stops, for work that outlives a request.
+
 Imports `mcpkit.protocol`, `mcpkit.errors`, `mcpkit.types`, `mcpkit.server.guards` and
-`mcpkit.server.context` (which imports none of the server's modules that import this one).
+`mcpkit.server.context` (which imports none of the server's modules that import this one);
+`Tool` only for its type.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from mcpkit.errors import MissingRequiredClientCapabilityError
 from mcpkit.protocol.extensions import check_extension_id, declared, requirement
@@ -22,11 +29,31 @@ from mcpkit.server.context import Context
 from mcpkit.server.guards import guarded
 from mcpkit.types.methods import METHODS
 
-__all__ = ["Extensions", "MethodHandler"]
+if TYPE_CHECKING:
+    from mcpkit.server.tools import Tool
+
+__all__ = ["Extensions", "MethodHandler", "Service", "ToolInterceptor"]
 
 MethodHandler = Callable[[dict[str, Any], "Context"], Awaitable[dict[str, Any]]]
 """An added method: the request's params (an empty dict when it sent none) and its `Context`
 -> the result object (its `resultType` included); raises `RPCError` for an error answer."""
+
+ToolInterceptor = Callable[["Tool", dict[str, Any], "Context"], Awaitable[dict[str, Any]]]
+"""Serves a call of a tool registered with `task=`: the tool, the checked `tools/call` params and
+the request's `Context` -> the call's result. It runs after the middleware chain and the
+method's checks; what it raises is answered as the tool's own failure would be, except that
+the chain no longer sees it (the interceptor answers its failures itself)."""
+
+
+class Service(Protocol):
+    """Work an extension runs beside the server, outliving single requests."""
+
+    def start(self) -> None:
+        """The server starts serving (called in its event loop by every transport)."""
+
+    def drain(self, grace_s: float) -> Awaitable[None]:
+        """The server is stopping: finish or hand back what runs within `grace_s` seconds.
+        Done when nothing of the service runs here any more."""
 
 
 class Extensions:

@@ -363,6 +363,13 @@ class Round:
         book.opened = opened
 
     @property
+    def given(self) -> dict[str, Any]:
+        """Every answer this request has for its questions so far: carried in its state,
+        sent in its `inputResponses`, or already used (a copy, by key)."""
+        book = self._book()
+        return {**book.carried, **book.responses, **book.used}
+
+    @property
     def state(self) -> dict[str, Any]:
         book = self._book()
         if book.state is None:

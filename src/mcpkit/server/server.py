@@ -11,6 +11,7 @@ This is the core class, and it knows no transport (the server layer sits below t
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable, Coroutine, Iterable, Mapping
 from contextlib import AbstractAsyncContextManager
@@ -23,7 +24,7 @@ from mcpkit.server.context import Notify
 from mcpkit.server.dispatch import call as _call
 from mcpkit.server.dispatch import routes
 from mcpkit.server.dispatch import serve as _serve
-from mcpkit.server.extensions import Extensions, MethodHandler
+from mcpkit.server.extensions import Extensions, MethodHandler, Service, ToolInterceptor
 from mcpkit.server.lifespan import Lifespan, LifespanState
 from mcpkit.server.middleware import Chain, FunctionMiddleware, Middleware, MiddlewareFunction
 from mcpkit.server.mrtr import Sealer
@@ -42,7 +43,7 @@ from mcpkit.server.resources import (
 )
 from mcpkit.server.scopes import scopes_of
 from mcpkit.server.subscriptions import Broker, Change, ListenPart, LocalBroker
-from mcpkit.server.task_runner import TaskOptions, TaskRunner
+from mcpkit.server.task_runner import TaskOptions
 from mcpkit.server.tool_filters import ToolFilter
 from mcpkit.server.tools import Tool, ToolOptions, build_tool
 from mcpkit.types.constants import SERVER_INFO_KEY
@@ -173,8 +174,11 @@ class Server:
         """The extensions `server/discover` offers (`extension`), with their settings."""
         self.tool_filters: list[ToolFilter] = []
         """Predicates `tools/list` applies per request (`add_tool_filter`)."""
-        self.task_runner: TaskRunner | None = None
-        """Runs the calls of `task=` tools (`mcpkit.ext.tasks`); None: they answer in the call."""
+        self.tool_interceptor: ToolInterceptor | None = None
+        """Serves the calls of the tools registered with `task=` (`intercept_tool_calls`)."""
+        self.services: list[Service] = []
+        """What extensions run beside the server, started and drained by the transports
+        (`add_service`)."""
         self.listen_parts: list[ListenPart] = []
         """What extensions add to `subscriptions/listen` (the Tasks extension's `taskIds`)."""
         self.chain: Chain | None = None
@@ -318,15 +322,50 @@ class Server:
         tool = build_tool(fn, name, **options)
         if tool.name in self.tools:
             raise ValueError(f"a tool named {tool.name!r} is already registered")
+        self.admit_tool(tool)
         self._claim("tools", tool.name)
         self.tools[tool.name] = tool
-        if tool.task is not None and self.task_runner is None:
-            self._task_tool_added()
         self._changed("tools")
         return tool
 
-    def _task_tool_added(self) -> None:
-        """The first `task=` tool is registered; `mcpkit.Server` installs the Tasks runtime."""
+    def admit_tool(self, tool: Tool) -> None:
+        """Refuse, before it is registered, a tool this server could not serve as declared: one
+        registered with `task=` while no interceptor runs such calls (`intercept_tool_calls`;
+        `mcpkit.Server` installs the Tasks extension's itself). A tool served by the server it
+        came from (`mount`) is that server's to run."""
+        if tool.task is None or tool.delegate is not None or self.tool_interceptor is not None:
+            return
+        raise ValueError(
+            f"tool {tool.name!r}: task={tool.task!r} needs the Tasks extension on this server; "
+            "call mcpkit.ext.tasks.enable_tasks(server) before registering it, or use "
+            "mcpkit.Server, which does")
+
+    def intercept_tool_calls(self, interceptor: ToolInterceptor) -> None:
+        """Hand the calls of the tools registered with `task=` to `interceptor` (one per
+        server: the extension that runs them, `mcpkit.ext.tasks`), after the middleware chain
+        and the method's own checks (`mcpkit.server.extensions.ToolInterceptor`)."""
+        if not callable(interceptor):
+            raise TypeError(f"intercept_tool_calls takes an async callable, not {interceptor!r}")
+        if self.tool_interceptor is not None and self.tool_interceptor != interceptor:
+            raise ValueError(f"server {self.name!r}: its tool calls are intercepted already")
+        self.tool_interceptor = interceptor
+
+    def add_service(self, service: Service) -> None:
+        """Run `service` beside the server: every transport starts it when it starts serving
+        and drains it, with `ServerOptions.grace_s`, when it stops
+        (`mcpkit.server.extensions.Service`)."""
+        if service not in self.services:
+            self.services.append(service)
+
+    def start_services(self) -> None:
+        """The server starts serving: start what extensions run beside it."""
+        for service in self.services:
+            service.start()
+
+    async def drain_services(self, grace_s: float) -> None:
+        """The server is stopping: drain what extensions run beside it, all at once."""
+        if self.services:
+            await asyncio.gather(*(service.drain(grace_s) for service in self.services))
 
     def remove_tool(self, name: str) -> None:
         if self.tools.pop(name, None) is None:

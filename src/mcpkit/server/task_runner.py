@@ -1,55 +1,29 @@
-"""The seam between `tools/call` and the Tasks extension's runtime, and the runtime's settings.
+"""The values of the `task=` tool option, and the Tasks extension's settings.
 
-The server layer must not import `mcpkit.ext` (the extension sits above it), yet `tools/call`
-of a tool registered with `task="optional"` or `task="required"` has to reach the runtime. So
-the server holds a `TaskRunner` (`Server.task_runner`), None until the extension installs one
-(`mcpkit.ext.tasks.enable_tasks`, which `mcpkit.Server` calls as soon as a task tool is
-registered); a plain tool never looks at it.
+`tools/call` of a tool registered with `task="optional"` or `task="required"` is handed to the
+server's tool-call interceptor (`Server.intercept_tool_calls`), which the Tasks extension
+installs (`mcpkit.ext.tasks.enable_tasks`); the core knows nothing else of tasks.
 
-`TaskOptions` lives here too, so `ServerOptions.tasks` can name its type.
+`TaskOptions` lives here for as long as `ServerOptions.tasks` names its type.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
 from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import Any, Literal
 
-if TYPE_CHECKING:
-    from mcpkit.server.context import Context
-    from mcpkit.server.tools import Tool
-    from mcpkit.store.tasks import TaskStore
-
-__all__ = ["TASK_MODES", "TaskMode", "TaskOptions", "TaskRunner"]
+__all__ = ["TASK_MODES", "TaskMode", "TaskOptions"]
 
 TaskMode = Literal["optional", "required"]
 TASK_MODES: tuple[TaskMode, ...] = ("optional", "required")
-
-
-class TaskRunner(Protocol):
-    """What `tools/call` hands a task tool's call to, and what a stopping transport tells."""
-
-    def call(self, tool: Tool, params: dict[str, Any], ctx: Context) -> Awaitable[dict[str, Any]]:
-        """The call's result: the tool's own (synchronous), an `InputRequiredResult` (input
-        needed before a task exists, TASK-9), or a `CreateTaskResult`."""
-
-    def start(self) -> None:
-        """The server starts serving (in its event loop): from now on the runner keeps the
-        store's tasks, its own and those other processes left, as it does once a task runs."""
-
-    def drain(self, grace_s: float) -> Awaitable[None]:
-        """The server is stopping: start no task, hand back at once what another process
-        can resume, give the rest `grace_s` seconds to finish and end what is left with a
-        status that says why. Done when nothing of it runs here any more."""
 
 
 @dataclass(frozen=True, slots=True)
 class TaskOptions:
     """How a server runs tasks (`ServerOptions.tasks`); each has a default that is safe."""
 
-    store: TaskStore | str | Path | None = None
-    """Where tasks are kept: a `TaskStore`, a path to an SQLite file, `"sqlite:///path"`,
+    store: Any = None
+    """Where tasks are kept: a `TaskStore` (`mcpkit.ext.tasks.records`), a path to an SQLite file, `"sqlite:///path"`,
     `"memory:"` (this process only: nothing survives a restart), or None: the SQLite file
     `tasks.sqlite3` in the user's data folder (`mcpkit keys path` shows that folder)."""
     sync_budget_s: float = 0.25

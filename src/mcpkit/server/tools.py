@@ -421,9 +421,9 @@ def call_tool(params: dict[str, Any], ctx: Context) -> Awaitable[dict[str, Any]]
     tool = lookup(ctx.server.tools, params)
     if tool.delegate is not None:
         return tool.delegate(params, ctx)
-    if tool.task is not None and ctx.server.task_runner is not None:
-        raise_failures(ctx, False)  # the runner answers a task's failures itself
-        return ctx.server.task_runner.call(tool, params, ctx)  # type: ignore[no-any-return]
+    if tool.task is not None and ctx.server.tool_interceptor is not None:
+        raise_failures(ctx, False)  # the interceptor answers the call's failures itself
+        return ctx.server.tool_interceptor(tool, params, ctx)  # type: ignore[no-any-return]
     # `run_tool`, inlined: this is every plain call's path, and a frame costs it measurably.
     if tool.signature.injected:
         return in_rounds(ctx, tool.name, params.get("arguments"), params,

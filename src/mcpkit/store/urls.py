@@ -23,6 +23,7 @@ Imports: the standard library, `mcpkit.store`; a backend's own modules when it i
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -84,7 +85,9 @@ class Backend:
     """Every seam of one store URL. `store` is the single-use store; `sessions(state_type,
     max_sessions=, idle_s=)` and `events(max_events=, max_bytes=, max_total_bytes=)` make the
     legacy session and event stores; `keys` is the shared state key ring (None: the user's
-    key file); `tasks()` the Tasks extension's store, where the backend has one."""
+    key file); `engine` what an extension builds a store of its own on (the Tasks extension's
+    task store, `mcpkit.ext.tasks.stores`): the `PostgresEngine` or `RedisEngine`, the SQLite
+    file's path, None for memory; `clock` the time its expiries are read against."""
 
     kind: str
     url: str
@@ -93,7 +96,8 @@ class Backend:
     sessions: Callable[..., Any]
     events: Callable[..., Any]
     keys: Any = None
-    tasks: Callable[..., Any] | None = None
+    engine: Any = None
+    clock: Callable[[], float] = time.time
     _closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
 
     @property
@@ -109,13 +113,6 @@ class Backend:
             self.keys.close()
 
 
-def _memory_tasks(clock: Callable[[], float]) -> Callable[[], Any]:
-    def tasks() -> Any:
-        from mcpkit.store.tasks_memory import MemoryTaskStore
-
-        return MemoryTaskStore(clock=clock)
-
-    return tasks
 
 
 def open_backend(url: str, *, clock: Callable[[], float] | None = None) -> Backend:
@@ -124,26 +121,20 @@ def open_backend(url: str, *, clock: Callable[[], float] | None = None) -> Backe
     `clock` (Unix seconds) is what expiries are read against; the default is `time.time`.
     A missing driver is `MissingExtraError` naming the extra (`postgres`, `redis`).
     """
-    import time
-
     parsed = parse_store_url(url)
     now = clock or time.time
     if parsed.kind == "memory":
         from mcpkit.store.memory import MemoryStore
 
         return Backend("memory", "memory", MemoryStore(clock=now), _memory_sessions(now),
-                       _memory_events, tasks=_memory_tasks(now))
+                       _memory_events, clock=now)
     if parsed.kind == "sqlite":
         from mcpkit.store.sqlite import SQLiteStore
 
         sqlite = SQLiteStore(parsed.target, clock=now)
-        def sqlite_tasks() -> Any:
-            from mcpkit.store.tasks_sqlite import SQLiteTaskStore
-
-            return SQLiteTaskStore(parsed.target, clock=now)
-
         return Backend("sqlite", f"sqlite:{parsed.target}", sqlite, _memory_sessions(now),
-                       _memory_events, tasks=sqlite_tasks, _closers=[sqlite.close])
+                       _memory_events, engine=parsed.target, clock=now,
+                       _closers=[sqlite.close])
     if parsed.kind == "postgresql":
         return _postgres(parsed.target, now)
     return _redis(parsed.target, now)
@@ -160,8 +151,7 @@ def _postgres(url: str, clock: Callable[[], float]) -> Backend:
     sessions, events = postgres_stores(engine, clock)
 
     return Backend("postgresql", redact(url), PostgresStore(engine, clock=clock), sessions,
-                   events, PostgresKeys(url, deadline=deadline),
-                   _task_store("postgres", engine, clock),
+                   events, PostgresKeys(url, deadline=deadline), engine, clock,
                    [engine.close])
 
 
@@ -178,24 +168,8 @@ def _redis(url: str, clock: Callable[[], float]) -> Backend:
     sessions, events = redis_stores(engine, clock)
 
     return Backend("redis", redact(url), RedisStore(engine, clock=clock), sessions, events,
-                   RedisKeys(url, prefix=engine.prefix, deadline=deadline),
-                   _task_store("redis", engine, clock),
+                   RedisKeys(url, prefix=engine.prefix, deadline=deadline), engine, clock,
                    [engine.close])
-
-
-def _task_store(kind: str, engine: Any, clock: Callable[[], float]) -> Callable[..., Any]:
-    """The Tasks extension's store on this engine (`mcpkit.store.tasks`), made when asked."""
-
-    def tasks() -> Any:
-        if kind == "postgres":
-            from mcpkit.store.postgres_tasks import PostgresTaskStore
-
-            return PostgresTaskStore(engine, clock=clock)
-        from mcpkit.store.redis_tasks import RedisTaskStore
-
-        return RedisTaskStore(engine, clock=clock)
-
-    return tasks
 
 
 def _take_option(url: str, name: str) -> tuple[str, str | None]:

@@ -12,7 +12,9 @@ the legacy adapter and the tests' schema checks all read `METHODS` (or a set der
 where they are), so adding a core method is one row here, its handler and its client call.
 
 An extension builds its own rows the same way (`MethodInfo(name, message_type, ...)`, with
-`extension=` its identifier).
+`extension=` its identifier) and adds them with `add_rows` from the module that defines its
+method names (the Tasks extension's are in `mcpkit.protocol.tasks`); the table's core rows
+name no extension but Skills.
 
 Imports `mcpkit.types` only; no I/O.
 """
@@ -25,7 +27,8 @@ from typing import Any, Final, Literal
 from mcpkit.types import params as p
 from mcpkit.types.era import LEGACY, MODERN, Era
 
-__all__ = ["BOTH", "LEGACY_ONLY", "METHODS", "MODERN_ONLY", "Method", "MethodInfo", "Sender"]
+__all__ = ["BOTH", "LEGACY_ONLY", "METHODS", "MODERN_ONLY", "Method", "MethodInfo", "Sender",
+           "add_rows"]
 
 Sender = Literal["client", "server", "either"]
 """Who sends a method's message: the client, the server, or either peer (legacy `ping`)."""
@@ -103,16 +106,8 @@ class _Rows:
 
 _rows = _Rows()
 
-_TASKS: Final = "io.modelcontextprotocol/tasks"
-"""The Tasks extension's identifier (`mcpkit.protocol.extensions.TASKS`; types sits below
-protocol, so the string is spelled here too, and a test checks the two agree)."""
 _SKILLS: Final = "io.modelcontextprotocol/skills"
 """The Skills extension's identifier (`mcpkit.protocol.extensions.SKILLS`), spelled here too."""
-
-_NEEDS_TASKS: Final[Mapping[str, Any]] = MappingProxyType(
-    {"extensions": MappingProxyType({_TASKS: {}})})
-"""What a request must declare to reach a Tasks method (TASK-14)."""
-
 
 class Method:
     """JSON-RPC method names of both eras, each bound to the row that describes it."""
@@ -198,21 +193,6 @@ class Method:
                                             "ElicitationCompleteNotification", None,
                                             LEGACY_ONLY, "server")
 
-    # The Tasks extension: served only once `mcpkit.ext.tasks` adds them; their types are the
-    # ext-tasks schema's. Mcp-Name mirrors the task id so a balancer can route by it (TASK-15).
-    # `tasks/result` and `tasks/list` were removed from it and are never served.
-    TASKS_GET: Final = _rows.add("tasks/get", "GetTaskRequest", "GetTaskResult", MODERN_ONLY,
-                                 "client", mcp_name="taskId", extension=_TASKS,
-                                 capability=_NEEDS_TASKS)
-    TASKS_UPDATE: Final = _rows.add("tasks/update", "UpdateTaskRequest", "UpdateTaskResult",
-                                    MODERN_ONLY, "client", mcp_name="taskId", extension=_TASKS,
-                                    capability=_NEEDS_TASKS)
-    TASKS_CANCEL: Final = _rows.add("tasks/cancel", "CancelTaskRequest", "CancelTaskResult",
-                                    MODERN_ONLY, "client", mcp_name="taskId", extension=_TASKS,
-                                    capability=_NEEDS_TASKS)
-    TASKS_NOTIFICATION: Final = _rows.add("notifications/tasks", "TaskStatusNotification", None,
-                                          MODERN_ONLY, "server", extension=_TASKS)
-
     # The Skills extension: served once `mcpkit.ext.skills` adds them; their types are the
     # extension's (ListSkillsResult and GetSkillResult are cacheable, the directory read paged;
     # the directory read is served only when the server's settings say `directoryRead: true`).
@@ -226,6 +206,26 @@ class Method:
         "ReadResourceDirectoryResult", MODERN_ONLY, "client", extension=_SKILLS)
 
 
-METHODS: Final[Mapping[str, MethodInfo]] = MappingProxyType(_rows.rows)
-"""Method name -> its facts, for every method of both eras."""
+_TABLE: Final = _rows.rows
+METHODS: Final[Mapping[str, MethodInfo]] = MappingProxyType(_TABLE)
+"""Method name -> its facts, for every method of both eras, and those extensions add
+(`add_rows`)."""
 del _rows
+
+
+def add_rows(*rows: MethodInfo) -> None:
+    """Add the rows of an extension's methods to `METHODS`, from the module that defines them
+    (at its import, before any server or client uses them: `mcpkit.protocol.tasks` adds the
+    Tasks extension's). Each row names its extension; a name the table holds already is
+    refused, unless it is that very row again (a module imported twice). ValueError, and
+    nothing added, for a row refused."""
+    for row in rows:
+        if row.extension is None:
+            raise ValueError(f"method {row.name!r}: a row added to the table names the extension "
+                             "that defines it (extension=...)")
+        held = _TABLE.get(row.name)
+        if held is not None and held != row:
+            owner = f"the extension {held.extension}" if held.extension else "the core protocol"
+            raise ValueError(f"method {row.name!r} has a row already, of {owner}")
+    for row in rows:
+        _TABLE[row.name] = row

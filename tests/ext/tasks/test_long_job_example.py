@@ -10,6 +10,7 @@ from typing import Any
 
 from tasks_server import DECLARING
 
+from mcpkit.ext.tasks import runtime_of
 from mcpkit.server.task_runner import TaskOptions
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "long_job" / "server.py"
@@ -30,7 +31,7 @@ async def get(wire: Any, task_id: str) -> dict[str, Any]:
 
 async def test_the_report_task_asks_then_completes(wire_factory: Any) -> None:
     server = load_example()
-    server.task_runner.options = TaskOptions(store="memory:", sync_budget_s=0.05)
+    runtime_of(server).options = TaskOptions(store="memory:", sync_budget_s=0.05)
     wire = wire_factory(server)
     created = await wire.request("tools/call", {
         "name": "build_report", "_meta": DECLARING,

@@ -24,6 +24,7 @@ from store_urls import KINDS, make_url
 from test_task_shares import CAPS, Caller
 
 from mcpkit import Context, Server
+from mcpkit.ext.tasks import runtime_of
 from mcpkit.ext.tasks.upkeep import upkeep_once
 from mcpkit.protocol.tasks import check_get_task_result
 from mcpkit.server.server import ServerOptions
@@ -52,7 +53,7 @@ def replica(store: Any) -> Server:
         return f"{(first.content or {})['name']} and {(second.content or {})['name']}"
 
     # The heartbeat runs only when the test runs it: the background upkeep never starts.
-    server.task_runner.upkeep = asyncio.get_running_loop().create_future()  # type: ignore[union-attr]
+    runtime_of(server).upkeep = asyncio.get_running_loop().create_future()  # type: ignore[union-attr]
     return server
 
 
@@ -60,7 +61,7 @@ def replica(store: Any) -> Server:
 async def pair(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[list[Server]]:
     """Two replicas on one store of each engine (one instance on the memory engine)."""
     if request.param == "memory":
-        from mcpkit.store.tasks_memory import MemoryTaskStore
+        from mcpkit.ext.tasks.engines.memory import MemoryTaskStore
 
         setting: Any = MemoryTaskStore(clock=time.time)
     elif request.param == "sqlite":
@@ -70,7 +71,7 @@ async def pair(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[
     servers = [replica(setting), replica(setting)]
     yield servers
     for server in servers:
-        runtime = server.task_runner
+        runtime = runtime_of(server)
         for job in list(runtime.jobs.values()):
             for running in (job.task, job.supervisor):
                 if running is not None:
@@ -107,7 +108,7 @@ async def test_an_answer_given_to_the_other_replica_is_seen_at_once_by_both(
         assert task["status"] == "input_required", task
         assert set(task["inputRequests"]) == {"second"}, task
         assert task["statusMessage"] == "waiting for input: second", task
-    stored = await b.task_runner.store.get(task_id)
+    stored = await runtime_of(b).store.get(task_id)
     assert stored is not None and set(stored.input_requests) == {"first", "second"}, \
         "the runner took the answer already: the test no longer shows the window"
 
@@ -136,7 +137,7 @@ async def test_every_answer_given_to_the_other_replica_makes_the_task_working_at
     # A second answer to a key already answered, on either replica, is ignored.
     await update(on_a, task_id, "first", "Bea")
 
-    await upkeep_once(a.task_runner)  # the runner's heartbeat takes the stored answers up
+    await upkeep_once(runtime_of(a))  # the runner's heartbeat takes the stored answers up
     async with asyncio.timeout(WAIT_S):
         while (task := await seen(on_b, task_id))["status"] != "completed":
             await asyncio.sleep(0.01)
@@ -153,7 +154,7 @@ async def test_text_with_nul_is_stored_and_read_back_the_same_on_every_engine(
     async with asyncio.timeout(WAIT_S):
         while (task := await seen(on_b, task_id)).get("statusMessage") != f"read {text} (1/2)":
             await asyncio.sleep(0.01)
-    stored = await b.task_runner.store.get(task_id)  # read by the other replica's store
+    stored = await runtime_of(b).store.get(task_id)  # read by the other replica's store
     assert stored is not None and stored.arguments == {"text": text}
     GATES[text].set()
     async with asyncio.timeout(WAIT_S):
@@ -161,10 +162,10 @@ async def test_text_with_nul_is_stored_and_read_back_the_same_on_every_engine(
             await asyncio.sleep(0.01)
     assert text in task["inputRequests"]["more"]["params"]["message"]
     await update(on_b, task_id, "more", name)
-    stored = await a.task_runner.store.get(task_id)
+    stored = await runtime_of(a).store.get(task_id)
     assert stored is not None and stored.answers == {
         "more": {"action": "accept", "content": {"name": name}}}
-    await upkeep_once(a.task_runner)
+    await upkeep_once(runtime_of(a))
     async with asyncio.timeout(WAIT_S):
         while (task := await seen(on_b, task_id))["status"] != "completed":
             await asyncio.sleep(0.01)

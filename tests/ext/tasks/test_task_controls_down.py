@@ -15,9 +15,10 @@ from tasks_server import tasks_server
 from test_tasks_wire import call, task_method, until
 
 from mcpkit.errors import StoreUnavailableError
+from mcpkit.ext.tasks import runtime_of
+from mcpkit.ext.tasks.engines.memory import MemoryTaskStore
 from mcpkit.ext.tasks.upkeep import upkeep_once
 from mcpkit.server.subscriptions import LocalBroker
-from mcpkit.store.tasks_memory import MemoryTaskStore
 
 
 class DownBroker(LocalBroker):
@@ -62,11 +63,11 @@ async def test_an_update_stored_while_the_broker_is_down_arrives_at_the_heartbea
     assert broker.attempts == [(task_id, {"action": "update"})]
     assert any(task_id in r.getMessage() and "next heartbeat" in r.getMessage()
                for r in caplog.records)
-    stored = await runner.server.task_runner.store.get(task_id)
+    stored = await runtime_of(runner.server).store.get(task_id)
     assert stored is not None and stored.status == "input_required"  # the runner has not run
     # A client sees the stored answer taken at once, though nothing reached the runner yet.
     assert (await task_method(runner, "tasks/get", task_id))["result"]["status"] == "working"
-    await upkeep_once(runner.server.task_runner)
+    await upkeep_once(runtime_of(runner.server))
     done = await until(steerer, task_id, "completed")
     assert done["result"]["content"][0]["text"] == "confirmed={'confirm': True}"
 
@@ -79,5 +80,5 @@ async def test_a_cancel_stored_while_the_broker_is_down_arrives_at_the_heartbeat
     assert reply["result"]["resultType"] == "complete", reply
     assert broker.attempts == [(task_id, {"action": "cancel"})]
     assert (await task_method(runner, "tasks/get", task_id))["result"]["status"] == "working"
-    await upkeep_once(runner.server.task_runner)
+    await upkeep_once(runtime_of(runner.server))
     assert (await until(steerer, task_id, "cancelled", "completed"))["status"] == "cancelled"

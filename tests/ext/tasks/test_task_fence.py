@@ -18,11 +18,12 @@ from store_urls import Clock
 from test_task_shares import Caller
 
 from mcpkit import Server
+from mcpkit.ext.tasks import runtime_of
+from mcpkit.ext.tasks.engines.memory import MemoryTaskStore
+from mcpkit.ext.tasks.records import TaskQuota, TaskRecord, TaskUsage
 from mcpkit.ext.tasks.upkeep import recover
 from mcpkit.server.server import ServerOptions
 from mcpkit.server.task_runner import TaskOptions
-from mcpkit.store.tasks import TaskQuota, TaskRecord, TaskUsage
-from mcpkit.store.tasks_memory import MemoryTaskStore
 
 LEASE_S, WRITE_S = 20.0, 15.0
 
@@ -63,7 +64,7 @@ def runner(store: SlowWrites, clock: Clock) -> Server:
         return "never"
 
     # No heartbeat comes round in the test: the fence alone bounds the run.
-    server.task_runner.upkeep = asyncio.get_running_loop().create_future()  # type: ignore[union-attr]
+    runtime_of(server).upkeep = asyncio.get_running_loop().create_future()  # type: ignore[union-attr]
     return server
 
 
@@ -80,7 +81,7 @@ async def test_a_created_task_is_fenced_by_the_lease_it_was_stored_with() -> Non
     caller = Caller(server, None)
     try:
         task_id = (await caller.call("endless"))["result"]["taskId"]
-        job = server.task_runner.jobs[task_id]
+        job = runtime_of(server).jobs[task_id]
         stored = await store.get(task_id)
         assert stored is not None and stored.lease_until is not None
         left = stored.lease_until - clock()
@@ -89,7 +90,7 @@ async def test_a_created_task_is_fenced_by_the_lease_it_was_stored_with() -> Non
             "the fence would stop the handler after its lease ended"
     finally:
         caller.wire.close()
-        for job in list(server.task_runner.jobs.values()):
+        for job in list(runtime_of(server).jobs.values()):
             if job.task is not None:
                 job.task.cancel()
         await asyncio.sleep(0)
@@ -102,22 +103,22 @@ async def test_a_claimed_task_is_fenced_by_the_lease_its_claim_wrote() -> None:
     caller = Caller(first, None)
     try:
         task_id = (await caller.call("endless"))["result"]["taskId"]
-        first_job = first.task_runner.jobs.pop(task_id)  # the first process is gone
+        first_job = runtime_of(first).jobs.pop(task_id)  # the first process is gone
         assert first_job.task is not None
         first_job.task.cancel()
         clock.advance(LEASE_S)
         stored = await store.get(task_id)
         assert stored is not None
-        await recover(second.task_runner, stored)  # its claim takes WRITE_S
-        job = second.task_runner.jobs[task_id]
+        await recover(runtime_of(second), stored)  # its claim takes WRITE_S
+        job = runtime_of(second).jobs[task_id]
         claimed = await store.get(task_id)
-        assert claimed is not None and claimed.lease_owner == second.task_runner.owner
+        assert claimed is not None and claimed.lease_owner == runtime_of(second).owner
         assert claimed.lease_until is not None
         assert due_after_write(job, store) < claimed.lease_until - clock()
     finally:
         caller.wire.close()
         for server in (first, second):
-            for job in list(server.task_runner.jobs.values()):
+            for job in list(runtime_of(server).jobs.values()):
                 if job.task is not None:
                     job.task.cancel()
         await asyncio.sleep(0)

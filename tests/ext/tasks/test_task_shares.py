@@ -25,12 +25,13 @@ from store_urls import KINDS, Clock, make_url
 from wire import MODERN, check_server_message
 
 from mcpkit import Context, Server
+from mcpkit.ext.tasks import runtime_of
+from mcpkit.ext.tasks.records import TaskQuota, TaskUsage
 from mcpkit.ext.tasks.shares import Room
 from mcpkit.ext.tasks.upkeep import upkeep_once
 from mcpkit.protocol.tasks import check_get_task_result
 from mcpkit.server.server import ServerOptions
 from mcpkit.server.task_runner import TaskOptions
-from mcpkit.store.tasks import TaskQuota, TaskUsage
 from mcpkit.testing import ServerWire
 
 TASKS = "io.modelcontextprotocol/tasks"
@@ -107,7 +108,7 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
     def setting(clock: Any = time.time) -> Any:
         if not made:
             if request.param == "memory":
-                from mcpkit.store.tasks_memory import MemoryTaskStore
+                from mcpkit.ext.tasks.engines.memory import MemoryTaskStore
 
                 made.append(MemoryTaskStore(clock=clock))
             elif request.param == "sqlite":
@@ -127,11 +128,11 @@ async def closing() -> AsyncIterator[list[Any]]:
         if isinstance(thing, Caller):
             thing.wire.close()
         else:
-            for job in list(thing.task_runner.jobs.values()):
+            for job in list(runtime_of(thing).jobs.values()):
                 if job.task is not None:
                     job.task.cancel()
             await asyncio.sleep(0)
-            await thing.task_runner.store.close()
+            await runtime_of(thing).store.close()
 
 
 async def test_one_caller_cannot_take_every_task_slot(store: Any, closing: list[Any]) -> None:
@@ -146,7 +147,7 @@ async def test_one_caller_cannot_take_every_task_slot(store: Any, closing: list[
     assert "tool 'hold'" in refused["message"]
     assert "TaskOptions.max_active_per_principal" in refused["message"]
     assert (await bob.call("hold", seconds=600))["result"]["resultType"] == "task"
-    assert len(server.task_runner.jobs) == 3  # the refused call never ran
+    assert len(runtime_of(server).jobs) == 3  # the refused call never ran
 
 
 async def test_a_read_of_a_share_with_room_serves_the_calls_after_it_and_none_past_it(
@@ -157,7 +158,7 @@ async def test_a_read_of_a_share_with_room_serves_the_calls_after_it_and_none_pa
     server = share_server(store(), max_active_per_principal=3)
     alice = Caller(server, "alice")
     closing += [alice, server]
-    tasks = server.task_runner.store
+    tasks = runtime_of(server).store
     reads: list[str | None] = []  # the reads before a tool runs (not the create's own count)
     usage, create = tasks.usage, tasks.create
     creating = False
@@ -182,7 +183,7 @@ async def test_a_read_of_a_share_with_room_serves_the_calls_after_it_and_none_pa
     refused = (await alice.call("hold", seconds=600))["error"]
     assert refused["data"] == {"share": "active", "limit": 3, "retryAfterS": 1}
     assert len(reads) == 2
-    assert len(server.task_runner.jobs) == 3
+    assert len(runtime_of(server).jobs) == 3
 
 
 def test_the_room_a_read_found_lasts_a_second_and_a_stored_result_ends_it() -> None:
@@ -239,12 +240,12 @@ async def test_arguments_are_kept_only_while_a_run_again_may_need_them(
     alice = Caller(server, "alice")
     closing += [alice, server]
     plain = (await alice.call("hold", seconds=600))["result"]["taskId"]
-    assert (await server.task_runner.store.get(plain)).arguments is None  # type: ignore[union-attr]
+    assert (await runtime_of(server).store.get(plain)).arguments is None  # type: ignore[union-attr]
     again = (await alice.call("rerunnable", blob="z" * 1000))["result"]["taskId"]
-    running = await server.task_runner.store.get(again)
+    running = await runtime_of(server).store.get(again)
     assert running is not None and running.arguments == {"blob": "z" * 1000}
     await alice.until(again, "completed")
-    stored = await server.task_runner.store.get(again)
+    stored = await runtime_of(server).store.get(again)
     assert stored is not None and stored.arguments is None and stored.answers == {}
 
 
@@ -261,14 +262,14 @@ async def test_a_task_past_its_ttl_or_its_input_wait_frees_its_place_across_repl
     refused = (await elsewhere.call("hold", seconds=1))["error"]  # counted in the store
     assert refused["data"]["share"] == "active"
     clock.advance(61)  # past the input wait: the parked task is cancelled, saying why
-    await upkeep_once(runner.task_runner)
+    await upkeep_once(runtime_of(runner))
     cancelled = await elsewhere.until(parked, "cancelled")
     assert "no answer to 'go' within 60 s (TaskOptions.input_wait_s)" in cancelled["statusMessage"]
     clock.advance(600)  # past the TTL: the hung task stops, and its record goes
-    await upkeep_once(runner.task_runner)
+    await upkeep_once(runtime_of(runner))
     assert (await elsewhere.get(stuck))["error"]["code"] == -32602
     async with asyncio.timeout(10):
-        while runner.task_runner.jobs:  # both handlers stopped: their places are free
+        while runtime_of(runner).jobs:  # both handlers stopped: their places are free
             await asyncio.sleep(0.01)
     for _ in range(2):
         assert (await elsewhere.call("hold", seconds=600))["result"]["resultType"] == "task"
@@ -293,5 +294,5 @@ async def test_over_http_a_full_share_is_429_and_a_full_server_503() -> None:
             assert error["data"].get("share") == "active" if why == "share" else \
                 error["data"]["unavailable"] == "busy"
     for server in (shared, single):
-        for job in list(server.task_runner.jobs.values()):
+        for job in list(runtime_of(server).jobs.values()):
             job.stop("cancel")

@@ -16,6 +16,7 @@ from listening import listening
 from tasks_server import tasks_server
 
 from mcpkit import Context
+from mcpkit.ext.tasks import runtime_of
 from mcpkit.protocol.extensions import TASKS
 
 WAIT_S = 20.0
@@ -72,7 +73,7 @@ async def test_a_required_task_tool_asks_and_answers_in_a_legacy_call() -> None:
         assert done["id"] == call["id"]
         assert text_of(done) == "batch B7 shipped"
         assert not {"taskId", "resultType", "task"} & done["result"].keys()
-    runtime = server.task_runner
+    runtime = runtime_of(server)
     assert runtime.jobs == {} and len(runtime.store) == 0  # no task was made or stored
 
 

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from tasks_server import DECLARING, tasks_server
 
+from mcpkit.ext.tasks import runtime_of
 from mcpkit.protocol.extensions import TASKS
 from mcpkit.protocol.tasks import check_create_task_result, check_get_task_result
 
@@ -68,7 +69,7 @@ async def test_without_the_extension_optional_is_plain_and_required_is_32021(wir
     plain = (await call(wire, "slow", {"seconds": 0.2}, declare=False))["result"]
     assert plain["resultType"] == "complete" and "taskId" not in plain
     # a progress token was not sent, so no progress either; nothing was stored
-    assert server.task_runner.jobs == {}  # type: ignore[union-attr]
+    assert runtime_of(server).jobs == {}  # type: ignore[union-attr]
     refused = (await call(wire, "job", declare=False))["error"]
     assert refused["code"] == -32021
     assert refused["data"] == {"requiredCapabilities": {"extensions": {TASKS: {}}}}
@@ -189,7 +190,7 @@ async def test_an_expired_task_is_unknown_and_purged(wire_factory: Any) -> None:
     now = [1_000_000.0]
     server = tasks_server(ttl_ms=60_000)
     object.__setattr__(server.options, "clock", lambda: now[0])
-    server.task_runner.clock = lambda: now[0]  # type: ignore[union-attr]
+    runtime_of(server).clock = lambda: now[0]  # type: ignore[union-attr]
     wire = wire_factory(server)
     task_id = (await call(wire, "job"))["result"]["taskId"]
     await until(wire, task_id, "completed")
@@ -197,8 +198,8 @@ async def test_an_expired_task_is_unknown_and_purged(wire_factory: Any) -> None:
     assert (await task_method(wire, "tasks/get", task_id))["result"]["status"] == "completed"
     now[0] += 0.2
     assert (await task_method(wire, "tasks/get", task_id))["error"]["code"] == -32602
-    await upkeep_once(server.task_runner)  # type: ignore[arg-type]
-    assert len(server.task_runner.store) == 0  # type: ignore[union-attr, arg-type]
+    await upkeep_once(runtime_of(server))  # type: ignore[arg-type]
+    assert len(runtime_of(server).store) == 0  # type: ignore[union-attr, arg-type]
 
 
 async def test_a_v1_task_param_neither_fails_nor_makes_a_task(wire_factory: Any) -> None:
@@ -209,10 +210,10 @@ async def test_a_v1_task_param_neither_fails_nor_makes_a_task(wire_factory: Any)
 
 @pytest.mark.parametrize("resumable", [False, True])
 async def test_a_task_whose_lease_lapsed_fails_or_runs_again(wire_factory: Any, resumable: bool) -> None:
-    from mcpkit.store.tasks import TaskRecord
+    from mcpkit.ext.tasks.records import TaskRecord
 
     server = tasks_server()
-    runtime = server.task_runner
+    runtime = runtime_of(server)
     server.tools["job"].resumable = resumable
     wire = wire_factory(server)
     now = runtime.clock()  # type: ignore[union-attr]

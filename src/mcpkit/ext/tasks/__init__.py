@@ -3,10 +3,13 @@ long-running tools.
 
 `enable_tasks(server)` offers the extension in `server/discover`, adds `tasks/get`,
 `tasks/update` and `tasks/cancel` through `Server.add_method`, the `taskIds` of
-`subscriptions/listen` through `Server.listen_parts`, and installs the `TaskRuntime` as the
-server's `task_runner`, which `tools/call` of a `task=` tool reaches. `mcpkit.Server` calls it
-when the first such tool is registered, so an application writes only
-`@server.tool(task="optional")`. docs/tasks.md tells the rest.
+`subscriptions/listen` through `Server.listen_parts`, and installs the `TaskRuntime` through the
+core's public seams: as the server's tool-call interceptor (`Server.intercept_tool_calls`),
+which `tools/call` of a `task=` tool reaches, and as a service the transports start and drain
+(`Server.add_service`). `mcpkit.Server` calls it when the first such tool is registered, so an
+application writes only `@server.tool(task="optional")`; the core `mcpkit.server.Server`
+refuses a `task=` tool until it is called. `runtime_of(server)` is the runtime installed.
+docs/tasks.md tells the rest.
 """
 
 from __future__ import annotations
@@ -16,25 +19,32 @@ from typing import TYPE_CHECKING
 from mcpkit.ext.tasks.methods import TaskMethods
 from mcpkit.ext.tasks.runtime import TaskRuntime
 from mcpkit.protocol.extensions import TASKS
+from mcpkit.protocol.tasks import TaskMethod
 from mcpkit.server.task_runner import TaskOptions
-from mcpkit.types.methods import Method
 
 if TYPE_CHECKING:
     from mcpkit.server.server import Server
 
-__all__ = ["TASKS", "TaskOptions", "TaskRuntime", "enable_tasks"]
+__all__ = ["TASKS", "TaskOptions", "TaskRuntime", "enable_tasks", "runtime_of"]
 
 
 def enable_tasks(server: Server, options: TaskOptions | None = None) -> TaskRuntime:
     """Serve the Tasks extension on `server` (once; a second call returns the same runtime)."""
-    if isinstance(server.task_runner, TaskRuntime):
-        return server.task_runner
+    runtime = runtime_of(server)
+    if runtime is not None:
+        return runtime
     runtime = TaskRuntime(server, options)
     methods = TaskMethods(runtime)
     server.extension(TASKS, {})
-    server.add_method(Method.TASKS_GET, methods.get, extension=TASKS)
-    server.add_method(Method.TASKS_UPDATE, methods.update, extension=TASKS)
-    server.add_method(Method.TASKS_CANCEL, methods.cancel, extension=TASKS)
+    server.add_method(TaskMethod.GET, methods.get, extension=TASKS)
+    server.add_method(TaskMethod.UPDATE, methods.update, extension=TASKS)
+    server.add_method(TaskMethod.CANCEL, methods.cancel, extension=TASKS)
     server.listen_parts.append(methods.listen)
-    server.task_runner = runtime
+    server.intercept_tool_calls(runtime.call)
+    server.add_service(runtime)
     return runtime
+
+
+def runtime_of(server: Server) -> TaskRuntime | None:
+    """The Tasks runtime `enable_tasks` installed on `server`, or None."""
+    return next((s for s in server.services if isinstance(s, TaskRuntime)), None)

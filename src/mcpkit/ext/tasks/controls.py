@@ -2,7 +2,7 @@
 reaches the replica running the task at once, through the server's shared broker.
 
 The store stays the truth. The method first writes the cancel request or the answers to the
-store, then publishes a control that names the task (`announce`); a replica that stops hands
+store, then publishes a control that names the task (`bus.announce`); a replica that stops hands
 its resumable tasks back the same way (`release`), so another resumes them at once. Every replica hears it; the
 one running the task reads what was stored for it (`upkeep.pick_up`, the very step its
 heartbeat takes) and acts on it: the handler's asyncio task is cancelled, or a parked ask gets
@@ -19,55 +19,28 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final
 
 from mcpkit.errors import StoreUnavailableError
+from mcpkit.ext.tasks.bus import shared_broker
+from mcpkit.ext.tasks.upkeep import pick_up, recover
 
 if TYPE_CHECKING:
-    from mcpkit.ext.tasks.runtime import TaskRuntime
+    from mcpkit.ext.tasks.keeper import TaskKeeper
 
-__all__ = ["Action", "announce", "follow_controls", "shared_broker"]
+__all__ = ["follow_controls"]
 
 log = logging.getLogger("mcpkit.tasks")
-
-Action = Literal["cancel", "update", "release"]
-"""What a control says happened to a task: a cancel or answers stored for it (its runner
-reads the store), or its lease handed back by a stopping replica (any other may take it up)."""
 
 _RETRY_S: Final = (0.1, 2.0)
 """The first and the longest wait before listening for controls again after the bus failed."""
 
 
-def shared_broker(runtime: TaskRuntime) -> Any | None:
-    """The server's broker when it carries task controls between replicas, else None."""
-    broker = runtime.server.broker
-    if callable(getattr(broker, "publish_control", None)) and callable(
-            getattr(broker, "controls", None)):
-        return broker
-    return None
-
-
-async def announce(runtime: TaskRuntime, task_id: str, action: Action) -> None:
-    """Tell the replica running `task_id` that its cancel request or answers are stored.
-
-    Called after the durable write, and never failing the request: when the bus is down the
-    write still stands and the running replica takes it up at its next heartbeat."""
-    broker = shared_broker(runtime)
-    if broker is None:
-        return
-    try:
-        await broker.publish_control(task_id, {"action": action})
-    except StoreUnavailableError as exc:
-        log.warning("task %s: the %s is stored but could not be announced to the other "
-                    "replicas (%s); the replica running it takes it up at its next heartbeat "
-                    "(TaskOptions.heartbeat_s)", task_id, action, exc)
-
-
-async def follow_controls(runtime: TaskRuntime) -> None:
+async def follow_controls(runtime: TaskKeeper) -> None:
     """Act on every control any replica publishes for a task this process runs, until the
     broker closes; while the bus is unreachable, retry listening with a bounded backoff (the
     broker logs the outage itself, once)."""
-    broker = shared_broker(runtime)
+    broker = shared_broker(runtime.server)
     if broker is None:
         return
     delay, longest = _RETRY_S
@@ -86,9 +59,7 @@ async def follow_controls(runtime: TaskRuntime) -> None:
         delay = min(delay * 2, longest)
 
 
-async def _act(runtime: TaskRuntime, task_id: str, message: dict[str, Any]) -> None:
-    from mcpkit.ext.tasks.upkeep import pick_up, recover
-
+async def _act(runtime: TaskKeeper, task_id: str, message: dict[str, Any]) -> None:
     job = runtime.jobs.get(task_id)
     try:
         if job is not None:

@@ -21,14 +21,11 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING
 
-from mcpkit.ext.tasks.controls import announce
-from mcpkit.server.subscriptions import Change
-
 if TYPE_CHECKING:
     from mcpkit.ext.tasks.jobs import Job
-    from mcpkit.ext.tasks.runtime import TaskRuntime
+    from mcpkit.ext.tasks.keeper import TaskKeeper
 
-__all__ = ["drain", "hand_back"]
+__all__ = ["drain"]
 
 log = logging.getLogger("mcpkit.tasks")
 
@@ -36,7 +33,7 @@ _END_BOUND_S = 5.0
 """How long the drain waits for the handlers it stopped to be stored, after the grace."""
 
 
-async def drain(runtime: TaskRuntime, grace_s: float) -> None:
+async def drain(runtime: TaskKeeper, grace_s: float) -> None:
     """Hand back, finish or end every task this process runs; see the module docstring."""
     runtime.draining = True
     jobs = list(runtime.jobs.values())
@@ -58,22 +55,3 @@ def _shutdown_message(job: Job, grace_s: float) -> str:
     return (f"the server process running this task was shut down before it finished (its "
             f"grace period of {grace_s:g} s ran out); its tool {job.record.tool!r} is not "
             "resumable, so it was not run again: call it again")
-
-
-async def hand_back(runtime: TaskRuntime, job: Job) -> None:
-    """Store a stopped resumable task with its lease ended, and say so to the replicas."""
-    record = job.record
-    record.handoffs += 1
-    record.handed_back = True
-    record.status_message = "handed back by a stopping server process; resuming elsewhere"
-    record.updated_at = runtime.clock()
-    from mcpkit.ext.tasks.runtime import TASK_CHANGE
-
-    async with job.writing():
-        released = await runtime.store.release(record, runtime.owner)
-    if not released:
-        log.warning("task %s: not handed back: another process holds it now", record.task_id)
-        return
-    runtime.server.broker.publish(Change(TASK_CHANGE, record.task_id))
-    await announce(runtime, record.task_id, "release")
-    log.info("task %s: handed back for another server process to resume", record.task_id)

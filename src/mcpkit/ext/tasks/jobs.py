@@ -17,9 +17,9 @@ import dataclasses
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
+from mcpkit.ext.tasks.records import TaskRecord
 from mcpkit.ext.tasks.task_round import TaskRound
 from mcpkit.protocol.codec import RequestId
-from mcpkit.store.tasks import TaskRecord
 from mcpkit.types.methods import Method
 
 __all__ = ["Job", "Stop", "answered", "progress_message", "snapshot", "waiting"]

@@ -13,23 +13,21 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from mcpkit.errors import InvalidParamsError, MissingRequiredClientCapabilityError
-from mcpkit.ext.tasks.controls import announce
+from mcpkit.ext.tasks.bus import announce
 from mcpkit.ext.tasks.upkeep import pick_up
 from mcpkit.protocol.codec import RequestId, notification_message
 from mcpkit.protocol.extensions import TASKS, declared, requirement
 from mcpkit.protocol.tasks import (
     TERMINAL,
+    TaskMethod,
     acknowledgement,
     get_task_result,
     input_responses_param,
     listen_task_ids,
     task_notification_params,
 )
-from mcpkit.server.context import Context
-from mcpkit.server.mrtr import principal_key
-from mcpkit.server.subscriptions import Change
+from mcpkit.server.extending import Change, Context, principal_key
 from mcpkit.types.constants import SUBSCRIPTION_ID_KEY
-from mcpkit.types.methods import Method
 
 if TYPE_CHECKING:
     from mcpkit.ext.tasks.runtime import TaskRuntime
@@ -67,7 +65,7 @@ class TaskMethods:
             if job is not None:
                 await pick_up(runtime, job)
             else:  # running in another process: announced to it
-                await announce(runtime, record.task_id, "update")
+                await announce(runtime.server, record.task_id, "update")
         return acknowledgement()
 
     async def cancel(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
@@ -80,7 +78,7 @@ class TaskMethods:
         if job is not None:
             job.stop("cancel")
         else:  # running in another process: announced once the request is stored
-            await announce(runtime, record.task_id, "cancel")
+            await announce(runtime.server, record.task_id, "cancel")
         return acknowledgement()
 
     async def listen(self, notifications: dict[str, Any], ctx: Context) -> TaskStream | None:
@@ -136,4 +134,4 @@ class TaskStream:
         self._last[task_id] = detailed
         params = task_notification_params(detailed)
         params["_meta"] = {SUBSCRIPTION_ID_KEY: subscription}
-        return notification_message(Method.TASKS_NOTIFICATION, params)
+        return notification_message(TaskMethod.NOTIFICATION, params)

@@ -11,7 +11,7 @@ from typing import Any
 
 from mcpkit.ext.tasks.jobs import progress_message
 from mcpkit.protocol.envelope import RequestMeta
-from mcpkit.server.context import Context
+from mcpkit.server.extending import Context
 from mcpkit.types.methods import Method
 
 __all__ = ["ProgressWatch"]
@@ -23,7 +23,7 @@ class ProgressWatch:
 
     def __init__(self, ctx: Context) -> None:
         self.last: str | None = None
-        meta, forward = ctx.meta, ctx._notify
+        meta = ctx.meta
         asked = meta.progress_token is not None
 
         async def relay(message: dict[str, Any]) -> None:
@@ -34,7 +34,7 @@ class ProgressWatch:
             if forward is not None:
                 await forward(message)
 
-        ctx._notify = relay
+        forward = ctx.route_notifications(relay)
         if not asked:  # progress is the task's to keep, asked for or not
             ctx.meta = RequestMeta(meta.protocol_version, meta.client_capabilities,
                                    meta.client_info, meta.log_level, "task-progress", meta.raw)

@@ -28,18 +28,16 @@ from __future__ import annotations
 
 import math
 import time
-from typing import TYPE_CHECKING, Final
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from mcpkit.errors import ServiceUnavailableError, TooManyTasksError
-from mcpkit.store.tasks import TaskQuota, TaskUsage
+from mcpkit.ext.tasks.records import TaskQuota, TaskStore, TaskUsage
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
-    from mcpkit.ext.tasks.runtime import TaskRuntime
     from mcpkit.server.task_runner import TaskOptions
 
-__all__ = ["Room", "check_capacity", "quota", "refusal", "result_over_share"]
+__all__ = ["Holder", "Room", "check_capacity", "quota", "refusal", "result_over_share"]
 
 _ROOM_S: Final = 1.0
 """How long a share read from the store vouches for the places it found free (seconds)."""
@@ -64,7 +62,7 @@ def _wait_s(options: TaskOptions, share: str, usage: TaskUsage, now: float) -> i
     return max(1, math.ceil(options.poll_interval_ms / 1000))
 
 
-def refusal(runtime: TaskRuntime, tool: str, usage: TaskUsage, share: str | None = None
+def refusal(runtime: Holder, tool: str, usage: TaskUsage, share: str | None = None
             ) -> TooManyTasksError:
     """The answer to a call whose principal's `share` is full (by default the first share
     `usage` fills; the bytes when only the new record itself would overflow them)."""
@@ -79,7 +77,7 @@ def refusal(runtime: TaskRuntime, tool: str, usage: TaskUsage, share: str | None
         f"(TaskOptions.{option}); try again in {wait} s", share, limit, wait)
 
 
-async def check_capacity(runtime: TaskRuntime, tool: str, owner: str | None) -> None:
+async def check_capacity(runtime: Holder, tool: str, owner: str | None) -> None:
     """Refuse a task call before its tool runs: the process is full, or the caller's share."""
     options = runtime.options
     limit = options.max_running
@@ -98,7 +96,7 @@ async def check_capacity(runtime: TaskRuntime, tool: str, owner: str | None) -> 
     runtime.room.found(owner, usage, limits)
 
 
-async def result_over_share(runtime: TaskRuntime, owner: str | None, size: int) -> str | None:
+async def result_over_share(runtime: Holder, owner: str | None, size: int) -> str | None:
     """Why a result of `size` bytes may not be stored for `owner`, or None when it fits."""
     limit = runtime.options.max_stored_bytes_per_principal
     runtime.room.forget(owner)  # the bytes it stores count: the next call reads them
@@ -107,6 +105,29 @@ async def result_over_share(runtime: TaskRuntime, owner: str | None, size: int) 
         return None
     return (f"a result of {size} bytes would take this caller's stored tasks over their share "
             f"of {limit} bytes (TaskOptions.max_stored_bytes_per_principal)")
+
+
+class Holder(Protocol):
+    """What shares are counted against: the tasks of one process (`TaskKeeper`)."""
+
+    @property
+    def options(self) -> TaskOptions: ...
+
+    @property
+    def clock(self) -> Callable[[], float]: ...
+
+    @property
+    def jobs(self) -> Mapping[str, Any]: ...
+
+    @property
+    def starting(self) -> int:
+        """Calls running their tool within the synchronous budget."""
+
+    @property
+    def store(self) -> TaskStore: ...
+
+    @property
+    def room(self) -> Room: ...
 
 
 class Room:

@@ -15,9 +15,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from mcpkit.store.tasks import TaskStore
+from mcpkit.ext.tasks.records import TaskStore
 
-__all__ = ["DEFAULT_FILE", "store_for"]
+__all__ = ["DEFAULT_FILE", "on_backend", "store_for"]
 
 DEFAULT_FILE = "tasks.sqlite3"
 _SHARED_SCHEMES = frozenset({"postgresql", "postgres", "redis", "rediss"})
@@ -30,13 +30,13 @@ def store_for(setting: TaskStore | str | Path | None, clock: Callable[[], float]
     it is shared."""
     if isinstance(setting, TaskStore):
         return setting
-    if setting is None and backend is not None and backend.shared and backend.tasks:
-        return backend.tasks()  # type: ignore[no-any-return]
+    if setting is None and backend is not None and backend.shared:
+        return on_backend(backend)
     if isinstance(setting, str) and setting.partition("://")[0].lower() in _SHARED_SCHEMES:
         from mcpkit.store.urls import open_backend
 
-        return open_backend(setting, clock=clock).tasks()  # type: ignore[misc, no-any-return]
-    from mcpkit.store.tasks_sqlite import SQLiteTaskStore
+        return on_backend(open_backend(setting, clock=clock))
+    from mcpkit.ext.tasks.engines.sqlite import SQLiteTaskStore
 
     if setting is None:
         from mcpkit.store.state_keys import data_dir
@@ -48,7 +48,7 @@ def store_for(setting: TaskStore | str | Path | None, clock: Callable[[], float]
         raise TypeError(f"TaskOptions.store is a TaskStore, a path or a URL, not "
                         f"{type(setting).__name__}")
     if setting == "memory:":
-        from mcpkit.store.tasks_memory import MemoryTaskStore
+        from mcpkit.ext.tasks.engines.memory import MemoryTaskStore
 
         return MemoryTaskStore(clock=clock)
     if setting.startswith("sqlite:///"):
@@ -60,3 +60,25 @@ def store_for(setting: TaskStore | str | Path | None, clock: Callable[[], float]
             "TaskStore instance for a shared engine, a path or sqlite:///path for SQLite, or "
             "memory:")
     return SQLiteTaskStore(Path(setting), clock=clock)
+
+
+def on_backend(backend: Any) -> TaskStore:
+    """The task store on the engine of a store URL's backend (`mcpkit.store.urls.Backend`):
+    PostgreSQL and Redis share it between replicas, SQLite between the processes of a host,
+    memory within this process."""
+    kind, engine, clock = backend.kind, backend.engine, backend.clock
+    if kind == "postgresql":
+        from mcpkit.ext.tasks.engines.postgres import PostgresTaskStore
+
+        return PostgresTaskStore(engine, clock=clock)
+    if kind == "redis":
+        from mcpkit.ext.tasks.engines.redis import RedisTaskStore
+
+        return RedisTaskStore(engine, clock=clock)
+    if kind == "sqlite":
+        from mcpkit.ext.tasks.engines.sqlite import SQLiteTaskStore
+
+        return SQLiteTaskStore(engine, clock=clock)
+    from mcpkit.ext.tasks.engines.memory import MemoryTaskStore
+
+    return MemoryTaskStore(clock=clock)

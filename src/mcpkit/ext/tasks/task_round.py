@@ -19,8 +19,7 @@ from typing import Any
 
 from mcpkit.errors import MissingRequiredClientCapabilityError
 from mcpkit.protocol.envelope import missing_capabilities
-from mcpkit.server.asking import Question, check_question
-from mcpkit.server.mrtr import Round, Sealer
+from mcpkit.server.extending import Question, Round, Sealer, check_question
 
 __all__ = ["Park", "TaskRound"]
 
@@ -42,8 +41,7 @@ class TaskRound(Round):
 
     def detach(self, park: Park) -> None:
         """From now on, asks park the task (once `created` says the task is stored)."""
-        book = self._book()
-        self._known = {**book.carried, **book.responses, **book.used}
+        self._known = self.given
         self._park = park
 
     def created(self) -> None:

@@ -24,20 +24,20 @@ from typing import TYPE_CHECKING
 
 from mcpkit.errors import InternalError
 from mcpkit.ext.tasks.jobs import Job
+from mcpkit.ext.tasks.records import TaskRecord
 from mcpkit.ext.tasks.task_round import TaskRound
 from mcpkit.protocol.tasks import iso_timestamp
-from mcpkit.server.tools import run_handler
-from mcpkit.store.tasks import TaskRecord
+from mcpkit.server.extending import run_handler
 
 if TYPE_CHECKING:
-    from mcpkit.ext.tasks.runtime import TaskRuntime
+    from mcpkit.ext.tasks.keeper import TaskKeeper
 
 __all__ = ["pick_up", "recover", "run_upkeep", "upkeep_once"]
 
 log = logging.getLogger("mcpkit.tasks")
 
 
-async def run_upkeep(runtime: TaskRuntime) -> None:
+async def run_upkeep(runtime: TaskKeeper) -> None:
     """Run `upkeep_once` every heartbeat until cancelled; a failing round is logged, not fatal."""
     while True:
         try:
@@ -49,7 +49,7 @@ async def run_upkeep(runtime: TaskRuntime) -> None:
         await asyncio.sleep(runtime.options.heartbeat_s)
 
 
-async def upkeep_once(runtime: TaskRuntime) -> None:
+async def upkeep_once(runtime: TaskKeeper) -> None:
     store, opts, now = runtime.store, runtime.options, runtime.clock()
     running = list(runtime.jobs.values())
     loop = asyncio.get_running_loop()
@@ -78,7 +78,7 @@ async def upkeep_once(runtime: TaskRuntime) -> None:
         log.debug("deleted %d expired tasks", gone)
 
 
-def _time_limits(runtime: TaskRuntime, job: Job, now: float) -> None:
+def _time_limits(runtime: TaskKeeper, job: Job, now: float) -> None:
     """End a running task past its TTL (deleted: nothing is stored), or one that waited for
     input longer than `TaskOptions.input_wait_s` (cancelled, saying so)."""
     if job.stopped is not None:
@@ -94,7 +94,7 @@ def _time_limits(runtime: TaskRuntime, job: Job, now: float) -> None:
                             "(TaskOptions.input_wait_s)")
 
 
-async def pick_up(runtime: TaskRuntime, job: Job) -> None:
+async def pick_up(runtime: TaskKeeper, job: Job) -> None:
     """What other processes stored for a task running here: a cancel, answers. Each
     heartbeat does this for every running task; a control heard from the broker
     (`mcpkit.ext.tasks.controls`) and a `tasks/update` served here do it at once."""
@@ -113,7 +113,7 @@ async def pick_up(runtime: TaskRuntime, job: Job) -> None:
         await job.deliver(answers)
 
 
-async def recover(runtime: TaskRuntime, record: TaskRecord) -> TaskRecord:
+async def recover(runtime: TaskKeeper, record: TaskRecord) -> TaskRecord:
     """A task whose process stopped (or handed it back): run it again (resumable) or end it
     `failed`. Only the caller whose claim of the lapsed lease wins does either."""
     opts, now = runtime.options, runtime.clock()
@@ -153,7 +153,7 @@ async def recover(runtime: TaskRuntime, record: TaskRecord) -> TaskRecord:
     return record
 
 
-def _rerun(runtime: TaskRuntime, record: TaskRecord) -> Job:
+def _rerun(runtime: TaskKeeper, record: TaskRecord) -> Job:
     """Start a resumable task's tool again in this process, as a task from the first line,
     with every answer given so far (so no key is asked again)."""
     tool = runtime.server.tools[record.tool]
@@ -166,8 +166,8 @@ def _rerun(runtime: TaskRuntime, record: TaskRecord) -> Job:
     rnd.remember(record.answers)
     rnd.created()
     if tool.signature.injected:
-        ctx._round = rnd
-    ctx._notify = job.notify
+        ctx.ask_through(rnd)
+    ctx.route_notifications(job.notify)
     job.task = asyncio.ensure_future(run_handler(tool, params, ctx))
     runtime.jobs[record.task_id] = job
     runtime.started(job)

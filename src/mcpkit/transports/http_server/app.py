@@ -286,12 +286,10 @@ class HTTPApp:
         await self.close()
 
     def start(self) -> None:
-        """The server starts serving (ASGI lifespan startup; `run_http` at start): its task
-        upkeep runs from now on, so tasks another process left (handed back, or whose process
-        died) are taken up even before a task request reaches this one."""
-        runner = self.server.task_runner
-        if runner is not None:
-            runner.start()
+        """The server starts serving (ASGI lifespan startup; `run_http` at start): what
+        extensions run beside it start now (`Server.start_services`), so tasks another process
+        left are taken up even before a task request reaches this one."""
+        self.server.start_services()
 
     async def drain(self, grace_s: float | None = None) -> None:
         """Stop the way a deploy wants (`mcpkit.transports.http_server.drain`): streams closed (as

@@ -3,15 +3,17 @@
 `drain_endpoints` runs once the listener stopped accepting connections (uvicorn's shutdown;
 `HTTPApp.drain` from a framework's lifespan):
 
-1. the server's tasks are told first (`TaskRunner.drain`): resumable ones are handed back at
-   once, so another replica resumes them within a moment; the others get the grace period;
+1. what extensions run beside the server are drained first (`Server.drain_services`): the
+   Tasks extension hands resumable tasks back at once, so another replica resumes them within
+   a moment, and gives the others the grace period;
 2. the requests already running get the grace period (`ServerOptions.grace_s`, `mcpkit run
    --grace`) to finish as usual;
 3. then each request still running is stopped and answered with a retryable error: -32603
    "Service unavailable" with `data.unavailable = "stopping"` and `data.retryAfterS`, which a
    modern response carries with HTTP 503 and `Retry-After` (a legacy one on its stream, as
    2025-11-25 errors travel), never the bare 500 of a cancelled ASGI task;
-4. it returns when the tasks are handed back, finished or ended with a status that says why.
+4. it returns when those services are drained (tasks handed back, finished or ended with a
+   status that says why).
 
 A request that arrives meanwhile (on a connection already open) is answered the same way at
 once (`stopping_answer`). Imports the layers below and asyncio.
@@ -64,8 +66,7 @@ async def stopping_answer(send: Send, message: Message | None) -> None:
 
 async def drain_endpoints(server: Any, endpoints: Iterable[Endpoint], grace_s: float) -> None:
     """Steps 1 to 4 of the module docstring, for one app's endpoints."""
-    runner = server.task_runner
-    tasks = None if runner is None else asyncio.ensure_future(runner.drain(grace_s))
+    services = asyncio.ensure_future(server.drain_services(grace_s))
     endpoints = tuple(endpoints)
     loop = asyncio.get_running_loop()
     deadline = loop.time() + grace_s
@@ -73,5 +74,4 @@ async def drain_endpoints(server: Any, endpoints: Iterable[Endpoint], grace_s: f
         await asyncio.sleep(min(_POLL_S, max(0.0, deadline - loop.time())))
     for endpoint in endpoints:
         endpoint.stop_running(lambda method: stopping_error(method, grace_s))
-    if tasks is not None:
-        await tasks
+    await services

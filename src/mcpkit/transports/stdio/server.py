@@ -97,7 +97,7 @@ class _StdinProtocol(asyncio.Protocol):
 
 async def serve_stdio(server: Any, *, stdin_fd: int = 0, stdout_fd: int | None = None) -> None:
     """Serve `server` on stdin/stdout until stdin closes (or SIGTERM); then its tasks are
-    drained (`TaskRunner.drain`, within `ServerOptions.grace_s`) before it returns. Its
+    drained (`Server.drain_services`, within `ServerOptions.grace_s`) before it returns. Its
     lifespan is held meanwhile: entered before the first message is read, exited once the
     serving ended, errors included."""
     async with server.running():
@@ -126,9 +126,8 @@ async def _serve_stdio(server: Any, stdin_fd: int, stdout_fd: int | None) -> Non
         loop.add_signal_handler(signal.SIGTERM, done.set)
     try:
         await done.wait()
-        runner = server.task_runner
-        if runner is not None:  # hand tasks back, or let them finish: they outlive the client
-            await runner.drain(server.options.grace_s)
+        # What extensions run beside it (tasks) outlives the client: drained, not dropped.
+        await server.drain_services(server.options.grace_s)
         await conn.close()
     finally:
         if transport is not None:

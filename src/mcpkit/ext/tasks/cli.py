@@ -14,7 +14,9 @@ that resumes the wait is printed. Exit status 130 after an interruption.
 answers to the questions it is parked on: one JSON object of `inputResponses`, or `FIELD=VALUE`
 pairs that fill the fields of its forms, or, with neither, the questions asked at the terminal.
 
-Uses the public client API and the CLI's own modules.
+Uses the public client API and the CLI's own modules: it is the extension's room on the
+command line's floor, registered through the CLI's hook (`register`,
+`mcpkit.cli.commands.EXTENSION_COMMANDS`).
 """
 
 from __future__ import annotations
@@ -31,7 +33,8 @@ from mcpkit.cli.showing import note, out, show_result
 from mcpkit.cli.terminal import shown, shown_block
 from mcpkit.cli.usage import UsageError
 
-__all__ = ["ASKING_VERBS", "TASK_COMMANDS", "TaskLine", "follow", "register_task", "run_task"]
+__all__ = ["ASKING_VERBS", "TASK_COMMANDS", "TaskLine", "follow", "register", "register_task",
+           "run_task"]
 
 TASK_COMMANDS: Final = {
     "get": "show a task's state once",
@@ -137,9 +140,9 @@ async def _interrupted(handle: Any, args: argparse.Namespace, answering: Any) ->
     print(f"\nmcpkit: interrupted; task {shown(task_id)} is still running on the server",
           file=sys.stderr, flush=True)
     if answering is not None and answering.source == "terminal":
-        from mcpkit.cli.answers import _ask
+        from mcpkit.cli.answers import ask_line
 
-        choice = await _ask("  (c)ancel it, or (l)eave it running? [l] ")
+        choice = await ask_line("  (c)ancel it, or (l)eave it running? [l] ")
         if choice is not None and choice.strip().lower().startswith("c"):
             await handle.cancel()
             print(f"  asked the server to cancel task {shown(task_id)}", file=sys.stderr)
@@ -168,6 +171,17 @@ def register_task(sub: Any, common: Any) -> None:
             p.add_argument("responses", nargs="*", metavar="ANSWER",
                            help="one JSON object of inputResponses by key, or FIELD=VALUE pairs")
         common(p, asks=name in ASKING_VERBS)
+
+
+def register(sub: Any, common: Any) -> dict[str, Any]:
+    """The command-line hook (`mcpkit.cli.commands.EXTENSION_COMMANDS`): `mcpkit task`'s
+    verbs added to `sub`, and the command that runs them."""
+    register_task(sub, common)
+    return {"task": _task}
+
+
+async def _task(client: Any, args: argparse.Namespace) -> int:
+    return await run_task(client, args, args.answering)
 
 
 async def run_task(client: Any, args: argparse.Namespace, answering: Any) -> int:

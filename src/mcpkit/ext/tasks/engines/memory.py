@@ -1,6 +1,6 @@
 """`MemoryTaskStore`: tasks in this process's memory, for tests and single-process servers that
 need no restart survival. Records are copied in and out, so a caller never shares one; the
-contract is `mcpkit.store.tasks`'s, as every engine keeps it."""
+contract is `mcpkit.ext.tasks.records`'s, as every engine keeps it."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from mcpkit.store.tasks import (
+from mcpkit.ext.tasks.records import (
     OUTSIDE_FIELDS,
     TaskQuota,
     TaskRecord,

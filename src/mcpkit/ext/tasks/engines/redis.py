@@ -5,7 +5,7 @@ change on their own (lease owner and time, cancel request) and those the sweeper
 shares read (status, expiry, owner tag, sizes); the answers are a hash of their own
 (`task-answers:<id>`, one field per input key, the first answer to a key kept), so a heartbeat,
 a `tasks/cancel` or a `tasks/update` never touches the runner's record, and a save writes
-only while its caller holds the lease (`mcpkit.store.tasks`). Sorted sets index the leases
+only while its caller holds the lease (`mcpkit.ext.tasks.records`). Sorted sets index the leases
 and the expiries for the sweeper, and each owner's tasks for its share. Every call that reads
 and then writes is one Lua script (Redis runs a script alone), so a claim has one winner and
 two replicas never both take the last place of one share; a reply from Redis is its
@@ -22,8 +22,7 @@ from typing import Any, Final
 
 import orjson
 
-from mcpkit.store.redis_store import RedisEngine
-from mcpkit.store.tasks import (
+from mcpkit.ext.tasks.records import (
     TERMINAL_STATUSES,
     TaskQuota,
     TaskRecord,
@@ -33,6 +32,7 @@ from mcpkit.store.tasks import (
     record_from_json,
     stored_json,
 )
+from mcpkit.store.redis_store import RedisEngine
 
 __all__ = ["RedisTaskStore"]
 

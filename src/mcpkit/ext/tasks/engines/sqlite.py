@@ -4,7 +4,7 @@ One row per task: the runner's record as JSON beside the columns others change o
 (the lease, the cancel request, the answers) and those the sweeper and the shares read
 (status, expiry, the owner's tag, the size), so a heartbeat or a `tasks/update` touches its
 columns and never the runner's record, and a save writes the record only while its caller
-holds the lease (`mcpkit.store.tasks`). The file is in WAL mode: a commit survives the process
+holds the lease (`mcpkit.ext.tasks.records`). The file is in WAL mode: a commit survives the process
 being killed the moment after it returns (what TASK-7 and the restart behaviour need), and
 readers in other processes are never blocked by a writer. A step that reads and then writes
 (a create under a quota, keeping answers) is one `BEGIN IMMEDIATE` transaction, so two
@@ -28,7 +28,7 @@ from typing import Any, Final
 
 import orjson
 
-from mcpkit.store.tasks import (
+from mcpkit.ext.tasks.records import (
     TaskQuota,
     TaskRecord,
     TaskStore,

@@ -4,7 +4,7 @@ One row per task: the runner's record as JSON beside the columns that others cha
 own (the lease, the cancel request, the answers) and those the sweeper and the shares read
 (status, expiry, the owner's tag, the size), so a heartbeat, a `tasks/cancel` or a
 `tasks/update` touches its columns and never the runner's record, and a save writes only while
-its caller holds the lease, as `mcpkit.store.tasks` requires. Every call is one transaction
+its caller holds the lease, as `mcpkit.ext.tasks.records` requires. Every call is one transaction
 that commits before it returns (a created task is found by any replica at once, TASK-7); a
 claim is one conditional UPDATE, so of two sweepers only one takes over a task, and a create
 under a quota holds a transaction-level advisory lock on its owner, so two replicas never both
@@ -26,8 +26,7 @@ from typing import Any, Final
 
 import orjson
 
-from mcpkit.store.postgres_store import PostgresEngine
-from mcpkit.store.tasks import (
+from mcpkit.ext.tasks.records import (
     TERMINAL_STATUSES,
     TaskQuota,
     TaskRecord,
@@ -37,6 +36,7 @@ from mcpkit.store.tasks import (
     record_from_json,
     stored_json,
 )
+from mcpkit.store.postgres_store import PostgresEngine
 
 __all__ = ["PostgresTaskStore"]
 
