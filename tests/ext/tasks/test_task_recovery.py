@@ -18,12 +18,14 @@ from typing import Any
 from store_urls import Clock
 
 from mcpkit import Server
+from mcpkit.ext.tasks import runtime_of
+from mcpkit.ext.tasks.engines.memory import MemoryTaskStore
 from mcpkit.ext.tasks.jobs import progress_message
+from mcpkit.ext.tasks.records import TaskRecord
+from mcpkit.ext.tasks.runtime import TaskRuntime
 from mcpkit.ext.tasks.upkeep import recover
 from mcpkit.server.server import ServerOptions
 from mcpkit.server.task_runner import TaskOptions
-from mcpkit.store.tasks import TaskRecord
-from mcpkit.store.tasks_memory import MemoryTaskStore
 
 LEASE_S, MAX_ATTEMPTS = 10.0, 3
 
@@ -43,8 +45,14 @@ def replica(store: MemoryTaskStore, clock: Clock) -> Server:
         return "never"
 
     # No heartbeat comes round: each test calls `recover` itself.
-    server.task_runner.upkeep = asyncio.get_running_loop().create_future()  # type: ignore[union-attr]
+    runtime(server).upkeep = asyncio.get_running_loop().create_future()
     return server
+
+
+def runtime(server: Server) -> TaskRuntime:
+    found = runtime_of(server)
+    assert found is not None
+    return found
 
 
 async def left_behind(store: MemoryTaskStore, clock: Clock, tool: str,
@@ -63,7 +71,7 @@ async def left_behind(store: MemoryTaskStore, clock: Clock, tool: str,
 
 
 async def stop_jobs(server: Server) -> None:
-    for job in list(server.task_runner.jobs.values()):
+    for job in list(runtime(server).jobs.values()):
         if job.task is not None:
             job.task.cancel()
     await asyncio.sleep(0)
@@ -73,7 +81,7 @@ async def test_a_task_whose_process_stopped_fails_with_an_error_saying_so() -> N
     clock, store = Clock(), MemoryTaskStore()
     server = replica(store, clock)
     record = await left_behind(store, clock, "batch")
-    await recover(server.task_runner, record)
+    await recover(runtime(server), record)
     stored = await store.get(record.task_id)
     assert stored is not None and stored.status == "failed"
     message = stored.status_message or ""
@@ -87,7 +95,7 @@ async def test_a_handed_back_task_resumes_saying_so_and_a_later_crash_counts() -
     server = replica(store, clock)
     try:
         record = await left_behind(store, clock, "relay", handed_back=True, handoffs=1)
-        await recover(server.task_runner, record)
+        await recover(runtime(server), record)
         stored = await store.get(record.task_id)
         assert stored is not None and stored.status == "working"
         assert stored.status_message == "resumed after the server process running it stopped"
@@ -102,7 +110,7 @@ async def test_a_task_restarted_after_a_crash_says_which_attempt_it_is() -> None
     server = replica(store, clock)
     try:
         record = await left_behind(store, clock, "relay")
-        await recover(server.task_runner, record)
+        await recover(runtime(server), record)
         stored = await store.get(record.task_id)
         assert stored is not None and stored.status == "working" and stored.attempts == 2
         assert stored.status_message == f"restarted (attempt 2 of {MAX_ATTEMPTS})"
