@@ -10,6 +10,7 @@ import json
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cli_run import ROOT, environ, mcpkit
@@ -23,6 +24,7 @@ from mcpkit.server.task_runner import TaskOptions
 
 CONFIGURED = str(ROOT / "tests" / "client" / "config_server.py")
 QUICKSTART = str(ROOT / "examples" / "quickstart" / "server.py")
+LONG_JOB = str(ROOT / "examples" / "long_job" / "server.py")
 
 
 def test_docs_settings_md_is_the_table_generated_from_the_settings() -> None:
@@ -169,6 +171,28 @@ async def test_a_reloading_server_set_from_the_environment_serves_once(tmp_path:
     finally:
         server.stop()
     assert output.count("reloading on changes") == 1, "the child did not reload too"
+
+
+async def test_the_task_settings_of_a_run_reach_its_tasks(tmp_path: Path) -> None:
+    # The Tasks runtime is installed when the file registers its first task tool, before the
+    # run's settings replace the server's options: it must serve with the settings' values.
+    server = ServerProcess.start(LONG_JOB, env={
+        "MCPKIT_TASKS_POLL_INTERVAL_MS": "1234", "MCPKIT_TASKS_SYNC_BUDGET_S": "0.001",
+        "MCPKIT_TASKS_STORE": str(tmp_path / "run-tasks.sqlite3")})
+    try:
+        async def publish(*_: Any) -> dict[str, Any]:
+            return {"action": "accept", "content": {"publish": True}}
+
+        async with Client(checked_transport(server.url, check_server=True),
+                          elicit=publish) as client:
+            handle = await client.start_tool("build_report", {
+                "topic": "tides", "sections": 1, "seconds_per_section": 0.2})
+            assert handle.task_id is not None, "past a sync budget of 1 ms the call is a task"
+            assert handle.latest["pollIntervalMs"] == 1234
+            assert (await handle.wait()).text.startswith("Report on tides (published)")
+    finally:
+        server.stop()
+    assert (tmp_path / "run-tasks.sqlite3").stat().st_size > 0, "kept in the store the run named"
 
 
 def test_a_worker_builds_its_server_with_the_options_of_the_environment(

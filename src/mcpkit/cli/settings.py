@@ -277,6 +277,8 @@ SETTINGS: Final[tuple[Setting, ...]] = (
     _server("grace_s", GRACE, "on SIGTERM, let running requests and tasks finish this long: "
             "resumable tasks are handed back at once, requests still running then are answered "
             "503 with Retry-After, tasks still running end failed, saying why", flag="--grace"),
+    _server("max_call_depth", COUNT, "how deep a handler's own calls (ctx.call_tool, "
+            "read_resource, get_prompt) may nest before the innermost fails with -32603"),
     _server("tasks.store", TEXT, "where tasks are kept: a path to an SQLite file, "
             "sqlite:///path or memory: (default: tasks.sqlite3 in the user's data folder)"),
     _server("tasks.sync_budget_s", SECONDS, "how long an optional task tool may run before the "

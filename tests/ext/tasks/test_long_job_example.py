@@ -4,13 +4,13 @@ completed, its progress showing as the statusMessage; served as the example file
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import importlib.util
 from pathlib import Path
 from typing import Any
 
 from tasks_server import DECLARING
 
-from mcpkit.ext.tasks import runtime_of
 from mcpkit.server.task_runner import TaskOptions
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "long_job" / "server.py"
@@ -31,7 +31,8 @@ async def get(wire: Any, task_id: str) -> dict[str, Any]:
 
 async def test_the_report_task_asks_then_completes(wire_factory: Any) -> None:
     server = load_example()
-    runtime_of(server).options = TaskOptions(store="memory:", sync_budget_s=0.05)
+    server.options = dataclasses.replace(
+        server.options, tasks=TaskOptions(store="memory:", sync_budget_s=0.05))
     wire = wire_factory(server)
     created = await wire.request("tools/call", {
         "name": "build_report", "_meta": DECLARING,

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -56,8 +57,7 @@ class TaskKeeper:
 
     def __init__(self, server: Server, options: TaskOptions | None = None) -> None:
         self.server = server
-        self.options = options or server.options.tasks
-        self.clock = server.options.clock
+        self._options = options
         self.jobs: dict[str, Job] = {}
         """The tasks this process runs, by id."""
         self.owner = secrets.token_hex(8)
@@ -72,6 +72,17 @@ class TaskKeeper:
         self.upkeep: asyncio.Task[None] | None = None
         self.controls: asyncio.Task[None] | None = None
         """Acts on the cancel and update controls other replicas publish (a shared broker)."""
+
+    @property
+    def options(self) -> TaskOptions:
+        """The options given, else the server's `ServerOptions.tasks` as they are now: read on
+        each use, since `mcpkit run`'s settings replace the server's options after its first
+        task tool installed this."""
+        return self._options if self._options is not None else self.server.options.tasks
+
+    @property
+    def clock(self) -> Callable[[], float]:
+        return self.server.options.clock
 
     @property
     def store(self) -> TaskStore:
