@@ -33,8 +33,7 @@ sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "src")]
 
 from test_layering import ERA_ROOMS, LEGACY_ROOMS, PACKAGE, era_branches  # noqa: E402
 
-from mcpkit.types.constants import Method  # noqa: E402
-from mcpkit.types.methods import METHODS  # noqa: E402
+from mcpkit.types.methods import METHODS, Method  # noqa: E402
 
 _ERA_WORDS = re.compile(r"legacy|2025-11-25", re.IGNORECASE)
 _ROOM_MODULES = tuple(f"mcpkit.{room.replace('/', '.')}" for room in ERA_ROOMS)
