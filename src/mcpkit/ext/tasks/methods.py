@@ -57,15 +57,19 @@ class TaskMethods:
         # Outstanding: what the task asks now, and what it asked and was not answered before
         # its process stopped (its run again asks the same keys); answers to any other key are
         # ignored (TASK-10). They are stored before the acknowledgement, so none is lost.
-        pending = (record.input_requests.keys() | set(record.asked)) - record.answers.keys()
+        asked = record.input_requests.keys() | set(record.asked)
+        pending = asked - record.answers.keys()
         outstanding = {k: v for k, v in responses.items() if k in pending}
         if outstanding:
             await runtime.store.put_answers(record.task_id, outstanding)
-            job = runtime.jobs.get(record.task_id)
-            if job is not None:
+        job = runtime.jobs.get(record.task_id)
+        if job is not None:
+            # Here, the runner takes what is stored now; that includes a key another replica
+            # stored first, whose announcement this one may not have acted on yet.
+            if outstanding or responses.keys() & asked:
                 await pick_up(runtime, job)
-            else:  # running in another process: announced to it
-                await announce(runtime.server, record.task_id, "update")
+        elif outstanding:  # running in another process: announced to it
+            await announce(runtime.server, record.task_id, "update")
         return acknowledgement()
 
     async def cancel(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
