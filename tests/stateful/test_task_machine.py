@@ -300,17 +300,19 @@ class TaskMachine(RuleBasedStateMachine):
             key: {"action": "accept", "content": {"v": value}}}}))
         assert reply["result"]["resultType"] == "complete", reply
         pending = model.outstanding | (model.asked - model.answered.keys())
-        if model.status in TERMINAL or key not in pending:
-            return  # ignored: answered already, never asked, or the task has ended
-        if key not in model.answered:  # the first answer to a key is the one kept
+        if model.status in TERMINAL:
+            return  # ignored: the task has ended
+        if key in pending and key not in model.answered:  # the first answer is the one kept
             model.answered[key] = value
             model.answered_at[key] = len(self.writes)
-        if on != model.runner:
-            return  # stored: the runner takes it up at its heartbeat
-        if model.cancel_pending:  # taking it up, the runner sees the cancel first
+        if on != model.runner or key not in model.asked | model.outstanding:
+            return  # stored: the runner takes it up at its heartbeat; or never asked
+        # The runner takes up what is stored now, as at a heartbeat: a stored cancel first,
+        # else a stored answer to what it waits for (this one, or one another replica took).
+        if model.cancel_pending:
             self._cancelled(model)
-        elif key in model.outstanding:
-            self._delivered(model, key)
+        elif model.outstanding & model.answered.keys():
+            self._delivered(model, next(iter(model.outstanding & model.answered.keys())))
 
     def _cancelled(self, model: Model) -> None:
         model.status, model.cancel_pending = "cancelled", False
