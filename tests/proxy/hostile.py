@@ -9,6 +9,7 @@ proxy did not expect, which a hostile upstream must never cause.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import sys
@@ -72,6 +73,10 @@ class Hostile:
                       options=ClientOptions(era=era))  # type: ignore[arg-type]
 
     async def arm(self, client: Client, **plan: Any) -> None:
+        # The proxy reads the upstream's lists once more when it starts following its changes:
+        # an armed list answer sent before that read would be spent by it.
+        async with asyncio.timeout(10):
+            await self.proxy.catalogue.following.wait()
         done = await client.call_tool("arm", {"plan": json.dumps(plan)})
         assert done.text == "armed"
 

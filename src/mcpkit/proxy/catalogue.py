@@ -139,6 +139,9 @@ class Catalogue:
         self._prompts: dict[str, dict[str, Any]] = {}
         self._asked_uris: collections.OrderedDict[str, None] = collections.OrderedDict()
         self._resubscribe = asyncio.Event()
+        #: Set while a listen stream to the upstream is open and the lists were read after it
+        #: opened: from then on no upstream change goes unseen. Clear while reconnecting.
+        self.following = asyncio.Event()
 
     # -- registering -------------------------------------------------------------------------
 
@@ -383,6 +386,7 @@ class Catalogue:
         sub = await self._listen(client)
         try:
             await self.sync(client)  # after listening, so no change falls in between
+            self.following.set()
             while True:
                 note = asyncio.ensure_future(sub.__anext__())
                 again = asyncio.ensure_future(self._resubscribe.wait())
@@ -403,6 +407,7 @@ class Catalogue:
                     old, sub = sub, await self._listen(client)
                     await old.close()
         finally:
+            self.following.clear()
             await sub.close()
 
     def _announce(self, kind: str) -> None:
