@@ -70,3 +70,16 @@ async def test_an_announcement_without_a_change_is_passed_on(proxied: Proxied,
         proxied.upstream.notify_tools_changed()  # the list itself stays the same
         await _next(sub, "notifications/tools/list_changed")
         assert {t.name for t in await client.list_tools(fresh=True)} == before
+
+
+async def test_the_proxy_says_when_it_follows_the_upstreams_changes(upstream_era: str) -> None:
+    made = Proxied(upstream_era)
+    following = made.proxy.catalogue.following
+    assert not following.is_set()
+    async with made.proxy:
+        async with asyncio.timeout(WAIT_S):
+            await following.wait()
+        assert made.upstream_tap.seen("subscriptions/listen" if upstream_era == "modern"
+                                      else "tools/list").is_set()
+    assert not following.is_set()  # stopped: nothing is followed any more
+    made.assert_clean()
