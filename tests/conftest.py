@@ -31,6 +31,7 @@ pytest_plugins = [
     "real_parts",  # every real part required under CI; elsewhere the skips counted last
     "hypothesis_profiles",  # local (derandomized), ci (a fresh seed, a time budget), long
     "services",  # real PostgreSQL and Redis: postgres_url, redis_url, restartable
+    "failure_reports",  # a failure pytest cannot format still reports (CPython 3.11's ast)
 ]
 
 CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
