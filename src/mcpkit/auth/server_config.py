@@ -24,7 +24,13 @@ from typing import Any, Protocol, runtime_checkable
 from mcpkit.auth.server_metadata import canonical_resource
 from mcpkit.auth.server_scopes import ScopeHierarchy, check_scopes
 
-__all__ = ["DPoPSettings", "Principal", "ProtectedResource", "TokenVerifier", "Verifier"]
+__all__ = [
+    "DPoPSettings",
+    "Principal",
+    "ProtectedResource",
+    "TokenVerifier",
+    "Verifier",
+]
 
 _DEFAULT_DPOP_ALGS = ("ES256", "EdDSA", "RS256", "PS256")
 

@@ -15,7 +15,10 @@ import sys
 import time
 from typing import Any
 
-__all__ = ["register", "run_keys"]
+__all__ = [
+    "register",
+    "run_keys",
+]
 
 _COMMANDS = {
     "path": "print where the key ring is kept",

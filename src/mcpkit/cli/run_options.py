@@ -19,7 +19,10 @@ from typing import Any, Final
 from mcpkit.cli.usage import UsageError
 from mcpkit.store import urls as forms
 
-__all__ = ["STORE_FORMS", "apply_run_options"]
+__all__ = [
+    "STORE_FORMS",
+    "apply_run_options",
+]
 
 STORE_FORMS: Final = forms.STORE_FORMS
 _CHATTY: Final = ("asyncio", "httpcore", "httpx", "watchfiles")

@@ -29,8 +29,16 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 __all__ = [
-    "CODE_ONLY", "FALSE_WORDS", "SETTINGS", "SWITCH", "TRUE_WORDS", "Kind", "Setting",
-    "add_flags", "by_name", "settings_markdown",
+    "CODE_ONLY",
+    "FALSE_WORDS",
+    "SETTINGS",
+    "SWITCH",
+    "TRUE_WORDS",
+    "Kind",
+    "Setting",
+    "add_flags",
+    "by_name",
+    "settings_markdown",
 ]
 
 TRUE_WORDS: Final = frozenset({"1", "true", "yes", "on"})

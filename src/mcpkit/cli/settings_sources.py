@@ -34,8 +34,16 @@ from typing import Any, Final
 from mcpkit.cli.settings import SETTINGS, SWITCH, TRUE_WORDS, Setting
 from mcpkit.cli.usage import UsageError
 
-__all__ = ["OTHER_VARIABLES", "Resolved", "export", "read_env_file", "resolve",
-           "server_option_changes", "show_config", "stray_names"]
+__all__ = [
+    "OTHER_VARIABLES",
+    "Resolved",
+    "export",
+    "read_env_file",
+    "resolve",
+    "server_option_changes",
+    "show_config",
+    "stray_names",
+]
 
 OTHER_VARIABLES: Final = frozenset({
     "MCPKIT_RUN_SPEC", "MCPKIT_CLIENT_SECRET", "MCPKIT_DATA_DIR", "MCPKIT_SPEC_DIR",

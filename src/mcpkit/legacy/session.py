@@ -49,7 +49,12 @@ from mcpkit.types.constants import (
 )
 from mcpkit.types.methods import METHODS, Method
 
-__all__ = ["LegacySession", "LegacyState", "RequestPeer", "initialize_error"]
+__all__ = [
+    "LegacySession",
+    "LegacyState",
+    "RequestPeer",
+    "initialize_error",
+]
 
 log = logging.getLogger("mcpkit.server")
 

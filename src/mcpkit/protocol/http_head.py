@@ -20,7 +20,11 @@ from typing import Final
 
 from mcpkit.protocol.http import Status
 
-__all__ = ["HeadMeter", "HeadOverflow", "head_fits"]
+__all__ = [
+    "HeadMeter",
+    "HeadOverflow",
+    "head_fits",
+]
 
 _FOLD: Final = re.compile(rb"\n[ \t]")
 """A line that begins with a space or tab: an obs-fold, which `HeadMeter` refuses."""

@@ -43,7 +43,14 @@ from mcpkit.types.methods import METHODS, Method
 if TYPE_CHECKING:
     from mcpkit.server.server import Server
 
-__all__ = ["SERVED_BY", "Handler", "Work", "call", "routes", "serve"]
+__all__ = [
+    "SERVED_BY",
+    "Handler",
+    "Work",
+    "call",
+    "routes",
+    "serve",
+]
 
 log = logging.getLogger("mcpkit.server")
 

@@ -32,7 +32,12 @@ from mcpkit.types.methods import METHODS
 if TYPE_CHECKING:
     from mcpkit.server.tools import Tool
 
-__all__ = ["Extensions", "MethodHandler", "Service", "ToolInterceptor"]
+__all__ = [
+    "Extensions",
+    "MethodHandler",
+    "Service",
+    "ToolInterceptor",
+]
 
 MethodHandler = Callable[[dict[str, Any], "Context"], Awaitable[dict[str, Any]]]
 """An added method: the request's params (an empty dict when it sent none) and its `Context`

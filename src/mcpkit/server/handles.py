@@ -28,7 +28,13 @@ from mcpkit.protocol.request_state import (
 )
 from mcpkit.server.mrtr import Sealer, principal_key
 
-__all__ = ["DEFAULT_HANDLE_TTL", "MAX_HANDLE_TTL", "HandleError", "mint_handle", "open_handle"]
+__all__ = [
+    "DEFAULT_HANDLE_TTL",
+    "MAX_HANDLE_TTL",
+    "HandleError",
+    "mint_handle",
+    "open_handle",
+]
 
 DEFAULT_HANDLE_TTL: Final = 3600.0
 MAX_HANDLE_TTL: Final = 100 * 365.25 * 86400.0

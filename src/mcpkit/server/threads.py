@@ -19,7 +19,12 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["WorkerPool", "invoke", "run_in_worker", "serving_loop"]
+__all__ = [
+    "WorkerPool",
+    "invoke",
+    "run_in_worker",
+    "serving_loop",
+]
 
 _Item = tuple[asyncio.AbstractEventLoop, "asyncio.Future[Any]", Callable[[], Any]]
 _serving = threading.local()

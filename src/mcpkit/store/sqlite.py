@@ -17,7 +17,10 @@ from pathlib import Path
 
 from mcpkit.store import Store
 
-__all__ = ["DEFAULT_FILE", "SQLiteStore"]
+__all__ = [
+    "DEFAULT_FILE",
+    "SQLiteStore",
+]
 
 DEFAULT_FILE = "single-use.sqlite3"
 """The file a server given no store keeps its single-use records in, in the user's data

@@ -34,7 +34,10 @@ from mcpkit.server.mrtr import principal_key
 from mcpkit.server.subscriptions import Change
 from mcpkit.types.methods import Method
 
-__all__ = ["CACHED_METHODS", "ResponseCachingMiddleware"]
+__all__ = [
+    "CACHED_METHODS",
+    "ResponseCachingMiddleware",
+]
 
 CACHED_METHODS: Final = frozenset({
     Method.TOOLS_LIST, Method.RESOURCES_LIST, Method.RESOURCES_TEMPLATES_LIST,

@@ -36,7 +36,11 @@ from mcpkit.server.mrtr import principal_key
 if TYPE_CHECKING:
     from mcpkit.store import Store
 
-__all__ = ["RateLimitingMiddleware", "by_client", "by_principal"]
+__all__ = [
+    "RateLimitingMiddleware",
+    "by_client",
+    "by_principal",
+]
 
 CallerKey = Callable[[MiddlewareContext], "str | None"]
 

@@ -17,7 +17,12 @@ from typing import Any
 
 import orjson
 
-__all__ = ["memory_events", "memory_sessions", "postgres_stores", "redis_stores"]
+__all__ = [
+    "memory_events",
+    "memory_sessions",
+    "postgres_stores",
+    "redis_stores",
+]
 
 Factory = Callable[..., Any]
 

@@ -18,8 +18,16 @@ from mcpkit.auth.proxy.consent import PAGE_HEADERS
 from mcpkit.errors import OAuthRequestError
 from mcpkit.transports.http_server.endpoint import Receive, Send
 
-__all__ = ["CORS", "NO_STORE", "header", "read_body", "send_error", "send_json", "send_page",
-           "send_redirect"]
+__all__ = [
+    "CORS",
+    "NO_STORE",
+    "header",
+    "read_body",
+    "send_error",
+    "send_json",
+    "send_page",
+    "send_redirect",
+]
 
 Headers = Iterable[tuple[bytes, bytes]]
 NO_STORE: Final = ((b"cache-control", b"no-store"), (b"pragma", b"no-cache"))

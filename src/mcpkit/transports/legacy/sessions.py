@@ -73,7 +73,11 @@ from mcpkit.transports.legacy.relay import SessionRelay
 from mcpkit.transports.legacy.resume import Channel, ResumableExchange, refuse_resume, replay_only
 from mcpkit.types.constants import Header
 
-__all__ = ["LegacyEndpoint", "MemorySessionStore", "SessionStore"]
+__all__ = [
+    "LegacyEndpoint",
+    "MemorySessionStore",
+    "SessionStore",
+]
 
 log = logging.getLogger("mcpkit.transport")
 
