@@ -45,7 +45,7 @@ def apply_run_options(server: Any, *, dev: bool = False, store: Any = None,
         changes["store"] = store
     if not changes:
         return
-    from mcpkit.server.mrtr import Sealer
+    from mcpkit.server.sealing import Sealer
 
     current = server.options
     if not dataclasses.is_dataclass(current) or isinstance(current, type):

@@ -139,7 +139,7 @@ class LegacyState:
     subscriptions: list[str] = field(default_factory=list)
     initialized: bool = False
     principal: str | None = None
-    """Who opened the session (`mcpkit.server.mrtr.principal_key`; None: no one signed in):
+    """Who opened the session (`mcpkit.server.sealing.principal_key`; None: no one signed in):
     a request naming the session with another principal's token is refused."""
 
     def __post_init__(self) -> None:

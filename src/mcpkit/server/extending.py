@@ -24,7 +24,8 @@ from __future__ import annotations
 from mcpkit.server.asking import Question, check_question
 from mcpkit.server.context import Context, Notify
 from mcpkit.server.extensions import MethodHandler, Service, ToolInterceptor
-from mcpkit.server.mrtr import InputRequired, Round, Sealer, principal_key
+from mcpkit.server.mrtr import InputRequired, Round
+from mcpkit.server.sealing import Sealer, principal_key
 from mcpkit.server.subscriptions import Change, ListenStream
 from mcpkit.server.tools import Tool, run_handler, run_tool
 

@@ -27,7 +27,6 @@ from mcpkit.server.dispatch import serve as _serve
 from mcpkit.server.extensions import Extensions, MethodHandler, Service, ToolInterceptor
 from mcpkit.server.lifespan import Lifespan, LifespanState
 from mcpkit.server.middleware import Chain, FunctionMiddleware, Middleware, MiddlewareFunction
-from mcpkit.server.mrtr import Sealer
 from mcpkit.server.prompts import Prompt, PromptOptions, build_prompt
 from mcpkit.server.resources import (
     CacheHint,
@@ -42,6 +41,7 @@ from mcpkit.server.resources import (
     signature_of,
 )
 from mcpkit.server.scopes import scopes_of
+from mcpkit.server.sealing import Sealer
 from mcpkit.server.subscriptions import Broker, Change, ListenPart, LocalBroker
 from mcpkit.server.task_runner import TaskOptions
 from mcpkit.server.tool_filters import ToolFilter
@@ -78,7 +78,7 @@ class ServerOptions:
     shares, so a retry may reach any of them; only when that ring can be neither read nor
     created, a key of this process's own (said once in the log). Replicas on several hosts
     need the same keys, here or in MCPKIT_STATE_KEYS (docs/state.md). Make one with
-    `mcpkit keys new` or `mcpkit.server.mrtr.new_state_key()`."""
+    `mcpkit keys new` or `mcpkit.server.sealing.new_state_key()`."""
     state_ttl: float = 300.0
     """Seconds a sealed `requestState` stays valid."""
     store: Store | str | None = None

@@ -24,7 +24,7 @@ __all__ = [
 
 DEFAULT_FILE = "single-use.sqlite3"
 """The file a server given no store keeps its single-use records in, in the user's data
-folder beside the key ring (`mcpkit.server.mrtr.Sealer.store`)."""
+folder beside the key ring (`mcpkit.server.sealing.Sealer.store`)."""
 
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS mcpkit_records ("

@@ -63,7 +63,7 @@ from mcpkit.protocol.codec import (
 from mcpkit.protocol.http import PRINCIPAL_SCOPE_KEY, RequestHeaders, Status, accepts
 from mcpkit.protocol.outstanding import peer_id, unnamed_id
 from mcpkit.protocol.rejections import error_response
-from mcpkit.server.mrtr import principal_key
+from mcpkit.server.sealing import principal_key
 from mcpkit.store.legacy.events import EventReplayError, EventStore, MemoryEventStore
 from mcpkit.store.legacy.sessions import MemorySessionStore, SessionStore
 from mcpkit.transports.http_server.drain import stopping_error
