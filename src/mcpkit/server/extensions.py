@@ -47,8 +47,8 @@ ToolOptionsCheck = Callable[["Tool"], bool]
 cannot serve; True hands the tool's calls to the server's `ToolInterceptor`."""
 
 ToolInterceptor = Callable[["Tool", dict[str, Any], "Context"], Awaitable[dict[str, Any]]]
-"""Serves a call of a tool an extension's `ToolOptionsCheck` marked (`Tool.intercepted`): the tool, the checked `tools/call` params and
-the request's `Context` -> the call's result. It runs after the middleware chain and the
+"""Serves a call of a tool an extension's `ToolOptionsCheck` marked (`Tool.intercepted`): the
+tool, the checked `tools/call` params and the request's `Context` -> the call's result. It runs after the middleware chain and the
 method's checks; what it raises is answered as the tool's own failure would be, except that
 the chain no longer sees it (the interceptor answers its failures itself)."""
 

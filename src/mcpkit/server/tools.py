@@ -54,8 +54,8 @@ from mcpkit.server.tool_output import output_checker, typed_output_checker
 from mcpkit.types.constants import SERVER_INFO_KEY
 from mcpkit.types.methods import Method
 
-__all__ = ["CORE_TOOL_OPTIONS", "Tool", "ToolOptions", "build_tool", "call_result", "call_tool", "error_result",
-           "list_tools", "run_handler", "run_tool", "tool_failure"]
+__all__ = ["CORE_TOOL_OPTIONS", "Tool", "ToolOptions", "build_tool", "call_result", "call_tool",
+           "error_result", "list_tools", "run_handler", "run_tool", "tool_failure"]
 
 log = logging.getLogger("mcpkit.server")
 
