@@ -58,7 +58,7 @@ class TaskRecord:
 
     task_id: str
     owner: str | None
-    """The principal that created it (`mcpkit.server.mrtr.principal_key`), None when anonymous:
+    """The principal that created it (`mcpkit.server.sealing.principal_key`), None when anonymous:
     only the same principal may see or steer it."""
     tool: str
     arguments: dict[str, Any] | None

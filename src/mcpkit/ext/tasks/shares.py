@@ -35,7 +35,7 @@ from mcpkit.errors import ServiceUnavailableError, TooManyTasksError
 from mcpkit.ext.tasks.records import TaskQuota, TaskStore, TaskUsage
 
 if TYPE_CHECKING:
-    from mcpkit.server.task_runner import TaskOptions
+    from mcpkit.ext.tasks.options import TaskOptions
 
 __all__ = ["Holder", "Room", "check_capacity", "quota", "refusal", "result_over_share"]
 
