@@ -93,7 +93,10 @@ class StreamConnection:
         """
         try:
             for event in self.state.receive(message):
-                self._event(event)
+                if type(event) is RequestReceived:  # `_event`'s first case: every request's
+                    self._start(event)
+                else:
+                    self._event(event)
         except Exception:
             log.exception("internal error while receiving %r", message)
             if isinstance(message, Request) and message.id not in self._tasks:
