@@ -24,8 +24,11 @@ __all__ = ["HeadMeter", "HeadOverflow", "head_fits", "head_pattern"]
 def head_pattern(max_headers: int) -> re.Pattern[bytes]:
     """`head_fits` as one scan in C: `pattern.match(data, 0, max_bytes)` matches exactly when
     `head_fits(data, max_bytes, max_headers)` is true. The listener compiles it once per
-    server and runs it on the first read of every request."""
-    return re.compile(rb"[A-Za-z][^\r\n]*\r\n(?:[^ \t\r\n][^\r\n]*\r\n){0,%d}\r\n" % max_headers)
+    server and runs it on the first read of every request. Its repeats are possessive (a line
+    holds no CR, so none need give back what it took): that makes the scan as fast as the
+    three of `bytes.find`, a fold search and `bytes.count` that it replaces."""
+    return re.compile(rb"[A-Za-z][^\r\n]*+\r\n(?:[^ \t\r\n][^\r\n]*+\r\n){0,%d}+\r\n"
+                      % max_headers)
 
 
 def head_fits(data: bytes, max_bytes: int, max_headers: int) -> bool:
