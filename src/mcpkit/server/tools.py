@@ -290,9 +290,11 @@ def _spelled_out(tool: Tool, value: ToolResult) -> dict[str, Any]:
 
 def call_result(tool: Tool, value: Any) -> dict[str, Any]:
     """The CallToolResult for what a tool returned; raises ToolError for what cannot be sent."""
+    sig = tool.signature
+    if type(value) is str and sig.output_schema is None:  # text, the commonest: no more to ask
+        return {"resultType": "complete", "content": [text_block(value)]}
     if isinstance(value, ToolResult):
         return _spelled_out(tool, value)
-    sig = tool.signature
     if sig.output_schema is None:
         content = to_content(value)
         if content is not None:
@@ -418,8 +420,13 @@ def call_tool(params: dict[str, Any], ctx: Context) -> Awaitable[dict[str, Any]]
     A plain function handing back the coroutine that runs the tool, so the call every tool
     takes costs one coroutine, not two; an unknown tool is refused before any is made.
     """
-    require(ctx.server, "tools", Method.TOOLS_CALL)
-    tool = lookup(ctx.server.tools, params)
+    tools = ctx.server.tools
+    # `require` and `lookup` are asked only when the name finds no tool (a string: the row's
+    # params check, guards.py, saw to it): then the refusal says whether any tool is offered.
+    tool: Tool | None = tools.get(params["name"])
+    if tool is None:
+        require(ctx.server, "tools", Method.TOOLS_CALL)
+        tool = lookup(tools, params)
     if tool.delegate is not None:
         return tool.delegate(params, ctx)
     if tool.intercepted and ctx.server.tool_interceptor is not None:
@@ -479,6 +486,12 @@ async def run_handler(tool: Tool, params: dict[str, Any], ctx: Context) -> dict[
             async with AsyncExitStack() as stack:
                 await provide(provided, kwargs, ctx, stack)
                 result = call_result(tool, await _value(tool, kwargs, ctx))
+        elif tool.blocking:  # `_value`'s cases, inlined for the calls that need no more
+            result = call_result(tool, await run_in_worker(tool.fn, kwargs))
+        elif tool.is_async:
+            result = call_result(tool, await tool.fn(**kwargs))
+        elif not injected:
+            result = call_result(tool, tool.fn(**kwargs))
         else:
             result = call_result(tool, await _value(tool, kwargs, ctx))
     except (ToolError, HandleError) as exc:

@@ -172,8 +172,13 @@ class Exchange:
         assert task is not None
         self.task = task
         self.in_handler = True
+        # `Watchlist.add` and `discard`, in line: every request takes them.
+        entries = None
         if watchlist is not None and self.watch:
-            watchlist.add(self, task.get_loop())
+            entries = watchlist._entries
+            entries[self] = watchlist._generation
+            if watchlist._handle is None or watchlist._loop is not task.get_loop():
+                watchlist.add(self, task.get_loop())  # the sweep's timer is set here
         try:
             response = await work
         except asyncio.CancelledError:
@@ -182,8 +187,8 @@ class Exchange:
             raise
         finally:
             self.in_handler = False
-            if watchlist is not None:
-                watchlist.discard(self)
+            if entries is not None:
+                entries.pop(self, None)
             if self._watcher is not None or self._keepalive is not None:
                 self._stop_watch()
         if self.cancelled:
