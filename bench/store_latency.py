@@ -44,7 +44,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
 from mcpkit import Context, Server  # noqa: E402
-from mcpkit.server.server import ServerOptions  # noqa: E402
+from mcpkit.server.options import ServerOptions  # noqa: E402
 from mcpkit.transports.http_server.app import HTTPApp  # noqa: E402
 
 MODERN = "2026-07-28"

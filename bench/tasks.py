@@ -26,7 +26,7 @@ from mcpkit import Server
 from mcpkit.ext.tasks import TaskOptions, runtime_of
 from mcpkit.protocol.codec import Request
 from mcpkit.protocol.extensions import TASKS
-from mcpkit.server.server import ServerOptions
+from mcpkit.server.options import ServerOptions
 from mcpkit.types.constants import CLIENT_CAPABILITIES_KEY, PROTOCOL_VERSION_KEY
 
 PLAIN_META = {PROTOCOL_VERSION_KEY: "2026-07-28", CLIENT_CAPABILITIES_KEY: {}}

@@ -42,7 +42,7 @@ from mcpkit.ext.tasks import runtime_of
 from mcpkit.ext.tasks.records import TaskStore
 from mcpkit.ext.tasks.stores import store_for
 from mcpkit.protocol.tasks import TERMINAL, check_get_task_result
-from mcpkit.server.server import ServerOptions
+from mcpkit.server.options import ServerOptions
 from mcpkit.testing import ServerWire
 
 __all__ = ["WORKER", "Balanced", "Fleet", "LocalReplica", "ProcessReplica", "Tapped", "check_effects",

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from mcpkit import Context, Server
 from mcpkit.ext.tasks import TaskOptions
-from mcpkit.server.server import ServerOptions
+from mcpkit.server.options import ServerOptions
 
 __all__ = ["make_worker", "server", "task_options"]
 

@@ -20,9 +20,9 @@ CORE = ("types", "errors", "protocol", "schema", "store", "tracing", "server", "
 """The floors below the extensions (the command line, `app`, the proxy and the tools above
 them may name what they offer)."""
 
-SERVER_SEAMS = {"mcpkit.server.extending", "mcpkit.server.server"}
-"""What of the server layer the extension imports: the extension API and the `Server` class
-(with `ServerOptions`, where its options are kept)."""
+SERVER_SEAMS = {"mcpkit.server.extending", "mcpkit.server.options", "mcpkit.server.server"}
+"""What of the server layer the extension imports: the extension API, the `Server` class and
+`ServerOptions` (where its options are kept)."""
 
 CORE_NAMING_TASKS = {
     # The client half (TaskHandle, TaskWatch, admit_task): `Client.start_tool` and

@@ -50,9 +50,9 @@ if TYPE_CHECKING:
     from mcpkit.server.context import Context
     from mcpkit.server.dependencies import Depends
     from mcpkit.server.middleware import CallNext, Middleware, MiddlewareContext
+    from mcpkit.server.options import ServerOptions
     from mcpkit.server.prompts import Message
     from mcpkit.server.resources import CacheHint
-    from mcpkit.server.server import ServerOptions
     from mcpkit.transports.http_client.transport import HTTPConnector
     from mcpkit.transports.memory import InMemory
     from mcpkit.transports.stdio.client import StdioServer
@@ -117,7 +117,7 @@ __all__ = [
 
 _LAZY = {
     "Server": "mcpkit.app",
-    "ServerOptions": "mcpkit.server.server",
+    "ServerOptions": "mcpkit.server.options",
     "Context": "mcpkit.server.context",
     "Depends": "mcpkit.server.dependencies",
     "Middleware": "mcpkit.server.middleware",

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from mcpkit.legacy.session_quota import SessionLimits
     from mcpkit.openapi import OpenAPIOptions
     from mcpkit.proxy import ProxyOptions, ProxyServer
-    from mcpkit.server.server import ServerOptions
+    from mcpkit.server.options import ServerOptions
     from mcpkit.server.tools import Tool
     from mcpkit.transports.http_server.app import HTTPApp, HTTPOptions
     from mcpkit.transports.http_server.limits import ListenerLimits

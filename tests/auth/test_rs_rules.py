@@ -13,8 +13,8 @@ from mcpkit.auth.server_config import DPoPSettings, Principal, ProtectedResource
 from mcpkit.auth.server_metadata import canonical_resource, metadata_document, metadata_url
 from mcpkit.auth.server_scopes import ScopeHierarchy, check_scopes
 from mcpkit.errors import InvalidTokenError
+from mcpkit.server.options import ServerOptions
 from mcpkit.server.scopes import operation_scopes
-from mcpkit.server.server import ServerOptions
 from mcpkit.transports.http_server.auth_jwt import JWTVerifier, cache_seconds
 
 ISS = "https://as.example"

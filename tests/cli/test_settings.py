@@ -20,7 +20,7 @@ from mcpkit.cli.main import _parser
 from mcpkit.cli.settings import CODE_ONLY, SETTINGS, settings_markdown
 from mcpkit.client import Client
 from mcpkit.ext.tasks import TaskOptions
-from mcpkit.server.server import ServerOptions
+from mcpkit.server.options import ServerOptions
 
 CONFIGURED = str(ROOT / "tests" / "client" / "config_server.py")
 QUICKSTART = str(ROOT / "examples" / "quickstart" / "server.py")

@@ -10,7 +10,7 @@ from mcpkit import Server
 from mcpkit.errors import InternalError
 from mcpkit.ext.tasks import TaskOptions
 from mcpkit.server.context import Context
-from mcpkit.server.server import ServerOptions
+from mcpkit.server.options import ServerOptions
 
 
 def make() -> Server:

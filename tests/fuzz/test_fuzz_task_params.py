@@ -21,7 +21,7 @@ from peer_values import json_values
 from mcpkit import Server
 from mcpkit.ext.tasks import TaskOptions
 from mcpkit.protocol.extensions import TASKS
-from mcpkit.server.server import ServerOptions
+from mcpkit.server.options import ServerOptions
 from mcpkit.types.constants import CLIENT_CAPABILITIES_KEY
 
 DECLARING = {CLIENT_CAPABILITIES_KEY: {"elicitation": {}, "extensions": {TASKS: {}}}}

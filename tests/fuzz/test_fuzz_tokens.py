@@ -30,8 +30,8 @@ from mcpkit.protocol.request_state import (
     target_digest,
 )
 from mcpkit.server.handles import mint_handle, open_handle
+from mcpkit.server.options import ServerOptions
 from mcpkit.server.sealing import Sealer
-from mcpkit.server.server import ServerOptions
 
 KEY = bytes(range(32))
 NOW = 1_800_000_000.0

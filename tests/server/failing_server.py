@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 
 from mcpkit import Server
-from mcpkit.server.server import ServerOptions
+from mcpkit.server.options import ServerOptions
 
 SECRET = "postgres://admin:hunter2@db"
 """What the exception says: exactly what must not reach a client by default."""

@@ -24,7 +24,7 @@ from listening import listening
 from mcpkit import Context, Server
 from mcpkit.protocol.codec import MAX_NESTING
 from mcpkit.protocol.extensions import TASKS
-from mcpkit.server.server import ServerOptions
+from mcpkit.server.options import ServerOptions
 from mcpkit.transports.http_server.app import HTTPOptions
 
 REFUSAL = ("tools/call: params nested too deeply; nest objects and arrays at most 250 levels "

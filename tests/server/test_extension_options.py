@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from mcpkit.server.extension_options import register_options
-from mcpkit.server.server import Server, ServerOptions
+from mcpkit.server.options import ServerOptions
+from mcpkit.server.server import Server
 from mcpkit.server.tools import Tool
 
 

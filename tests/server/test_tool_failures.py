@@ -24,7 +24,7 @@ from stdio_peer import StdioPeer
 from mcpkit import Context, Server, ToolError
 from mcpkit.errors import InternalError, InvalidParamsError, MissingRequiredClientCapabilityError
 from mcpkit.protocol.http import http_status
-from mcpkit.server.server import ServerOptions
+from mcpkit.server.options import ServerOptions
 
 FAILING = str(Path(__file__).parent / "failing_server.py")
 SECRET = "postgres://admin:hunter2@db"

@@ -54,7 +54,7 @@ from mcpkit.ext.tasks import TaskOptions, runtime_of
 from mcpkit.ext.tasks.stores import store_for
 from mcpkit.ext.tasks.upkeep import upkeep_once
 from mcpkit.protocol.tasks import TERMINAL, check_get_task_result
-from mcpkit.server.server import ServerOptions
+from mcpkit.server.options import ServerOptions
 from mcpkit.testing import ServerWire
 
 LEASE_S, TTL_S = 30.0, 600.0

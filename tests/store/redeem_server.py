@@ -3,7 +3,7 @@ shared store) and a tool that needs no state. Run with `mcpkit run` and `--store
 MCPKIT_STORE."""
 
 from mcpkit import Context, Server
-from mcpkit.server.server import ServerOptions
+from mcpkit.server.options import ServerOptions
 
 
 def make_server(options: ServerOptions | None = None) -> Server:

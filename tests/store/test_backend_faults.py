@@ -29,8 +29,8 @@ from mcpkit import Context
 from mcpkit.errors import StoreUnavailableError
 from mcpkit.ext.tasks.stores import on_backend
 from mcpkit.protocol.extensions import TASKS
+from mcpkit.server.options import ServerOptions
 from mcpkit.server.sealing import new_state_key
-from mcpkit.server.server import ServerOptions
 from mcpkit.store.urls import open_backend
 
 BOUND = 60.0

@@ -250,7 +250,8 @@ async def test_a_task_made_on_one_replica_is_steered_from_another(
 
 async def test_a_server_on_a_shared_store_url_keeps_its_tasks_there(shared_url: str) -> None:
     from mcpkit.ext.tasks import enable_tasks
-    from mcpkit.server.server import Server, ServerOptions
+    from mcpkit.server.options import ServerOptions
+    from mcpkit.server.server import Server
 
     servers = [Server("tasks", options=ServerOptions(store=shared_url)) for _ in range(2)]
     stores = [enable_tasks(server).store for server in servers]

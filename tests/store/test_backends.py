@@ -271,8 +271,8 @@ def test_a_password_never_appears_in_the_backend_s_url() -> None:
 
 def test_mcpkit_store_is_read_only_when_the_options_name_no_store(
         monkeypatch: pytest.MonkeyPatch) -> None:
+    from mcpkit.server.options import ServerOptions
     from mcpkit.server.sealing import Sealer
-    from mcpkit.server.server import ServerOptions
     from mcpkit.store.memory import MemoryStore
 
     monkeypatch.setenv("MCPKIT_STORE", "redis://127.0.0.1:1/0")

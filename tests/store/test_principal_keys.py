@@ -17,8 +17,8 @@ from mcpkit.ext.tasks.records import TaskRecord
 from mcpkit.ext.tasks.stores import on_backend
 from mcpkit.legacy.session import LegacyState
 from mcpkit.protocol.extensions import TASKS
+from mcpkit.server.options import ServerOptions
 from mcpkit.server.sealing import principal_key
-from mcpkit.server.server import ServerOptions
 from mcpkit.store.legacy.sessions import SessionOwner
 from mcpkit.testing import ServerWire
 

@@ -114,7 +114,7 @@ def run_proxy(args: argparse.Namespace) -> int:
     from mcpkit.cli.usage import UsageError
     from mcpkit.client import ClientOptions
     from mcpkit.proxy import ProxyOptions, ProxyServer
-    from mcpkit.server.server import ServerOptions
+    from mcpkit.server.options import ServerOptions
     from mcpkit.store.state_keys import KeyFileError
     from mcpkit.transports.http_server.app import parse_address
 

@@ -384,7 +384,7 @@ def add_flags(parser: argparse.ArgumentParser, settings: Iterable[Setting] = SET
 
 def _default_text(setting: Setting) -> str:
     if setting.server_option:
-        from mcpkit.server.server import ServerOptions
+        from mcpkit.server.options import ServerOptions
 
         value: Any = ServerOptions()
         for part in setting.name.split("."):
@@ -399,7 +399,7 @@ def _default_text(setting: Setting) -> str:
 def _option_path(name: str) -> str:
     """Where a server option lives, as code writes it: `ServerOptions.page_size`, or an
     extension's `ServerOptions.extensions["tasks"].lease_s`."""
-    from mcpkit.server.server import ServerOptions
+    from mcpkit.server.options import ServerOptions
 
     head, dot, rest = name.partition(".")
     if not dot or head in ServerOptions.__dataclass_fields__:

@@ -186,7 +186,7 @@ def _current(options: Any, name: str) -> Any:
 
 def show_config(found: Mapping[str, Resolved], server: Any) -> str:
     """Each setting's value and where it came from, one a line (secrets hidden)."""
-    from mcpkit.server.server import ServerOptions
+    from mcpkit.server.options import ServerOptions
 
     defaults = ServerOptions()
     rows = [("setting", "value", "from")]

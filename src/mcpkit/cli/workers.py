@@ -133,7 +133,7 @@ def _grace() -> float:
     """How long uvicorn lets a stopping worker's requests finish: `--grace`, which the parent
     exported for the workers (MCPKIT_GRACE_S), else the default of `ServerOptions.grace_s`."""
     from mcpkit.cli.settings import by_name
-    from mcpkit.server.server import ServerOptions
+    from mcpkit.server.options import ServerOptions
 
     setting = by_name()["grace_s"]
     text = os.environ.get(setting.env)

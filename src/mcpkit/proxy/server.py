@@ -34,7 +34,7 @@ from mcpkit.proxy.rounds import advance
 from mcpkit.proxy.upstream import Upstream
 from mcpkit.server.broker import share_broker
 from mcpkit.server.context import Context
-from mcpkit.server.server import ServerOptions
+from mcpkit.server.options import ServerOptions
 from mcpkit.server.subscriptions import Broker
 
 __all__ = ["ProxyServer"]

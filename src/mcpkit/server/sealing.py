@@ -43,7 +43,7 @@ from mcpkit.store.urls import Backend, open_backend, store_from_env
 from mcpkit.types.methods import METHODS
 
 if TYPE_CHECKING:
-    from mcpkit.server.server import ServerOptions
+    from mcpkit.server.options import ServerOptions
     from mcpkit.store import Store
 
 __all__ = [

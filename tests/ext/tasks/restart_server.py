@@ -8,7 +8,7 @@ import sys
 
 from mcpkit import Server
 from mcpkit.ext.tasks import TaskOptions
-from mcpkit.server.server import ServerOptions
+from mcpkit.server.options import ServerOptions
 
 port, db = int(sys.argv[1]), sys.argv[2]
 server = Server("restart-test", options=ServerOptions(extensions={"tasks": TaskOptions(

@@ -10,7 +10,7 @@ from mcpkit.errors import InternalError, ToolError
 from mcpkit.ext.tasks import TaskOptions
 from mcpkit.protocol.extensions import TASKS
 from mcpkit.server.context import Context
-from mcpkit.server.server import ServerOptions
+from mcpkit.server.options import ServerOptions
 from mcpkit.types.constants import CLIENT_CAPABILITIES_KEY
 
 DECLARING = {CLIENT_CAPABILITIES_KEY: {"elicitation": {}, "extensions": {TASKS: {}}}}

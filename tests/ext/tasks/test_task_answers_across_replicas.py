@@ -27,7 +27,7 @@ from mcpkit import Context, Server
 from mcpkit.ext.tasks import TaskOptions, runtime_of
 from mcpkit.ext.tasks.upkeep import upkeep_once
 from mcpkit.protocol.tasks import check_get_task_result
-from mcpkit.server.server import ServerOptions
+from mcpkit.server.options import ServerOptions
 
 WAIT_S = 10.0
 GATES: dict[str, asyncio.Event] = {}

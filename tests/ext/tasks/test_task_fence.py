@@ -22,7 +22,7 @@ from mcpkit.ext.tasks import TaskOptions, runtime_of
 from mcpkit.ext.tasks.engines.memory import MemoryTaskStore
 from mcpkit.ext.tasks.records import TaskQuota, TaskRecord, TaskUsage
 from mcpkit.ext.tasks.upkeep import recover
-from mcpkit.server.server import ServerOptions
+from mcpkit.server.options import ServerOptions
 
 LEASE_S, WRITE_S = 20.0, 15.0
 

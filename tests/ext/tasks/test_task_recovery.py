@@ -24,7 +24,7 @@ from mcpkit.ext.tasks.jobs import progress_message
 from mcpkit.ext.tasks.records import TaskRecord
 from mcpkit.ext.tasks.runtime import TaskRuntime
 from mcpkit.ext.tasks.upkeep import recover
-from mcpkit.server.server import ServerOptions
+from mcpkit.server.options import ServerOptions
 
 LEASE_S, MAX_ATTEMPTS = 10.0, 3
 

@@ -8,7 +8,7 @@ import os
 
 from mcpkit import Context, Server
 from mcpkit.ext.tasks import TaskOptions
-from mcpkit.server.server import ServerOptions
+from mcpkit.server.options import ServerOptions
 
 server = Server("drain", options=ServerOptions(extensions={"tasks": TaskOptions(
     store=os.environ["TASKS_DB"], sync_budget_s=0.05, heartbeat_s=0.2, lease_s=2.0)}))
