@@ -600,7 +600,8 @@ async def test_a_result_nested_deeper_than_the_check_can_go_is_refused_by_name(
 CHECK_WITHOUT_JSONSCHEMA = """
 import sys
 from typing import TypedDict
-from mcpkit.server.tools import build_tool, call_result
+from mcpkit.server.tool_results import call_result
+from mcpkit.server.tools import build_tool
 
 class Sum(TypedDict):
     sum: int

@@ -36,7 +36,8 @@ from mcpkit.server.guards import guarded
 from mcpkit.server.prompts import get_prompt, list_prompts
 from mcpkit.server.resources import list_resources, list_templates, read_resource
 from mcpkit.server.subscriptions import listen
-from mcpkit.server.tools import call_tool, list_tools
+from mcpkit.server.tool_calls import call_tool
+from mcpkit.server.tools import list_tools
 from mcpkit.tracing.spans import active, server_span
 from mcpkit.types.methods import METHODS, Method
 

@@ -32,7 +32,8 @@ from mcpkit.server.extensions import MethodHandler, Service, ToolInterceptor, To
 from mcpkit.server.mrtr import InputRequired, Round
 from mcpkit.server.sealing import Sealer, principal_key
 from mcpkit.server.subscriptions import Change, ListenStream
-from mcpkit.server.tools import Tool, ToolOptions, run_handler, run_tool
+from mcpkit.server.tool_calls import run_handler, run_tool
+from mcpkit.server.tools import Tool, ToolOptions
 
 __all__ = [
     "Change",

@@ -56,7 +56,7 @@ from mcpkit.errors import HandleError, RPCError
 from mcpkit.server.context import Context, raise_failures
 from mcpkit.server.prompts import prompt_failure
 from mcpkit.server.resources import read_failure
-from mcpkit.server.tools import tool_failure
+from mcpkit.server.tool_results import tool_failure
 from mcpkit.types.era import Era
 from mcpkit.types.methods import Method
 
