@@ -302,10 +302,8 @@ SEAMS: dict[tuple[str, str], str] = {
         "ClientOptions.era pins an era: the handshake of that era, no probe",
     ("client/opening.py", "Opener._probe"):
         "the dual-era probe: a remembered era or version, then the probe's outcome",
-    ("client/opening.py", "Opener._adapter_for"):
+    ("client/opening.py", "Opener.adapter_for"):
         "picks the connection's EraAdapter, keeping the client's one of the same era",
-    ("client/opening.py", "Opener._legacy"):
-        "the handshake settles the legacy era only on a version of that era",
     ("client/opening.py", "Opener._after_probe"):
         "an initialize after the probe answered with a modern version: the modern era goes on",
     ("client/opening.py", "_late_answer"):
@@ -518,8 +516,8 @@ ERA_IMPORTS: dict[tuple[str, str], str] = {
         "the client keeps the completions a legacy URL elicitation waits for",
     ("client/inputs.py", "mcpkit.client.legacy.completions"):
         "the input handlers hand URL elicitations to those completions",
-    ("client/opening.py", "mcpkit.client.legacy.adapter"):
-        "the opener's table of EraAdapters, one per era",
+    ("client/client.py", "mcpkit.client.legacy.opening"):
+        "the Client's opener falls back to the initialize handshake",
     ("store/urls.py", "mcpkit.store.legacy.opening"):
         "a backend hands out the legacy session and event stores of its engine",
     ("transports/__init__.py", "mcpkit.store.legacy.events"):
