@@ -518,8 +518,6 @@ ERA_IMPORTS: dict[tuple[str, str], str] = {
         "the input handlers hand URL elicitations to those completions",
     ("client/client.py", "mcpkit.client.legacy.opening"):
         "the Client's opener falls back to the initialize handshake",
-    ("store/urls.py", "mcpkit.store.legacy.opening"):
-        "a backend hands out the legacy session and event stores of its engine",
     ("transports/__init__.py", "mcpkit.store.legacy.events"):
         "public names: the event store HTTPOptions takes",
     ("transports/__init__.py", "mcpkit.store.legacy.sessions"):

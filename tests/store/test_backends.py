@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from backends import SHARED, Clock
 
+from mcpkit.store.legacy.opening import session_store
 from mcpkit.store.legacy.sessions import SessionOwner
 from mcpkit.store.urls import Backend, StoreURLError, open_backend, parse_store_url
 
@@ -134,7 +135,7 @@ async def test_two_replicas_incrementing_one_key_share_one_count(shared_url: str
 # -- legacy sessions ---------------------------------------------------------------------------
 
 def _sessions(backend: Backend, **limits: Any) -> Any:
-    return backend.sessions(State, **limits)
+    return session_store(backend, State, **limits)
 
 
 async def test_a_session_is_created_loaded_saved_and_deleted(url: str, opened: Any) -> None:
