@@ -250,6 +250,16 @@ def test_store_urls_are_parsed_or_refused_with_the_forms() -> None:
         assert repr(bad) in str(caught.value)
 
 
+def test_with_paths_a_value_of_no_url_form_is_an_sqlite_file_and_the_rest_reads_the_same() -> None:
+    for path in ("tasks.db", "/var/lib/tasks.db", "C:\\data\\tasks.db", "memory.db"):
+        assert parse_store_url(path, paths=True) == parse_store_url(f"sqlite:{path}")
+    for url in ("memory", "memory:", "sqlite:///state.db", "postgres://u@h/db", "redis://h/0"):
+        assert parse_store_url(url, paths=True) == parse_store_url(url)
+    for bad in ("mysql://h/db", "redis:h", "sqlite:", "", "sqlite", "memory:x"):
+        with pytest.raises(StoreURLError, match=r"or the path of an SQLite file|name the file"):
+            parse_store_url(bad, paths=True)
+
+
 @pytest.mark.parametrize("base", ["postgresql://u@h/db", "redis://h:6379/0"])
 def test_a_shared_store_s_timeout_is_its_deadline_and_the_driver_never_sees_it(
         base: str) -> None:

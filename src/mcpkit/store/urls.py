@@ -34,8 +34,8 @@ from typing import Any, Final
 from mcpkit.errors import StoreURLError
 from mcpkit.store import Store
 
-__all__ = ["STORE_ENV", "STORE_FORMS", "Backend", "StoreURLError", "open_backend",
-           "parse_store_url", "split_deadline", "split_prefix", "store_from_env"]
+__all__ = ["SHARED", "STORE_ENV", "STORE_FORMS", "Backend", "StoreURL", "StoreURLError",
+           "open_backend", "parse_store_url", "split_deadline", "split_prefix", "store_from_env"]
 
 STORE_ENV: Final = "MCPKIT_STORE"
 """Environment variable holding the store URL when `ServerOptions.store` is not set."""
@@ -53,8 +53,16 @@ class StoreURL:
     """The file of sqlite, the driver's URL of postgresql and redis; empty for memory."""
 
 
-def parse_store_url(value: str) -> StoreURL:
-    """Which backend `value` names, or `StoreURLError` saying what is accepted."""
+_SCHEMES: Final = frozenset({"memory", "sqlite", "postgresql", "postgres", "redis", "rediss"})
+"""The schemes of the forms `parse_store_url` reads."""
+
+
+def parse_store_url(value: str, *, paths: bool = False) -> StoreURL:
+    """Which backend `value` names, or `StoreURLError` saying what is accepted.
+
+    With `paths`, a value of no scheme this grammar knows and without `://` is the path of an
+    SQLite file, as written (what a setting that takes a file as well reads,
+    `TaskOptions.store`): `tasks.db`, `/var/lib/tasks.db`, `C:\\data\\tasks.db`."""
     text = value.strip()
     scheme, sep, rest = text.partition(":")
     lower = scheme.lower()
@@ -72,7 +80,11 @@ def parse_store_url(value: str) -> StoreURL:
         return StoreURL("postgresql", "postgresql:" + rest)
     if lower in ("redis", "rediss") and rest.startswith("//"):
         return StoreURL("redis", lower + ":" + rest)
-    raise StoreURLError(value, f"expected {STORE_FORMS}")
+    if not paths:
+        raise StoreURLError(value, f"expected {STORE_FORMS}")
+    if text and lower not in _SCHEMES and "://" not in text:
+        return StoreURL("sqlite", text)
+    raise StoreURLError(value, f"expected {STORE_FORMS}, or the path of an SQLite file")
 
 
 def store_from_env(environ: Mapping[str, str] | None = None) -> str | None:
