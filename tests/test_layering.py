@@ -306,7 +306,7 @@ SEAMS: dict[tuple[str, str], str] = {
         "picks the connection's EraAdapter, keeping the client's one of the same era",
     ("client/opening.py", "Opener._after_probe"):
         "an initialize after the probe answered with a modern version: the modern era goes on",
-    ("client/opening.py", "_late_answer"):
+    ("client/probing.py", "late_answer"):
         "a silent probe answered late proves a modern server: read only for that",
     ("protocol/connection.py", "Connection._request"):
         "the initialize pin: the opening exchange pins the era, initialize after it is refused",
