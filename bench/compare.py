@@ -30,8 +30,9 @@ protocol, the event loop, the worker threads, not only `Server.handle`), and pri
 frames by own and by total time, side by side, with the frames whose share grew the most. The
 collapsed stacks are kept in .cache/compare/profiles/ (for a flame graph).
 
-`--calls` counts, for each tree's HTTP server, the Python function calls the event loop's
-thread makes per request (cProfile's call counts over two runs of 2,000 and 6,000 requests,
+`--calls` counts, for each tree's server on each transport and tool asked for, the Python
+function calls the event loop's thread makes per request (cProfile's call counts over two runs,
+2,000 and 6,000 requests at 32 connections over HTTP, 1,000 and 3,000 one at a time over stdio,
 subtracted, so the start and the end of the process fall out), and prints the functions whose
 count per request differs between the trees. A count does not move with the machine's load:
 it shows work added or removed where the timings of a busy machine cannot.
@@ -44,6 +45,7 @@ import contextlib
 import hashlib
 import json
 import os
+import pstats
 import shutil
 import statistics
 import subprocess
@@ -371,20 +373,42 @@ finally:
 """`mcpkit run` under cProfile, its counts written to the file named first when it stops."""
 
 
+def _counts(out: Path) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for (path, _line, name), row in pstats.Stats(str(out)).stats.items():  # type: ignore[attr-defined]
+        where = path.split("site-packages/")[-1].split("/src/")[-1]
+        key = f"{name} ({where})"
+        counts[key] = counts.get(key, 0) + row[1]
+    return counts
+
+
 def _counted(server: Server, requests: int, logs: Path, out: Path) -> tuple[dict[str, int], int]:
     """Each function's calls in one run of `requests` tools/call through `server`, and the
-    requests answered."""
+    requests answered: over HTTP at 32 connections, over stdio one request at a time."""
     import asyncio
-    import pstats
     import signal
 
     from benchkit import httpclient, procs, protocol
 
-    server.port = procs.free_port()
+    if server.transport == "http":
+        server.port = procs.free_port()
     argv = server.argv()
     argv[1:3] = ["-c", _COUNTING, str(out)]
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("MCPKIT_", "PYTHON")) and k != IN_VENV}
+    if server.transport == "stdio":
+        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
+                                cwd=REPO_DIR, stderr=(logs / f"calls-{out.stem}.log").open("wb"))
+        assert proc.stdin is not None and proc.stdout is not None
+        for i in range(requests):
+            proc.stdin.write(protocol.encode("tools/call", "modern", i + 1) + b"\n")
+            proc.stdin.flush()
+            line = proc.stdout.readline()
+            if b'"result"' not in line:
+                raise RuntimeError(f"{server.name}: stdio answer {line[:200]!r}")
+        proc.stdin.close()
+        proc.wait(60)
+        return _counts(out), requests
     child = procs.Child(argv, env=env, cwd=REPO_DIR, log_path=logs / f"calls-{out.stem}.log")
     body = protocol.encode("server/discover", "modern", 1)
     asyncio.run(httpclient.wait_ready(server.port, body,
@@ -396,26 +420,32 @@ def _counted(server: Server, requests: int, logs: Path, out: Path) -> tuple[dict
     done = asyncio.run(httpclient.load(server.port, lambda i: raw, 32, requests, 300.0))
     child.proc.send_signal(signal.SIGINT)
     child.proc.wait(60)
-    counts: dict[str, int] = {}
-    for (path, _line, name), row in pstats.Stats(str(out)).stats.items():  # type: ignore[attr-defined]
-        where = path.split("site-packages/")[-1].split("/src/")[-1]
-        key = f"{name} ({where})"
-        counts[key] = counts.get(key, 0) + row[1]
-    return counts, done.requests
+    return _counts(out), done.requests
 
 
 def calls(args: argparse.Namespace, trees: list[dict[str, str]], logs: Path) -> str:
-    tool = args.tools.split(",")[0]
-    per: dict[str, dict[str, float]] = {}
-    for tree in trees:
-        server = Server(tree["label"], tree["python"], "http", tool)
-        runs = [_counted(server, n, logs, logs / f"{len(per)}-{n}.pstats") for n in (2000, 6000)]
-        (few, n_few), (many, n_many) = runs
-        per[tree["label"]] = {k: (many.get(k, 0) - few.get(k, 0)) / (n_many - n_few)
-                              for k in set(few) | set(many)}
+    """The calls per request of each tree, for every transport and tool asked for."""
+    text = []
+    for transport in args.transports.split(","):
+        sizes = (2000, 6000) if transport == "http" else (1000, 3000)
+        for tool in args.tools.split(","):
+            per: dict[str, dict[str, float]] = {}
+            for tree in trees:
+                server = Server(tree["label"], tree["python"], transport, tool)
+                runs = [_counted(server, n, logs, logs / f"{transport}-{tool}-{len(per)}-{n}.pstats")
+                        for n in sizes]
+                (few, n_few), (many, n_many) = runs
+                per[tree["label"]] = {k: (many.get(k, 0) - few.get(k, 0)) / (n_many - n_few)
+                                      for k in set(few) | set(many)}
+            text.append(_calls_table(transport, tool, trees, per))
+    return "\n".join(text)
+
+
+def _calls_table(transport: str, tool: str, trees: list[dict[str, str]],
+                 per: dict[str, dict[str, float]]) -> str:
     before, after = (per[t["label"]] for t in trees)
-    lines = [f"### Python calls per request (http, `{tool}` tool, the event loop's thread)", "",
-             f"- {trees[0]['label']}: {sum(before.values()):.1f}; "
+    lines = [f"### Python calls per request ({transport}, `{tool}` tool, the event loop's thread)",
+             "", f"- {trees[0]['label']}: {sum(before.values()):.1f}; "
              f"{trees[1]['label']}: {sum(after.values()):.1f}", "",
              "| before | after | after - before | function |", "|---|---|---|---|"]
     moved = sorted(((after.get(k, 0.0) - before.get(k, 0.0), k) for k in set(before) | set(after)),

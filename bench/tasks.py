@@ -23,11 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from mcpkit import Server
-from mcpkit.ext.tasks import runtime_of
+from mcpkit.ext.tasks import TaskOptions, runtime_of
 from mcpkit.protocol.codec import Request
 from mcpkit.protocol.extensions import TASKS
 from mcpkit.server.server import ServerOptions
-from mcpkit.server.task_runner import TaskOptions
 from mcpkit.types.constants import CLIENT_CAPABILITIES_KEY, PROTOCOL_VERSION_KEY
 
 PLAIN_META = {PROTOCOL_VERSION_KEY: "2026-07-28", CLIENT_CAPABILITIES_KEY: {}}
@@ -36,8 +35,8 @@ TASK_META = {PROTOCOL_VERSION_KEY: "2026-07-28",
 
 
 def make_server(store: Any) -> Server:
-    server = Server("bench-tasks", options=ServerOptions(tasks=TaskOptions(
-        store=store, sync_budget_s=0, max_running=100_000, heartbeat_s=3600, lease_s=7200)))
+    server = Server("bench-tasks", options=ServerOptions(extensions={"tasks": TaskOptions(
+        store=store, sync_budget_s=0, max_running=100_000, heartbeat_s=3600, lease_s=7200)}))
 
     @server.tool()
     async def echo(text: str) -> str:

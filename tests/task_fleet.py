@@ -239,8 +239,8 @@ class LocalReplica:
         store = self.store
         if self.writes is not None:
             store = Tapped(store_for(store, time.time), self.writes)
-        self.server = make_worker(ServerOptions(tasks=task_options(
-            store=store, **self.options)), self.effects)
+        self.server = make_worker(ServerOptions(extensions={"tasks": task_options(
+            store=store, **self.options)}), self.effects)
         self._servers.append(self.server)
         self._killed = asyncio.Event()
         self.wire = ServerWire(self.server, tap=self._check)

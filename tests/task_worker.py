@@ -23,8 +23,8 @@ import secrets
 from pathlib import Path
 
 from mcpkit import Context, Server
+from mcpkit.ext.tasks import TaskOptions
 from mcpkit.server.server import ServerOptions
-from mcpkit.server.task_runner import TaskOptions
 
 __all__ = ["make_worker", "server", "task_options"]
 
@@ -76,4 +76,5 @@ def make_worker(options: ServerOptions, effects: str | Path) -> Server:
 
 
 if "EFFECTS" in os.environ:
-    server = make_worker(ServerOptions(tasks=task_options()), os.environ["EFFECTS"])
+    server = make_worker(ServerOptions(extensions={"tasks": task_options()}),
+                         os.environ["EFFECTS"])

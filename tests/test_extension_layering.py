@@ -20,9 +20,9 @@ CORE = ("types", "errors", "protocol", "schema", "store", "tracing", "server", "
 """The floors below the extensions (the command line, `app`, the proxy and the tools above
 them may name what they offer)."""
 
-SERVER_SEAMS = {"mcpkit.server.extending", "mcpkit.server.server", "mcpkit.server.task_runner"}
-"""What of the server layer the extension imports: the extension API, the `Server` class, and
-`TaskOptions` while `ServerOptions.tasks` names it."""
+SERVER_SEAMS = {"mcpkit.server.extending", "mcpkit.server.server"}
+"""What of the server layer the extension imports: the extension API and the `Server` class
+(with `ServerOptions`, where its options are kept)."""
 
 CORE_NAMING_TASKS = {
     # The client half (TaskHandle, TaskWatch, admit_task): `Client.start_tool` and
@@ -31,8 +31,6 @@ CORE_NAMING_TASKS = {
     "client/task_watch.py", "client/tasks.py", "client/tool_calls.py",
     # The wire shapes and method rows both halves share, below the client.
     "protocol/tasks.py",
-    # `ServerOptions.tasks` and the `task=` tool option's values.
-    "server/server.py", "server/task_runner.py", "server/tools.py",
     # The official extensions' identifiers, Tasks' among Skills' and Apps'.
     "protocol/extensions.py",
 }

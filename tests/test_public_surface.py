@@ -100,3 +100,46 @@ def test_every_public_name_of_mcpkit_transports_is_what_its_module_defines() -> 
         assert getattr(value, "__name__", name) == name, f"mcpkit.transports.{name} is {value!r}"
     with pytest.raises(AttributeError, match="no attribute 'Nothing'"):
         transports.Nothing  # noqa: B018
+
+
+OUTSIDE_MCP_ERROR = {
+    "mcpkit.server.mrtr.InputRequired":
+        "no error: the signal that unwinds a handler which asked for input, a BaseException so "
+        "that the handler's own `except Exception` cannot swallow it",
+    "mcpkit.client.wire_object.ResultAsDictWarning":
+        "no error: a warning category, a DeprecationWarning, so that the filters a user set for "
+        "deprecations apply to it",
+}
+"""The public exception classes that are not an `MCPError`, each with why."""
+
+
+def _public_exception_classes() -> dict[str, type[BaseException]]:
+    found: dict[str, type[BaseException]] = {}
+    for path in SOURCES:
+        if path.stem == "__main__":
+            continue
+        module = importlib.import_module(_module_name(path))
+        for name, value in vars(module).items():
+            if (isinstance(value, type) and issubclass(value, BaseException)
+                    and not name.startswith("_") and value.__module__.startswith("mcpkit")
+                    and not value.__name__.startswith("_")):
+                found[f"{value.__module__}.{value.__qualname__}"] = value
+    return found
+
+
+def test_every_public_exception_of_mcpkit_is_an_mcp_error() -> None:
+    # `except MCPError` catches whatever mcpkit raises on purpose, configuration errors too:
+    # every public exception class of every module derives from it (a builtin base beside it,
+    # as `StoreURLError` is also a ValueError, is documented on the class).
+    from mcpkit.errors import MCPError
+
+    found = _public_exception_classes()
+    assert {"StoreURLError", "KeyFileError", "TokenFileError", "SkillSourceError",
+            "UsageError"} <= {kind.__name__ for kind in found.values()}
+    outside = sorted(where for where, kind in found.items()
+                     if not issubclass(kind, MCPError) and where not in OUTSIDE_MCP_ERROR)
+    assert not outside, (
+        f"{outside} are public exceptions outside MCPError: derive them from it (in "
+        "mcpkit/errors/), or name them in OUTSIDE_MCP_ERROR with why")
+    stale = sorted(set(OUTSIDE_MCP_ERROR) - set(found))
+    assert not stale, f"OUTSIDE_MCP_ERROR names classes that are gone: {stale}"

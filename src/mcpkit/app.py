@@ -19,8 +19,8 @@ import asyncio
 import contextlib
 import os
 import sys
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, TypeVar, Unpack
 
 from mcpkit.server.server import Server as CoreServer
 
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     import httpx
 
     from mcpkit.client.transport import Connector
+    from mcpkit.ext.tasks.options import TaskToolOptions
     from mcpkit.legacy.session_quota import SessionLimits
     from mcpkit.openapi import OpenAPIOptions
     from mcpkit.proxy import ProxyOptions, ProxyServer
@@ -38,11 +39,20 @@ if TYPE_CHECKING:
 
 __all__ = ["Server"]
 
+F = TypeVar("F", bound=Callable[..., Any])
+
 _DEFAULT_ADDRESS = "127.0.0.1:8000/mcp"
 
 
 class Server(CoreServer):
     """An MCP server: register tools, resources and prompts, then serve it on any transport."""
+
+    if TYPE_CHECKING:  # the same methods, taking the Tasks extension's tool options too
+        def add_tool(self, fn: Callable[..., Any], name: str | None = None,
+                     **options: Unpack[TaskToolOptions]) -> Tool: ...
+
+        def tool(self, name: str | None = None,
+                 **options: Unpack[TaskToolOptions]) -> Callable[[F], F]: ...
 
     @classmethod
     def from_openapi(
@@ -94,11 +104,15 @@ class Server(CoreServer):
         return server
 
     def admit_tool(self, tool: Tool) -> None:
-        """A `task=` tool needs the Tasks extension: serve it (`ServerOptions.tasks`)."""
-        if tool.task is not None and tool.delegate is None and self.tool_interceptor is None:
+        """A tool registered with the Tasks extension's options (`task=`) needs the extension:
+        serve it (its options: `ServerOptions.extensions["tasks"]`)."""
+        if tool.extension_options and tool.delegate is None:
             from mcpkit.ext.tasks import enable_tasks
+            from mcpkit.ext.tasks.options import TASK_TOOL_OPTIONS
 
-            enable_tasks(self)
+            if any(option in tool.extension_options and option not in self.tool_option_checks
+                   for option in TASK_TOOL_OPTIONS):
+                enable_tasks(self)
         super().admit_tool(tool)
 
     @classmethod

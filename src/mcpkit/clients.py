@@ -31,7 +31,12 @@ from mcpkit.client.transport import ClientTransport, Connector
 from mcpkit.errors import InvalidParamsError
 from mcpkit.transports.entries import connector_for
 
-__all__ = ["Client", "Clients", "ServerTool", "SyncClient"]
+__all__ = [
+    "Client",
+    "Clients",
+    "ServerTool",
+    "SyncClient",
+]
 
 T = TypeVar("T")
 C = TypeVar("C", bound="Client")

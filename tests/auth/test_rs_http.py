@@ -19,7 +19,7 @@ from store_urls import KINDS, make_url
 import mcpkit
 from mcpkit.auth.dpop import DPoPKey
 from mcpkit.auth.server_config import DPoPSettings, ProtectedResource
-from mcpkit.server.mrtr import new_state_key
+from mcpkit.server.sealing import new_state_key
 from mcpkit.server.server import ServerOptions
 from mcpkit.transports.http_server.auth_introspection import IntrospectionVerifier
 from mcpkit.transports.http_server.auth_jwt import JWTVerifier

@@ -18,9 +18,8 @@ from listening import listening
 
 from mcpkit import Context, Server, ServerOptions
 from mcpkit.auth.server_config import ProtectedResource
-from mcpkit.ext.tasks import runtime_of
+from mcpkit.ext.tasks import TaskOptions, runtime_of
 from mcpkit.protocol.extensions import TASKS
-from mcpkit.server.task_runner import TaskOptions
 from mcpkit.transports.http_server.app import HTTPOptions
 from mcpkit.transports.http_server.auth_jwt import JWTVerifier
 
@@ -30,7 +29,7 @@ WAIT_S = 20.0
 
 def task_server(issuer: str) -> Any:
     server = Server("task-principals", "1.0.0", options=ServerOptions(
-        tasks=TaskOptions(store="memory:", sync_budget_s=0.05)))
+        extensions={"tasks": TaskOptions(store="memory:", sync_budget_s=0.05)}))
 
     @server.tool(task="required")
     async def audit(ctx: Context) -> str:

@@ -20,7 +20,7 @@ from stdio_peer import StdioPeer, meta
 from wire import LEGACY, check_server_message
 
 from mcpkit.client import Client, ClientOptions
-from mcpkit.server.mrtr import new_state_key
+from mcpkit.server.sealing import new_state_key
 
 
 def test_run_help_describes_the_command(tmp_path: Path) -> None:

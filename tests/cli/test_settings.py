@@ -19,8 +19,8 @@ from http_peer import ServerProcess, checked_transport
 from mcpkit.cli.main import _parser
 from mcpkit.cli.settings import CODE_ONLY, SETTINGS, settings_markdown
 from mcpkit.client import Client
+from mcpkit.ext.tasks import TaskOptions
 from mcpkit.server.server import ServerOptions
-from mcpkit.server.task_runner import TaskOptions
 
 CONFIGURED = str(ROOT / "tests" / "client" / "config_server.py")
 QUICKSTART = str(ROOT / "examples" / "quickstart" / "server.py")
@@ -35,7 +35,7 @@ def test_docs_settings_md_is_the_table_generated_from_the_settings() -> None:
 def test_every_server_option_is_a_setting_or_said_to_be_code_only() -> None:
     covered = {s.name for s in SETTINGS if s.server_option}
     covered |= {s.also_sets for s in SETTINGS if s.also_sets}
-    fields = {f.name for f in dataclasses.fields(ServerOptions)} - {"tasks"}
+    fields = {f.name for f in dataclasses.fields(ServerOptions)} - {"extensions"}
     fields |= {f"tasks.{f.name}" for f in dataclasses.fields(TaskOptions)}
     missing = fields - covered - set(CODE_ONLY)
     assert not missing, f"ServerOptions fields with no setting: {sorted(missing)}"
@@ -208,7 +208,7 @@ def test_a_worker_builds_its_server_with_the_options_of_the_environment(
     monkeypatch.setenv("MCPKIT_TASKS_LEASE_S", "40")
     built = app()
     assert built.server.options.page_size == 2
-    assert built.server.options.tasks.lease_s == 40.0
+    assert built.server.options.extension("tasks", TaskOptions).lease_s == 40.0
     assert os.environ["MCPKIT_PAGE_SIZE"] == "2"
 
 

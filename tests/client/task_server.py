@@ -8,14 +8,14 @@ import asyncio
 
 from mcpkit import Server
 from mcpkit.errors import InternalError
+from mcpkit.ext.tasks import TaskOptions
 from mcpkit.server.context import Context
 from mcpkit.server.server import ServerOptions
-from mcpkit.server.task_runner import TaskOptions
 
 
 def make() -> Server:
-    srv = Server("task-server", options=ServerOptions(tasks=TaskOptions(
-        store="memory:", sync_budget_s=0.05, poll_interval_ms=20)))
+    srv = Server("task-server", options=ServerOptions(extensions={"tasks": TaskOptions(
+        store="memory:", sync_budget_s=0.05, poll_interval_ms=20)}))
 
     @srv.tool(task="optional")
     async def slow(seconds: float, ctx: Context) -> str:

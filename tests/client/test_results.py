@@ -37,7 +37,7 @@ from mcpkit.client import (
     Tool,
 )
 from mcpkit.errors import ProtocolViolation, ResultTypeError, ToolError
-from mcpkit.server.task_runner import TaskOptions
+from mcpkit.ext.tasks import TaskOptions
 from mcpkit.testing import WireRecorder, connect
 from mcpkit.transports.stdio.client import StdioServer
 
@@ -68,7 +68,7 @@ class Point(pydantic.BaseModel):
 
 def typed_server() -> Server:
     server = Server("typed", options=ServerOptions(
-        tasks=TaskOptions(store="memory:", sync_budget_s=0.0)))
+        extensions={"tasks": TaskOptions(store="memory:", sync_budget_s=0.0)}))
     release = server.release = asyncio.Event()  # type: ignore[attr-defined]
 
     @server.tool()

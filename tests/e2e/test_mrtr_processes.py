@@ -15,7 +15,7 @@ import pytest
 from http_peer import ACCEPT, Peer, ServerProcess
 from stdio_peer import StdioPeer, meta
 
-from mcpkit.server.mrtr import new_state_key
+from mcpkit.server.sealing import new_state_key
 
 CALENDAR = "examples/calendar/server.py"
 KEY = new_state_key()

@@ -19,16 +19,17 @@ from hypothesis import strategies as st
 from peer_values import json_values
 
 from mcpkit import Server
+from mcpkit.ext.tasks import TaskOptions
 from mcpkit.protocol.extensions import TASKS
 from mcpkit.server.server import ServerOptions
-from mcpkit.server.task_runner import TaskOptions
 from mcpkit.types.constants import CLIENT_CAPABILITIES_KEY
 
 DECLARING = {CLIENT_CAPABILITIES_KEY: {"elicitation": {}, "extensions": {TASKS: {}}}}
 
 
 def task_server() -> Server:
-    server = Server("fuzz-tasks", options=ServerOptions(tasks=TaskOptions(store="memory:")))
+    server = Server("fuzz-tasks",
+                    options=ServerOptions(extensions={"tasks": TaskOptions(store="memory:")}))
 
     @server.tool()
     def plain(name: str = "x") -> str:

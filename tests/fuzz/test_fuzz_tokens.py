@@ -30,7 +30,7 @@ from mcpkit.protocol.request_state import (
     target_digest,
 )
 from mcpkit.server.handles import mint_handle, open_handle
-from mcpkit.server.mrtr import Sealer
+from mcpkit.server.sealing import Sealer
 from mcpkit.server.server import ServerOptions
 
 KEY = bytes(range(32))

@@ -115,6 +115,8 @@ def test_a_head_that_fits_is_one_the_meter_passes(request: bytes, lines: list[by
     (b"GET / HTTP/1.1\r\nA: 1\r\n\tb\r\n\r\n", "a line folded with a tab"),
     (b"GET / HTTP/1.1\r\n" + b"A: 1\r\n" * 6 + b"\r\n", "six headers, five allowed"),
     (b"GET / HTTP/1.1\r\nX: " + b"y" * 80 + b"\r\n\r\n", "longer than a line may be"),
+    (b"GET / HTTP/1.1\r\nA: 1\nB: 2\r\n\r\n", "a bare LF a lenient parser may end a line at"),
+    (b"GET / HTTP/1.1\r\nA: 1\rB: 2\r\n\r\n", "a bare CR inside a line"),
 ])
 def test_a_head_near_or_over_a_limit_goes_to_the_meter(data: bytes, why: str) -> None:
     assert not head_fits(data, 60, 5), why

@@ -11,7 +11,7 @@ import pytest
 
 from mcpkit.protocol.principals import current_text, digest_text, principal_parts, principal_text
 from mcpkit.protocol.request_state import principal_digest
-from mcpkit.server.mrtr import principal_key
+from mcpkit.server.sealing import principal_key
 
 ISSUER = "https://as.example"
 SUBJECTS = ["alice", "", "[admin]", "a\0b", "\ud800lone", "ünïcode ✓", '["x","y"]', "x\0"]

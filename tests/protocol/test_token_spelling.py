@@ -21,7 +21,7 @@ from mcpkit.protocol.request_state import (
     principal_digest,
     target_digest,
 )
-from mcpkit.server.mrtr import new_state_key
+from mcpkit.server.sealing import new_state_key
 
 ALPHABET = string.ascii_uppercase + string.ascii_lowercase + string.digits + "-_"
 CAPS = {"io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}}}

@@ -16,14 +16,15 @@ import asyncio
 import os
 
 from mcpkit import Context, Server, ServerOptions
-from mcpkit.server.task_runner import TaskOptions
+from mcpkit.ext.tasks import TaskOptions
 
 HEARTBEAT_S = float(os.environ.get("TASK_HEARTBEAT_S", "0.2"))
 """TASK_HEARTBEAT_S: a long one (60) leaves the broker the only quick way for a cancel or an
 answer served by one replica to reach the replica running the task."""
 
 server = Server("replica", "1.0.0", options=ServerOptions(
-    tasks=TaskOptions(heartbeat_s=HEARTBEAT_S, lease_s=max(10.0, 2 * HEARTBEAT_S))))
+    extensions={"tasks": TaskOptions(heartbeat_s=HEARTBEAT_S,
+                                     lease_s=max(10.0, 2 * HEARTBEAT_S))}))
 
 
 @server.tool()

@@ -13,7 +13,7 @@ from wire import MODERN, check
 from mcpkit.errors import InvalidParamsError
 from mcpkit.schema.forms import check_form_schema, form_of, looks_secret
 from mcpkit.server.asking import Elicit, ElicitURL, ListRoots, Sample
-from mcpkit.server.mrtr import principal_key
+from mcpkit.server.sealing import principal_key
 
 WHERE = "tools/call 'demo'"
 

@@ -10,7 +10,7 @@ import pytest
 
 from mcpkit import Context, Server, ServerOptions, ToolError
 from mcpkit.server.asking import Elicit, ListRoots, Sample
-from mcpkit.server.mrtr import new_state_key
+from mcpkit.server.sealing import new_state_key
 
 KEY = new_state_key()
 OTHER_KEY = new_state_key()

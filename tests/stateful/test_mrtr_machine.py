@@ -46,7 +46,7 @@ from wire import MODERN, check_server_message, meta
 from mcpkit import Context, Server, ServerOptions
 from mcpkit.auth.server_config import Principal
 from mcpkit.protocol.codec import Request
-from mcpkit.server.mrtr import new_state_key, principal_key
+from mcpkit.server.sealing import new_state_key, principal_key
 from mcpkit.store import MemoryStore, SQLiteStore
 
 STATE_TTL = 60.0

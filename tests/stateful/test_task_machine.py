@@ -50,12 +50,11 @@ from wire import MODERN, check_server_message
 
 from mcpkit import Context, Server
 from mcpkit.errors import InternalError
-from mcpkit.ext.tasks import runtime_of
+from mcpkit.ext.tasks import TaskOptions, runtime_of
 from mcpkit.ext.tasks.stores import store_for
 from mcpkit.ext.tasks.upkeep import upkeep_once
 from mcpkit.protocol.tasks import TERMINAL, check_get_task_result
 from mcpkit.server.server import ServerOptions
-from mcpkit.server.task_runner import TaskOptions
 from mcpkit.testing import ServerWire
 
 LEASE_S, TTL_S = 30.0, 600.0
@@ -115,9 +114,10 @@ class TaskMachine(RuleBasedStateMachine):
 
     def _server(self, setting: Any) -> Server:
         store = Tapped(store_for(setting, self.clock), self.writes, self.reads)
-        server = Server("machine", options=ServerOptions(clock=self.clock, tasks=TaskOptions(
-            store=store, sync_budget_s=0.01, heartbeat_s=LEASE_S / 3, lease_s=LEASE_S,
-            ttl_ms=int(TTL_S * 1000), max_attempts=100, input_wait_s=None)))
+        server = Server("machine", options=ServerOptions(
+            clock=self.clock, extensions={"tasks": TaskOptions(
+                store=store, sync_budget_s=0.01, heartbeat_s=LEASE_S / 3, lease_s=LEASE_S,
+                ttl_ms=int(TTL_S * 1000), max_attempts=100, input_wait_s=None)}))
 
         async def scripted(tag: str, ctx: Context) -> str:
             inbox: asyncio.Queue[str] = asyncio.Queue()

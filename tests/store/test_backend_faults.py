@@ -29,7 +29,7 @@ from mcpkit import Context
 from mcpkit.errors import StoreUnavailableError
 from mcpkit.ext.tasks.stores import on_backend
 from mcpkit.protocol.extensions import TASKS
-from mcpkit.server.mrtr import new_state_key
+from mcpkit.server.sealing import new_state_key
 from mcpkit.server.server import ServerOptions
 from mcpkit.store.legacy.opening import event_store, session_store
 from mcpkit.store.urls import open_backend

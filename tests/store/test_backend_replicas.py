@@ -13,7 +13,7 @@ import pytest
 from mcpkit import Context, Server
 from mcpkit.errors import StateRejected
 from mcpkit.protocol.request_state import KeyRing
-from mcpkit.server.mrtr import STATE_KEYS_ENV, Sealer
+from mcpkit.server.sealing import STATE_KEYS_ENV, Sealer
 from mcpkit.server.server import ServerOptions
 from mcpkit.store.shared_ring import SharedRing, rotated, sealing_and_open
 from mcpkit.store.urls import open_backend

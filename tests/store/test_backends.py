@@ -282,7 +282,7 @@ def test_a_password_never_appears_in_the_backend_s_url() -> None:
 
 def test_mcpkit_store_is_read_only_when_the_options_name_no_store(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    from mcpkit.server.mrtr import Sealer
+    from mcpkit.server.sealing import Sealer
     from mcpkit.server.server import ServerOptions
     from mcpkit.store.memory import MemoryStore
 

@@ -17,7 +17,7 @@ from mcpkit.ext.tasks.records import TaskRecord
 from mcpkit.ext.tasks.stores import on_backend
 from mcpkit.legacy.session import LegacyState
 from mcpkit.protocol.extensions import TASKS
-from mcpkit.server.mrtr import principal_key
+from mcpkit.server.sealing import principal_key
 from mcpkit.server.server import ServerOptions
 from mcpkit.store.legacy.opening import session_store
 from mcpkit.store.legacy.sessions import SessionOwner

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from mcpkit import Context, Server, ServerOptions
-from mcpkit.server.mrtr import new_state_key
+from mcpkit.server.sealing import new_state_key
 from mcpkit.store.state_keys import (
     KeyFileError,
     PersistedRing,

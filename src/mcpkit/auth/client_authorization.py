@@ -28,7 +28,13 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from mcpkit.errors import AuthError
 
-__all__ = ["Pending", "Pkce", "authorization_url", "read_callback", "require_pkce"]
+__all__ = [
+    "Pending",
+    "Pkce",
+    "authorization_url",
+    "read_callback",
+    "require_pkce",
+]
 
 S256: Final = "S256"
 

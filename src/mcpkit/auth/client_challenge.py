@@ -15,8 +15,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Final
 
-__all__ = ["BearerChallenge", "Challenge", "bearer_challenge", "parse_www_authenticate",
-           "sent_scheme"]
+__all__ = [
+    "BearerChallenge",
+    "Challenge",
+    "bearer_challenge",
+    "parse_www_authenticate",
+    "sent_scheme",
+]
 
 _TCHAR: Final = frozenset("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyz"
                           "ABCDEFGHIJKLMNOPQRSTUVWXYZ")

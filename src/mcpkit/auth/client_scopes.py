@@ -19,7 +19,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Final
 
-__all__ = ["OFFLINE_ACCESS", "StepUps", "initial_scope", "join_scopes", "step_up_scope"]
+__all__ = [
+    "OFFLINE_ACCESS",
+    "StepUps",
+    "initial_scope",
+    "join_scopes",
+    "step_up_scope",
+]
 
 OFFLINE_ACCESS: Final = "offline_access"
 

@@ -22,7 +22,12 @@ from urllib.parse import urlsplit
 
 from mcpkit.errors import AuthError
 
-__all__ = ["check_address", "check_authorization_url", "check_fetch_url", "is_loopback_host"]
+__all__ = [
+    "check_address",
+    "check_authorization_url",
+    "check_fetch_url",
+    "is_loopback_host",
+]
 
 _LOOPBACK_NAMES: Final = frozenset({"localhost", "localhost.", "127.0.0.1", "::1"})
 

@@ -20,7 +20,12 @@ from typing import Any, Final
 from mcpkit.auth.server_scopes import parse_scope
 from mcpkit.errors import InvalidTokenError
 
-__all__ = ["MAX_NUMERIC_DATE", "check_claims", "claims_scopes", "token_jkt"]
+__all__ = [
+    "MAX_NUMERIC_DATE",
+    "check_claims",
+    "claims_scopes",
+    "token_jkt",
+]
 
 MAX_NUMERIC_DATE: Final = 253_402_300_799
 """9999-12-31T23:59:59Z: the latest time a token's `exp`, `nbf` or `iat` may name."""

@@ -24,7 +24,13 @@ from typing import Any, Protocol, runtime_checkable
 from mcpkit.auth.server_metadata import canonical_resource
 from mcpkit.auth.server_scopes import ScopeHierarchy, check_scopes
 
-__all__ = ["DPoPSettings", "Principal", "ProtectedResource", "TokenVerifier", "Verifier"]
+__all__ = [
+    "DPoPSettings",
+    "Principal",
+    "ProtectedResource",
+    "TokenVerifier",
+    "Verifier",
+]
 
 _DEFAULT_DPOP_ALGS = ("ES256", "EdDSA", "RS256", "PS256")
 
@@ -33,7 +39,7 @@ _DEFAULT_DPOP_ALGS = ("ES256", "EdDSA", "RS256", "PS256")
 class Principal:
     """Who a request acts for, as its verified token says: handlers read it as
     `ctx.principal`; sealed `requestState`, handles and legacy sessions are bound to its
-    issuer and subject (`mcpkit.server.mrtr.principal_key`)."""
+    issuer and subject (`mcpkit.server.sealing.principal_key`)."""
 
     subject: str
     client_id: str | None = None

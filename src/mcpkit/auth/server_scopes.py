@@ -14,7 +14,12 @@ from collections.abc import Iterable, Mapping
 
 from mcpkit.protocol.scopes import SCOPE_TOKEN, check_scopes
 
-__all__ = ["ScopeHierarchy", "check_scopes", "parse_scope", "scope_text"]
+__all__ = [
+    "ScopeHierarchy",
+    "check_scopes",
+    "parse_scope",
+    "scope_text",
+]
 
 
 def parse_scope(value: object) -> frozenset[str]:

@@ -36,8 +36,15 @@ from mcpkit.cli.terminal import shown_block as _block
 from mcpkit.client import ElicitationAnswerError, FormField, InputRequest, check_answer, read_form
 from mcpkit.client.url_elicitation import check_url, real_host
 
-__all__ = ["MAX_ATTEMPTS", "answer_lines", "ask_form", "ask_line", "elicit_form", "elicit_url",
-           "parse_answer"]
+__all__ = [
+    "MAX_ATTEMPTS",
+    "answer_lines",
+    "ask_form",
+    "ask_line",
+    "elicit_form",
+    "elicit_url",
+    "parse_answer",
+]
 
 MAX_ATTEMPTS: Final = 5
 """Answers one field may be given before the form is cancelled."""

@@ -22,7 +22,12 @@ from typing import Any
 
 from mcpkit.cli.usage import UsageError
 
-__all__ = ["kind_name", "kinds_of", "prompt_arguments", "typed_arguments"]
+__all__ = [
+    "kind_name",
+    "kinds_of",
+    "prompt_arguments",
+    "typed_arguments",
+]
 
 
 def _resolve(schema: Any, defs: dict[str, Any]) -> tuple[Any, str | None]:

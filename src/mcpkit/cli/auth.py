@@ -32,7 +32,15 @@ from typing import Any, Final
 
 from mcpkit.cli.usage import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, UsageError
 
-__all__ = ["BROWSER_MODE", "entries_for", "forget", "login_args", "register", "run_auth", "sign_in"]
+__all__ = [
+    "BROWSER_MODE",
+    "entries_for",
+    "forget",
+    "login_args",
+    "register",
+    "run_auth",
+    "sign_in",
+]
 
 SECRET_ENV: Final = "MCPKIT_CLIENT_SECRET"
 """Where `--client-secret` is read from when not given: a command line is visible to every user

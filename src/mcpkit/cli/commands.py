@@ -56,7 +56,12 @@ Command = Callable[[Any, argparse.Namespace], Awaitable[int]]
 """A client command: the connected client and the parsed arguments -> the exit status."""
 
 __all__ = [
-    "ASKING", "COMMANDS", "connection_options", "connector_for", "register", "run_command",
+    "ASKING",
+    "COMMANDS",
+    "connection_options",
+    "connector_for",
+    "register",
+    "run_command",
     "typed_arguments",
 ]
 

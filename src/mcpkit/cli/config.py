@@ -33,8 +33,15 @@ from mcpkit.cli.hosts import HOSTS, Host, Launch, plain_entry
 from mcpkit.cli.servers import parse_headers
 from mcpkit.cli.usage import UsageError
 
-__all__ = ["HOSTS", "Host", "entry_for", "launch_for", "register_config", "run_config",
-           "write_entry"]
+__all__ = [
+    "HOSTS",
+    "Host",
+    "entry_for",
+    "launch_for",
+    "register_config",
+    "run_config",
+    "write_entry",
+]
 
 
 def register_config(sub: Any) -> None:

@@ -27,7 +27,12 @@ from mcpkit.cli.terminal import shown, shown_block
 from mcpkit.cli.usage import UsageError
 from mcpkit.client import ElicitationAnswerError, FormField, InputRequest, check_answer, read_form
 
-__all__ = ["Answering", "InputSource", "input_source", "parse_given"]
+__all__ = [
+    "Answering",
+    "InputSource",
+    "input_source",
+    "parse_given",
+]
 
 InputSource = Literal["terminal", "lines", "none"]
 """Where a question's answers come from: typed at a terminal, read line by line from a pipe or

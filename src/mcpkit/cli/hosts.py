@@ -27,7 +27,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal
 
-__all__ = ["HOSTS", "Host", "Launch", "plain_entry"]
+__all__ = [
+    "HOSTS",
+    "Host",
+    "Launch",
+    "plain_entry",
+]
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,10 @@ import sys
 import time
 from typing import Any
 
-__all__ = ["register", "run_keys"]
+__all__ = [
+    "register",
+    "run_keys",
+]
 
 _COMMANDS = {
     "path": "print where the key ring is kept",
@@ -55,7 +58,7 @@ def register(sub: Any) -> None:
 
 def run_keys(args: argparse.Namespace) -> int:
     from mcpkit.errors import StoreUnavailableError
-    from mcpkit.server.mrtr import STATE_KEYS_ENV
+    from mcpkit.server.sealing import STATE_KEYS_ENV
     from mcpkit.store.state_keys import KeyFileError, key_file, load_or_create, rotate
     from mcpkit.store.urls import StoreURLError
 
@@ -68,7 +71,7 @@ def run_keys(args: argparse.Namespace) -> int:
         if command == "path":
             print(path)
         elif command == "new":
-            from mcpkit.server.mrtr import new_state_key
+            from mcpkit.server.sealing import new_state_key
 
             print(new_state_key())
         elif command == "export":

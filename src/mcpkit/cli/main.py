@@ -17,7 +17,10 @@ from typing import Any
 
 from mcpkit._version import __version__
 
-__all__ = ["main", "port_taken"]
+__all__ = [
+    "main",
+    "port_taken",
+]
 
 
 def _parser() -> argparse.ArgumentParser:

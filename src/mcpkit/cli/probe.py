@@ -23,7 +23,10 @@ from typing import Any
 
 import orjson
 
-__all__ = ["register", "run_probe"]
+__all__ = [
+    "register",
+    "run_probe",
+]
 
 _TARGET_HELP = "http(s) URL, path/to/server.py[:name], or a quoted command line"
 

@@ -17,7 +17,10 @@ from typing import Any
 
 from mcpkit.types.constants import INPUT_CAPABILITIES as ASKS
 
-__all__ = ["register_proxy", "run_proxy"]
+__all__ = [
+    "register_proxy",
+    "run_proxy",
+]
 
 
 def register_proxy(sub: Any) -> None:

@@ -22,7 +22,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
 
-__all__ = ["POLL_SECONDS", "root_of", "run_reloading", "snapshot", "watched_files"]
+__all__ = [
+    "POLL_SECONDS",
+    "root_of",
+    "run_reloading",
+    "snapshot",
+    "watched_files",
+]
 
 POLL_SECONDS: Final = 0.3
 """How often the sources are looked at."""

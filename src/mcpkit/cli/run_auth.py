@@ -37,8 +37,14 @@ from typing import Any, Final
 
 from mcpkit.cli.usage import UsageError
 
-__all__ = ["ENV", "AuthSettings", "auth_settings", "passed_on", "protected_resource",
-           "settings_from_json"]
+__all__ = [
+    "ENV",
+    "AuthSettings",
+    "auth_settings",
+    "passed_on",
+    "protected_resource",
+    "settings_from_json",
+]
 
 ENV: Final = {
     "issuer": "MCPKIT_AUTH_ISSUER",

@@ -28,7 +28,12 @@ from typing import Any, Final
 
 from mcpkit.cli.usage import UsageError
 
-__all__ = ["OpenAPISettings", "header_lines", "openapi_settings", "serve_openapi"]
+__all__ = [
+    "OpenAPISettings",
+    "header_lines",
+    "openapi_settings",
+    "serve_openapi",
+]
 
 _FROM_ENV: Final = re.compile(r"^\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))$")
 _TOKEN: Final = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")

@@ -16,10 +16,14 @@ import logging
 import sys
 from typing import Any, Final
 
+from mcpkit.cli.settings import option_at
 from mcpkit.cli.usage import UsageError
 from mcpkit.store import urls as forms
 
-__all__ = ["STORE_FORMS", "apply_run_options"]
+__all__ = [
+    "STORE_FORMS",
+    "apply_run_options",
+]
 
 STORE_FORMS: Final = forms.STORE_FORMS
 _CHATTY: Final = ("asyncio", "httpcore", "httpx", "watchfiles")
@@ -42,7 +46,7 @@ def apply_run_options(server: Any, *, dev: bool = False, store: Any = None,
         changes["store"] = store
     if not changes:
         return
-    from mcpkit.server.mrtr import Sealer
+    from mcpkit.server.sealing import Sealer
 
     current = server.options
     if not dataclasses.is_dataclass(current) or isinstance(current, type):
@@ -62,17 +66,27 @@ def apply_run_options(server: Any, *, dev: bool = False, store: Any = None,
 
 
 def _replaced(options: Any, changes: dict[str, Any]) -> Any:
-    """`options` with `changes` made, a dotted name changing the options object it names."""
+    """`options` with `changes` made, a dotted name changing the options object it names (a
+    field's, or an extension's in `ServerOptions.extensions`)."""
     direct: dict[str, Any] = {}
     nested: dict[str, dict[str, Any]] = {}
     for name, value in changes.items():
         head, _, rest = name.partition(".")
-        if not hasattr(options, head):  # an older mcpkit than this command line
-            raise UsageError(f"this mcpkit's {type(options).__name__} has no {head}")
+        try:
+            option_at(options, head)
+        except AttributeError:  # an older mcpkit than this command line
+            raise UsageError(f"this mcpkit's {type(options).__name__} has no {head}") from None
         if rest:
             nested.setdefault(head, {})[rest] = value
         else:
             direct[head] = value
+    extensions: dict[str, Any] = {}
     for head, inner in nested.items():
-        direct[head] = _replaced(getattr(options, head), inner)
+        changed = _replaced(option_at(options, head), inner)
+        if head in getattr(type(options), "__dataclass_fields__", {}):
+            direct[head] = changed
+        else:
+            extensions[head] = changed
+    if extensions:
+        direct["extensions"] = {**options.extensions, **extensions}
     return dataclasses.replace(options, **direct)

@@ -29,7 +29,13 @@ from typing import Any, Final
 
 from mcpkit.cli.usage import UsageError
 
-__all__ = ["ENV", "SECRET_ENV", "ProxySettings", "auth_proxy", "proxy_settings"]
+__all__ = [
+    "ENV",
+    "SECRET_ENV",
+    "ProxySettings",
+    "auth_proxy",
+    "proxy_settings",
+]
 
 ENV: Final = {
     "upstream": "MCPKIT_AUTH_UPSTREAM",

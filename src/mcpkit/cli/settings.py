@@ -16,6 +16,10 @@ variable, `--show-config` and docs/settings.md (`settings_markdown`, written by
 `ServerOptions` fields that cannot come from text (a clock, a store object) are listed in
 `CODE_ONLY` with why, and the test fails on a field that is in neither.
 
+A dotted name whose head is no `ServerOptions` field names an extension's options in
+`ServerOptions.extensions` (`tasks.lease_s` is `TaskOptions.lease_s`): `option_at` reads it,
+the modules of `EXTENSION_OPTIONS` registering those types.
+
 Imports the standard library, `mcpkit.cli.usage`, and for checking values the store URL
 forms (`mcpkit.store.urls`) and the HTTP address parser, when a value is read.
 """
@@ -29,8 +33,19 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 __all__ = [
-    "CODE_ONLY", "FALSE_WORDS", "SETTINGS", "SWITCH", "TRUE_WORDS", "Kind", "Setting",
-    "add_flags", "by_name", "settings_markdown",
+    "CODE_ONLY",
+    "EXTENSION_OPTIONS",
+    "FALSE_WORDS",
+    "SETTINGS",
+    "SWITCH",
+    "TRUE_WORDS",
+    "Kind",
+    "Setting",
+    "add_flags",
+    "by_name",
+    "extension_kind",
+    "option_at",
+    "settings_markdown",
 ]
 
 TRUE_WORDS: Final = frozenset({"1", "true", "yes", "on"})
@@ -314,6 +329,34 @@ CODE_ONLY: Final[dict[str, str]] = {
 """`ServerOptions` fields no text can give, and why (docs/settings.md lists them)."""
 
 
+EXTENSION_OPTIONS: Final = ("mcpkit.ext.tasks.options",)
+"""The modules that register the options types of the extensions whose fields are settings
+(`mcpkit.server.extension_options.register_options`)."""
+
+
+def extension_kind(name: str) -> type[Any] | None:
+    """The options type of the extension named `name` in `ServerOptions.extensions`, or None."""
+    from importlib import import_module
+
+    from mcpkit.server.extension_options import options_kind
+
+    for module in EXTENSION_OPTIONS:
+        import_module(module)
+    return options_kind(name)
+
+
+def option_at(options: Any, part: str) -> Any:
+    """The field `part` of an options object; of a `ServerOptions`, also the options of the
+    extension registered as `part` (its defaults when none were given). AttributeError for
+    neither."""
+    if part in getattr(type(options), "__dataclass_fields__", {}):
+        return getattr(options, part)
+    kind = extension_kind(part) if hasattr(options, "extensions") else None
+    if kind is None:
+        raise AttributeError(f"{type(options).__name__} has no {part}")
+    return options.extension(part, kind)
+
+
 def by_name() -> dict[str, Setting]:
     return {s.name: s for s in SETTINGS}
 
@@ -351,7 +394,7 @@ def _default_text(setting: Setting) -> str:
 
         value: Any = ServerOptions()
         for part in setting.name.split("."):
-            value = getattr(value, part)
+            value = option_at(value, part)
     else:
         value = setting.default
     if value is None or value == ():
@@ -359,12 +402,23 @@ def _default_text(setting: Setting) -> str:
     return setting.kind.text(value)
 
 
+def _option_path(name: str) -> str:
+    """Where a server option lives, as code writes it: `ServerOptions.page_size`, or an
+    extension's `ServerOptions.extensions["tasks"].lease_s`."""
+    from mcpkit.server.server import ServerOptions
+
+    head, dot, rest = name.partition(".")
+    if not dot or head in ServerOptions.__dataclass_fields__:
+        return f"ServerOptions.{name}"
+    return f'ServerOptions.extensions["{head}"].{rest}'
+
+
 def settings_markdown() -> str:
     """docs/settings.md, from `SETTINGS` (written by `scripts/settings-doc`)."""
     rows = []
     for s in SETTINGS:
         flag = f"`{s.flag}`" if s.flag else "—"
-        sets = f"`ServerOptions.{s.name}`" if s.server_option else "`mcpkit run`" + (
+        sets = f"`{_option_path(s.name)}`" if s.server_option else "`mcpkit run`" + (
             f", `ServerOptions.{s.also_sets}`" if s.also_sets else "")
         words = s.help.replace("*", "\\*").replace("|", "\\|")
         rows.append(f"| `{s.env}` | {flag} | {sets} | `{s.shown_as}` | "

@@ -31,11 +31,19 @@ from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from mcpkit.cli.settings import SETTINGS, SWITCH, TRUE_WORDS, Setting
+from mcpkit.cli.settings import SETTINGS, SWITCH, TRUE_WORDS, Setting, option_at
 from mcpkit.cli.usage import UsageError
 
-__all__ = ["OTHER_VARIABLES", "Resolved", "export", "read_env_file", "resolve",
-           "server_option_changes", "show_config", "stray_names"]
+__all__ = [
+    "OTHER_VARIABLES",
+    "Resolved",
+    "export",
+    "read_env_file",
+    "resolve",
+    "server_option_changes",
+    "show_config",
+    "stray_names",
+]
 
 OTHER_VARIABLES: Final = frozenset({
     "MCPKIT_RUN_SPEC", "MCPKIT_CLIENT_SECRET", "MCPKIT_DATA_DIR", "MCPKIT_SPEC_DIR",
@@ -169,7 +177,10 @@ def server_option_changes(found: Mapping[str, Resolved]) -> dict[str, Any]:
 def _current(options: Any, name: str) -> Any:
     value = options
     for part in name.split("."):
-        value = getattr(value, part, None)
+        try:
+            value = option_at(value, part)
+        except AttributeError:
+            return None
     return value
 
 

@@ -15,8 +15,17 @@ from typing import Any
 from mcpkit.cli.arguments import kind_name
 from mcpkit.cli.terminal import json_text, shown, shown_block, shown_text
 
-__all__ = ["Progress", "identity", "note", "out", "print_log", "show_content", "show_contents",
-           "show_result", "signature"]
+__all__ = [
+    "Progress",
+    "identity",
+    "note",
+    "out",
+    "print_log",
+    "show_content",
+    "show_contents",
+    "show_result",
+    "signature",
+]
 
 
 def identity(client: Any) -> str:

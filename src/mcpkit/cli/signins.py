@@ -27,7 +27,14 @@ from typing import Any, Final
 from mcpkit.errors import SignInFileError
 from mcpkit.store.private_json import read_private_json, write_private_json
 
-__all__ = ["BROWSER", "CLIENT_CREDENTIALS", "SignIn", "SignInFileError", "SignIns", "auth_for"]
+__all__ = [
+    "BROWSER",
+    "CLIENT_CREDENTIALS",
+    "SignIn",
+    "SignInFileError",
+    "SignIns",
+    "auth_for",
+]
 
 BROWSER: Final = "browser"
 CLIENT_CREDENTIALS: Final = "client-credentials"

@@ -20,7 +20,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-__all__ = ["register_skills", "run_skills"]
+__all__ = [
+    "register_skills",
+    "run_skills",
+]
 
 
 def register_skills(sub: Any) -> None:

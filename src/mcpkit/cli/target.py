@@ -11,7 +11,10 @@ from typing import Any
 from mcpkit.errors import TargetError
 from mcpkit.protocol.extras import explain
 
-__all__ = ["TargetError", "load_server"]
+__all__ = [
+    "TargetError",
+    "load_server",
+]
 
 
 def split_target(target: str) -> tuple[str, str]:

@@ -22,7 +22,13 @@ from typing import Any
 
 from mcpkit.errors import ProtocolViolation
 
-__all__ = ["json_text", "log_to_terminal", "shown", "shown_block", "shown_text"]
+__all__ = [
+    "json_text",
+    "log_to_terminal",
+    "shown",
+    "shown_block",
+    "shown_text",
+]
 
 
 def shown(text: Any) -> str:

@@ -10,7 +10,12 @@ from typing import Final
 
 from mcpkit.errors import UsageError
 
-__all__ = ["EXIT_OK", "EXIT_REFUSED", "EXIT_USAGE", "UsageError"]
+__all__ = [
+    "EXIT_OK",
+    "EXIT_REFUSED",
+    "EXIT_USAGE",
+    "UsageError",
+]
 
 EXIT_OK: Final = 0
 EXIT_REFUSED: Final = 1

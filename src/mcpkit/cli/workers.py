@@ -23,7 +23,14 @@ import sys
 from pathlib import Path
 from typing import Any, Final
 
-__all__ = ["SPEC_ENV", "app", "refusal", "run_from_args", "run_workers", "spec_of"]
+__all__ = [
+    "SPEC_ENV",
+    "app",
+    "refusal",
+    "run_from_args",
+    "run_workers",
+    "spec_of",
+]
 
 SPEC_ENV: Final = "MCPKIT_RUN_SPEC"
 """The environment variable carrying `mcpkit run`'s options from the parent to its workers."""

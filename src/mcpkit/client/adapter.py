@@ -23,7 +23,10 @@ from typing import Any, Protocol
 from mcpkit.errors import TransportError
 from mcpkit.types.era import Era
 
-__all__ = ["EraAdapter", "Listener"]
+__all__ = [
+    "EraAdapter",
+    "Listener",
+]
 
 
 class Listener(Protocol):

@@ -72,7 +72,11 @@ from mcpkit.errors import InvalidParamsError
 from mcpkit.protocol.tasks import is_create_task_result
 from mcpkit.types.methods import Method
 
-__all__ = ["DEFAULT_TIMEOUT", "Client", "Structured"]
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "Client",
+    "Structured",
+]
 
 log = logging.getLogger("mcpkit.client")
 

@@ -22,9 +22,21 @@ from mcpkit.errors import ProtocolViolation
 from mcpkit.schema.problems import describe_value
 
 __all__ = [
-    "AudioContent", "BlobResourceContents", "ContentBlock", "EmbeddedResource", "ImageContent",
-    "Named", "ResourceContents", "ResourceDescription", "ResourceLink", "TextContent", "TextResourceContents", "blocks_of",
-    "content_block", "resource_contents", "text_of",
+    "AudioContent",
+    "BlobResourceContents",
+    "ContentBlock",
+    "EmbeddedResource",
+    "ImageContent",
+    "Named",
+    "ResourceContents",
+    "ResourceDescription",
+    "ResourceLink",
+    "TextContent",
+    "TextResourceContents",
+    "blocks_of",
+    "content_block",
+    "resource_contents",
+    "text_of",
 ]
 
 

@@ -51,7 +51,14 @@ from mcpkit.types.constants import SERVER_INFO_KEY
 from mcpkit.types.era import Era
 from mcpkit.types.methods import Method
 
-__all__ = ["DEFAULT_TIMEOUT", "ClientCore", "Opened", "Opening", "exchange", "result_of"]
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "ClientCore",
+    "Opened",
+    "Opening",
+    "exchange",
+    "result_of",
+]
 
 DEFAULT_TIMEOUT: Any = object()
 """A call's `timeout=` when it gives none: `ClientOptions.timeout` applies."""

@@ -20,7 +20,12 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any, Final
 
-__all__ = ["Form", "FormField", "is_wire_number", "shown_text"]
+__all__ = [
+    "Form",
+    "FormField",
+    "is_wire_number",
+    "shown_text",
+]
 
 _EMAIL: Final = re.compile(
     r'(?:[^@\s"]{1,64}|"(?:[^"\\\r\n]|\\.){0,62}")@[^@\s.][^@\s]{0,254}'  # RFC 5321 Mailbox

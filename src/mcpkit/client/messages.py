@@ -13,7 +13,11 @@ from typing import Any
 
 from mcpkit.errors import InvalidParamsError, ProtocolViolation, ResourceNotFoundError
 
-__all__ = ["completion_of", "read_error", "require_list"]
+__all__ = [
+    "completion_of",
+    "read_error",
+    "require_list",
+]
 
 
 def require_list(result: Mapping[str, Any], member: str, what: str) -> None:

@@ -31,7 +31,10 @@ from mcpkit.types.constants import (
 from mcpkit.types.era import MODERN, Era
 from mcpkit.types.methods import Method
 
-__all__ = ["ModernAdapter", "modern_meta"]
+__all__ = [
+    "ModernAdapter",
+    "modern_meta",
+]
 
 
 def modern_meta(

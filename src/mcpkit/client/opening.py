@@ -45,7 +45,12 @@ from mcpkit.store.era_cache import EraCache, Remembered
 from mcpkit.types.era import MODERN
 from mcpkit.types.methods import Method
 
-__all__ = ["Fallback", "Opener", "opening", "set_notification_handler"]
+__all__ = [
+    "Fallback",
+    "Opener",
+    "opening",
+    "set_notification_handler",
+]
 
 log = logging.getLogger("mcpkit.client")
 

@@ -20,7 +20,12 @@ from mcpkit.client.tools import RejectedTool, vet_tools
 from mcpkit.errors import InvalidParamsError, ProtocolViolation
 from mcpkit.types.methods import Method
 
-__all__ = ["DEFAULT_MAX_LIST_ITEMS", "MAX_PAGES", "list_all", "list_through_cache"]
+__all__ = [
+    "DEFAULT_MAX_LIST_ITEMS",
+    "MAX_PAGES",
+    "list_all",
+    "list_through_cache",
+]
 
 MAX_PAGES = 10_000
 """Most pages one list may have; a server past it is stuck in a loop."""

@@ -27,7 +27,11 @@ from mcpkit.client.transport import ClientTransport, http_status
 from mcpkit.errors import AuthError, TransportError
 from mcpkit.types.era import MODERN
 
-__all__ = ["Probe", "late_answer", "send_probe"]
+__all__ = [
+    "Probe",
+    "late_answer",
+    "send_probe",
+]
 
 log = logging.getLogger("mcpkit.client")
 

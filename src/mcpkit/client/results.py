@@ -27,8 +27,15 @@ from mcpkit.client.wire_object import WireObject, item_of
 from mcpkit.errors import ToolError
 
 __all__ = [
-    "CallToolResult", "GetPromptResult", "Prompt", "PromptArgument", "PromptMessage",
-    "ReadResourceResult", "Resource", "ResourceTemplate", "Tool",
+    "CallToolResult",
+    "GetPromptResult",
+    "Prompt",
+    "PromptArgument",
+    "PromptMessage",
+    "ReadResourceResult",
+    "Resource",
+    "ResourceTemplate",
+    "Tool",
 ]
 
 T = TypeVar("T")

@@ -31,7 +31,11 @@ from typing import Any, Final, Literal
 
 from mcpkit.errors import ServerConfigError
 
-__all__ = ["ServerEntry", "read_entries", "read_entry"]
+__all__ = [
+    "ServerEntry",
+    "read_entries",
+    "read_entry",
+]
 
 _KEYS: Final = ("mcpServers", "servers")
 _URL_KEYS: Final = ("url", "httpUrl", "serverUrl")

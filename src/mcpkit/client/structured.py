@@ -24,7 +24,10 @@ from mcpkit.schema import Compiler
 from mcpkit.schema.checkers import Checker
 from mcpkit.schema.hints import is_object_annotation
 
-__all__ = ["ResultReader", "reader_for"]
+__all__ = [
+    "ResultReader",
+    "reader_for",
+]
 
 T = TypeVar("T")
 

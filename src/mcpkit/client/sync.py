@@ -44,7 +44,11 @@ from mcpkit.client.tasks import StatusHandler, TaskHandle
 from mcpkit.client.tool_calls import CallOptions, StartOptions
 from mcpkit.client.tools import RejectedTool
 
-__all__ = ["SyncClient", "SyncSubscription", "SyncTaskHandle"]
+__all__ = [
+    "SyncClient",
+    "SyncSubscription",
+    "SyncTaskHandle",
+]
 
 T = TypeVar("T")
 R = TypeVar("R")

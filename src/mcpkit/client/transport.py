@@ -23,7 +23,13 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
-__all__ = ["ClientTransport", "Connector", "NotificationHandler", "RequestHandler", "http_status"]
+__all__ = [
+    "ClientTransport",
+    "Connector",
+    "NotificationHandler",
+    "RequestHandler",
+    "http_status",
+]
 
 NotificationHandler = Callable[[dict[str, Any]], Awaitable[None]]
 RequestHandler = Callable[[str, dict[str, Any] | None], Awaitable[dict[str, Any]]]

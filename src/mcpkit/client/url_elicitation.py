@@ -25,7 +25,11 @@ import unicodedata
 from typing import Any, Final
 from urllib.parse import urlsplit
 
-__all__ = ["MAX_URL_LENGTH", "check_url", "real_host"]
+__all__ = [
+    "MAX_URL_LENGTH",
+    "check_url",
+    "real_host",
+]
 
 MAX_URL_LENGTH: Final = 8192
 _HOST_NAME: Final = re.compile(r"[a-z0-9_-]+(?:\.[a-z0-9_-]+)*\.?")

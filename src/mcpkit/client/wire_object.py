@@ -29,7 +29,12 @@ from typing import Any, Final, TypeVar, cast, overload
 from mcpkit.errors import ProtocolViolation
 from mcpkit.schema.problems import describe_value
 
-__all__ = ["ResultAsDictWarning", "WireObject", "item_of", "typed_list"]
+__all__ = [
+    "ResultAsDictWarning",
+    "WireObject",
+    "item_of",
+    "typed_list",
+]
 
 V = TypeVar("V")
 W = TypeVar("W", bound="WireObject")

@@ -39,7 +39,13 @@ from mcpkit.errors import (
 from mcpkit.protocol.extensions import TASKS
 from mcpkit.protocol.extras import available
 
-__all__ = ["ACTIONS", "MAX_CALLS", "Actions", "failed", "output_check"]
+__all__ = [
+    "ACTIONS",
+    "MAX_CALLS",
+    "Actions",
+    "failed",
+    "output_check",
+]
 
 log = logging.getLogger("mcpkit.dev")
 

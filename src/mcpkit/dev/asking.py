@@ -28,7 +28,11 @@ from mcpkit.client.inputs import fill_defaults
 from mcpkit.dev.events import EventHub
 from mcpkit.errors import ElicitationAnswerError, QuestionClosedError, RPCError
 
-__all__ = ["ACTIONS", "USER_REJECTED", "Questions"]
+__all__ = [
+    "ACTIONS",
+    "USER_REJECTED",
+    "Questions",
+]
 
 ACTIONS: Final = ("accept", "decline", "cancel")
 _FORM, _URL, _SAMPLING = "form", "url", "sampling"

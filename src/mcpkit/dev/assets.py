@@ -19,7 +19,14 @@ from importlib.resources import files
 from importlib.resources.abc import Traversable
 from typing import Final
 
-__all__ = ["SANDBOX", "TYPES", "file_table", "frame_headers", "page_headers", "sandbox_frame"]
+__all__ = [
+    "SANDBOX",
+    "TYPES",
+    "file_table",
+    "frame_headers",
+    "page_headers",
+    "sandbox_frame",
+]
 
 TYPES: Final = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8",
                 ".css": "text/css; charset=utf-8", ".svg": "image/svg+xml"}

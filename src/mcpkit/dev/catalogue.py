@@ -27,7 +27,12 @@ from mcpkit.probe.walk import Step
 from mcpkit.types.constants import PROTOCOL_VERSION_KEY
 from mcpkit.types.methods import Method
 
-__all__ = ["counted", "evidence", "gather", "view_of"]
+__all__ = [
+    "counted",
+    "evidence",
+    "gather",
+    "view_of",
+]
 
 _LISTS = (("tools", "tools"), ("resources", "resources"),
           ("resourceTemplates", "resources"), ("prompts", "prompts"))

@@ -24,7 +24,12 @@ from typing import Any
 
 from mcpkit.cli.usage import EXIT_USAGE, UsageError
 
-__all__ = ["Inspector", "inspector", "register", "run_dev"]
+__all__ = [
+    "Inspector",
+    "inspector",
+    "register",
+    "run_dev",
+]
 
 
 def register(sub: Any) -> None:

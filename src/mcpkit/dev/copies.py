@@ -22,7 +22,11 @@ import orjson
 from mcpkit.protocol.tasks import TaskMethod
 from mcpkit.types.methods import Method
 
-__all__ = ["SECRET_HEADERS", "curl_line", "mcpkit_line"]
+__all__ = [
+    "SECRET_HEADERS",
+    "curl_line",
+    "mcpkit_line",
+]
 
 SECRET_HEADERS: Final = {"authorization": "MCP_AUTHORIZATION", "dpop": "MCP_DPOP"}
 """Headers that carry credentials, and the shell variable written in their place."""

@@ -22,7 +22,11 @@ from collections import deque
 from collections.abc import AsyncIterator
 from typing import Any, Final
 
-__all__ = ["HISTORY", "QUEUE", "EventHub"]
+__all__ = [
+    "HISTORY",
+    "QUEUE",
+    "EventHub",
+]
 
 HISTORY: Final = 5000
 """History events kept for a page that opens later."""

@@ -28,7 +28,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-__all__ = ["Allowed", "Guard", "Refused", "verdict"]
+__all__ = [
+    "Allowed",
+    "Guard",
+    "Refused",
+    "verdict",
+]
 
 SAFE_METHODS: Final = frozenset({"GET", "HEAD"})
 _OWN_SITES: Final = frozenset({"same-origin", "none"})

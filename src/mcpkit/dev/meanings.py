@@ -14,7 +14,10 @@ from typing import Final
 
 from mcpkit.errors import ResourceNotFoundError, error_class_for_code
 
-__all__ = ["MEANINGS", "meaning"]
+__all__ = [
+    "MEANINGS",
+    "meaning",
+]
 
 MEANINGS: Final[dict[int, str]] = {
     -32700: "the peer sent bytes that are not JSON; a stdio server that prints to stdout "

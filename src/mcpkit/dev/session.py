@@ -36,7 +36,11 @@ from mcpkit.errors import AuthError, MCPError, NotConnectedError
 from mcpkit.ext.apps import APPS, MIME_TYPE
 from mcpkit.types.methods import Method
 
-__all__ = ["CLIENT_INFO", "ERAS", "Session"]
+__all__ = [
+    "CLIENT_INFO",
+    "ERAS",
+    "Session",
+]
 
 log = logging.getLogger("mcpkit.dev")
 

@@ -25,7 +25,13 @@ from typing import Final
 from mcpkit.cli.reload import POLL_SECONDS, root_of, snapshot
 from mcpkit.cli.usage import UsageError
 
-__all__ = ["READY_WAIT", "Served", "Target", "read_target", "watch"]
+__all__ = [
+    "READY_WAIT",
+    "Served",
+    "Target",
+    "read_target",
+    "watch",
+]
 
 READY_WAIT: Final = 30.0
 """Longest wait for a served child to accept connections."""

@@ -24,7 +24,10 @@ from mcpkit.dev.events import EventHub
 from mcpkit.dev.meanings import meaning
 from mcpkit.errors import MCPError, RPCError, TaskCancelledError
 
-__all__ = ["TaskBoard", "raw"]
+__all__ = [
+    "TaskBoard",
+    "raw",
+]
 
 
 def raw(result: Any) -> dict[str, Any]:

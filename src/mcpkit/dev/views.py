@@ -25,7 +25,12 @@ from typing import Any, Final
 from mcpkit.errors import ViewError
 from mcpkit.ext.apps import MIME_TYPE, Csp, view_ui
 
-__all__ = ["KEPT", "View", "Views", "policy"]
+__all__ = [
+    "KEPT",
+    "View",
+    "Views",
+    "policy",
+]
 
 KEPT: Final = 64
 """Views kept ready at once; the oldest is dropped first."""

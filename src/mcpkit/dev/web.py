@@ -29,7 +29,11 @@ from mcpkit.dev.guard import Allowed, Guard, verdict
 from mcpkit.dev.views import Views
 from mcpkit.protocol.framing import sse_event
 
-__all__ = ["HEARTBEAT", "MAX_BODY", "DevApp"]
+__all__ = [
+    "HEARTBEAT",
+    "MAX_BODY",
+    "DevApp",
+]
 
 HEARTBEAT: Final = 15.0
 """Seconds between keep-alive comments on an idle event stream."""

@@ -31,7 +31,12 @@ from mcpkit.dev.meanings import meaning
 from mcpkit.protocol.codec import encode
 from mcpkit.types.methods import Method
 
-__all__ = ["OPENING", "SHOWN_BYTES", "Opening", "WireLog"]
+__all__ = [
+    "OPENING",
+    "SHOWN_BYTES",
+    "Opening",
+    "WireLog",
+]
 
 SHOWN_BYTES: Final = 256 * 1024
 """The largest message shown whole; a bigger one is cut (its size said)."""

@@ -9,4 +9,7 @@ never test the era. May import `mcpkit.server`, `mcpkit.protocol`, `mcpkit.types
 
 from mcpkit.legacy.session import LegacySession, initialize_error
 
-__all__ = ["LegacySession", "initialize_error"]
+__all__ = [
+    "LegacySession",
+    "initialize_error",
+]

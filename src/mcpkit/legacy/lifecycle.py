@@ -23,7 +23,12 @@ from mcpkit.protocol.codec import Notification, RequestId
 from mcpkit.protocol.outstanding import peer_id, unnamed_id
 from mcpkit.types.methods import Method
 
-__all__ = ["NotificationEffect", "Phase", "on_notification", "phase_of"]
+__all__ = [
+    "NotificationEffect",
+    "Phase",
+    "on_notification",
+    "phase_of",
+]
 
 
 class Phase(StrEnum):

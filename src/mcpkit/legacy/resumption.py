@@ -1,8 +1,8 @@
 """The resumability rules of 2025-11-25 SSE streams, without I/O.
 
-What the ASGI glue (`mcpkit.transports.legacy.resume`, `mcpkit.transports.legacy.sessions`) asks
-before it writes a byte of a resumable stream: how a stream's id is made and which kind of
-stream an id names (the session's GET stream, or the stream a request's response became), which
+What the ASGI glue (`mcpkit.transports.legacy.resume`, `.sessions`, `.streams`) asks before it
+writes a byte of a resumable stream: how a stream's id is made and which kind of stream an id
+names (the session's GET stream, or the stream a request's response became), which
 `Last-Event-ID` a GET resumes from, which events are worth a write (an event without a message
 only where the session's version expects priming events), what a replay writes, when a
 connection is given back early (polling mode, LEG-11) and what its closing `retry` looks like.

@@ -49,7 +49,12 @@ from mcpkit.types.constants import (
 )
 from mcpkit.types.methods import METHODS, Method
 
-__all__ = ["LegacySession", "LegacyState", "RequestPeer", "initialize_error"]
+__all__ = [
+    "LegacySession",
+    "LegacyState",
+    "RequestPeer",
+    "initialize_error",
+]
 
 log = logging.getLogger("mcpkit.server")
 
@@ -134,7 +139,7 @@ class LegacyState:
     subscriptions: list[str] = field(default_factory=list)
     initialized: bool = False
     principal: str | None = None
-    """Who opened the session (`mcpkit.server.mrtr.principal_key`; None: no one signed in):
+    """Who opened the session (`mcpkit.server.sealing.principal_key`; None: no one signed in):
     a request naming the session with another principal's token is refused."""
 
     def __post_init__(self) -> None:

@@ -29,7 +29,7 @@ from mcpkit.protocol.codec import RequestId
 from mcpkit.protocol.http import PRINCIPAL_SCOPE_KEY, Status
 from mcpkit.protocol.http_refusals import Refusal
 from mcpkit.protocol.rejections import error_response
-from mcpkit.server.mrtr import principal_key
+from mcpkit.server.sealing import principal_key
 from mcpkit.store.legacy.sessions import SessionOwner
 
 __all__ = [

@@ -15,7 +15,12 @@ from mcpkit.server.subscriptions import Change
 from mcpkit.types.constants import CHANGES_KEY, SERVER_INFO_KEY
 from mcpkit.types.methods import Method
 
-__all__ = ["change_notification", "legacy_capabilities", "legacy_error", "legacy_result"]
+__all__ = [
+    "change_notification",
+    "legacy_capabilities",
+    "legacy_error",
+    "legacy_result",
+]
 
 _MODERN_ONLY = ("resultType", "ttlMs", "cacheScope")
 

@@ -14,7 +14,13 @@ from typing import Any, Final
 
 from mcpkit.errors import InvalidParamsError, ResourceNotFoundError
 
-__all__ = ["MAX_SUBSCRIPTIONS", "MAX_URI_CHARS", "served_by", "subscribe", "unsubscribe"]
+__all__ = [
+    "MAX_SUBSCRIPTIONS",
+    "MAX_URI_CHARS",
+    "served_by",
+    "subscribe",
+    "unsubscribe",
+]
 
 MAX_SUBSCRIPTIONS: Final = 256
 """Subscriptions one session may hold; one more is refused until it unsubscribes from one."""

@@ -33,5 +33,15 @@ from mcpkit.openapi.documents import Document, OpenAPIError, load_document
 from mcpkit.openapi.fastapi import add_fastapi, asgi_client
 from mcpkit.openapi.options import OpenAPIOptions, Route, Rule
 
-__all__ = ["Bridged", "Document", "OpenAPIError", "OpenAPIOptions", "Route", "Rule",
-           "add_fastapi", "add_openapi", "asgi_client", "load_document"]
+__all__ = [
+    "Bridged",
+    "Document",
+    "OpenAPIError",
+    "OpenAPIOptions",
+    "Route",
+    "Rule",
+    "add_fastapi",
+    "add_openapi",
+    "asgi_client",
+    "load_document",
+]

@@ -51,7 +51,11 @@ from mcpkit.schema.raw import compile_raw
 from mcpkit.server.content import Blob
 from mcpkit.server.server import Server
 
-__all__ = ["Bridged", "add_openapi", "new_client"]
+__all__ = [
+    "Bridged",
+    "add_openapi",
+    "new_client",
+]
 
 log = logging.getLogger("mcpkit.openapi")
 

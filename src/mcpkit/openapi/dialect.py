@@ -38,7 +38,11 @@ from mcpkit.errors import UnsupportedOperationError
 from mcpkit.openapi.documents import Document
 from mcpkit.openapi.refs import target
 
-__all__ = ["Direction", "SchemaSet", "UnsupportedOperationError"]
+__all__ = [
+    "Direction",
+    "SchemaSet",
+    "UnsupportedOperationError",
+]
 
 Direction = Literal["request", "response"]
 

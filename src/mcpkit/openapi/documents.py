@@ -42,8 +42,15 @@ from mcpkit.openapi.options import OpenAPIOptions
 from mcpkit.protocol.extras import require
 from mcpkit.schema.walk import Limits, Wording, check_schema_structure
 
-__all__ = ["MAX_DEPTH", "MAX_FAN_OUT", "MAX_NODES", "METHODS", "Document", "OpenAPIError",
-           "load_document"]
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_FAN_OUT",
+    "MAX_NODES",
+    "METHODS",
+    "Document",
+    "OpenAPIError",
+    "load_document",
+]
 
 MAX_NODES: Final = 1_000_000
 MAX_DEPTH: Final = 64

@@ -21,7 +21,11 @@ from mcpkit.openapi.bridge import Bridged, add_openapi, new_client
 from mcpkit.openapi.options import OpenAPIOptions
 from mcpkit.server.server import Server
 
-__all__ = ["ASGI_BASE_URL", "add_fastapi", "asgi_client"]
+__all__ = [
+    "ASGI_BASE_URL",
+    "add_fastapi",
+    "asgi_client",
+]
 
 ASGI_BASE_URL: Final = "http://localhost"
 """The URL the application sees requests made to (its `Host` is `localhost`)."""

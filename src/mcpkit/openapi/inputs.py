@@ -39,7 +39,13 @@ from mcpkit.openapi.options import OpenAPIOptions
 from mcpkit.openapi.refs import deref
 from mcpkit.openapi.styles import DEFAULT_STYLES, STYLES
 
-__all__ = ["Argument", "Body", "Inputs", "inputs_of", "is_json"]
+__all__ = [
+    "Argument",
+    "Body",
+    "Inputs",
+    "inputs_of",
+    "is_json",
+]
 
 BodyKind = Literal["json", "form", "text", "binary"]
 _LOCATIONS: Final = ("path", "query", "header", "cookie")

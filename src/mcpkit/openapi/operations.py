@@ -20,7 +20,11 @@ from mcpkit.openapi.documents import METHODS, Document, OpenAPIError
 from mcpkit.openapi.options import OpenAPIOptions, Route
 from mcpkit.openapi.refs import deref
 
-__all__ = ["Operation", "operations_of", "route_of"]
+__all__ = [
+    "Operation",
+    "operations_of",
+    "route_of",
+]
 
 _NAME: Final = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
 _OTHER: Final = re.compile(r"[^A-Za-z0-9_.-]+")

@@ -16,7 +16,12 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
-__all__ = ["DEFAULT_MAX_OPERATIONS", "OpenAPIOptions", "Route", "Rule"]
+__all__ = [
+    "DEFAULT_MAX_OPERATIONS",
+    "OpenAPIOptions",
+    "Route",
+    "Rule",
+]
 
 Route = Literal["tool", "resource", "exclude"]
 """What an operation becomes: a tool, a resource (a template when its path has parameters),

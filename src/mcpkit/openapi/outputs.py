@@ -36,7 +36,13 @@ from mcpkit.openapi.refs import deref
 from mcpkit.schema.raw import prepare_raw_schema
 from mcpkit.server.content import Audio, Blob, Image, Text, ToolResult
 
-__all__ = ["Answer", "Output", "excerpt", "output_of", "tool_result"]
+__all__ = [
+    "Answer",
+    "Output",
+    "excerpt",
+    "output_of",
+    "tool_result",
+]
 
 log = logging.getLogger("mcpkit.openapi")
 

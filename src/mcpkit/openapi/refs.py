@@ -17,7 +17,10 @@ from typing import Any, Final
 from mcpkit.openapi.documents import Document, OpenAPIError
 from mcpkit.schema.walk import MISSING, resolve_pointer
 
-__all__ = ["deref", "target"]
+__all__ = [
+    "deref",
+    "target",
+]
 
 _MAX_HOPS: Final = 64
 

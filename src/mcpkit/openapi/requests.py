@@ -29,7 +29,10 @@ from mcpkit.openapi.styles import (
     scalar_text,
 )
 
-__all__ = ["Outgoing", "build_request"]
+__all__ = [
+    "Outgoing",
+    "build_request",
+]
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,8 +28,15 @@ from urllib.parse import quote
 
 import orjson
 
-__all__ = ["DEFAULT_STYLES", "STYLES", "cookie_pairs", "header_value", "path_value", "query_pairs",
-           "scalar_text"]
+__all__ = [
+    "DEFAULT_STYLES",
+    "STYLES",
+    "cookie_pairs",
+    "header_value",
+    "path_value",
+    "query_pairs",
+    "scalar_text",
+]
 
 DEFAULT_STYLES: Final = {"path": "simple", "query": "form", "header": "simple", "cookie": "form"}
 STYLES: Final = {

@@ -23,8 +23,16 @@ import orjson
 from mcpkit.probe.catalogue import Catalogue
 from mcpkit.protocol.extras import require
 
-__all__ = ["ENCODINGS", "WEIGHTS", "Budget", "Cost", "Counter", "RepeatedDef", "budget",
-           "compact"]
+__all__ = [
+    "ENCODINGS",
+    "WEIGHTS",
+    "Budget",
+    "Cost",
+    "Counter",
+    "RepeatedDef",
+    "budget",
+    "compact",
+]
 
 ENCODINGS: Final = ("o200k_base", "cl100k_base")
 """The encodings counted; the first is the default."""

@@ -23,7 +23,14 @@ import orjson
 from mcpkit.probe.walk import Session, describe
 from mcpkit.types.methods import Method
 
-__all__ = ["CAPSETS", "LISTS", "MAX_PAGES", "Catalogue", "list_catalogue", "parse_caps"]
+__all__ = [
+    "CAPSETS",
+    "LISTS",
+    "MAX_PAGES",
+    "Catalogue",
+    "list_catalogue",
+    "parse_caps",
+]
 
 _ELICITATION: dict[str, Any] = {"form": {}, "url": {}}
 CAPSETS: Final[Mapping[str, dict[str, Any]]] = MappingProxyType({

@@ -28,7 +28,16 @@ from mcpkit.types.constants import LEGACY_VERSIONS, PROTOCOL_VERSION_KEY, Header
 from mcpkit.types.era import LEGACY, MODERN
 from mcpkit.types.methods import Method
 
-__all__ = ["CACHEABLE", "CHECKS", "FAIL", "NA", "PASS", "Check", "RuleInfo", "shown"]
+__all__ = [
+    "CACHEABLE",
+    "CHECKS",
+    "FAIL",
+    "NA",
+    "PASS",
+    "Check",
+    "RuleInfo",
+    "shown",
+]
 
 PASS: Final = "pass"
 FAIL: Final = "fail"

@@ -21,7 +21,13 @@ from typing import Any, Final
 
 from mcpkit.client.tools import vet_tool
 
-__all__ = ["MAX_DESCRIPTION", "RULES", "Finding", "Rule", "lint"]
+__all__ = [
+    "MAX_DESCRIPTION",
+    "RULES",
+    "Finding",
+    "Rule",
+    "lint",
+]
 
 MAX_DESCRIPTION: Final = 1024
 """Characters past which a description is "overlong"."""

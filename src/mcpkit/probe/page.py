@@ -14,7 +14,10 @@ from collections.abc import Mapping
 from html import escape
 from typing import Any, Final
 
-__all__ = ["PALETTE", "render_page"]
+__all__ = [
+    "PALETTE",
+    "render_page",
+]
 
 PALETTE: Final = ("#3b6fb6", "#e07b39", "#3c9a5f", "#a05bb5", "#c44e52", "#8c8c3a")
 _ROW: Final = 18

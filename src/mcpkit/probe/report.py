@@ -23,7 +23,11 @@ from mcpkit.probe.walk import Identity, Session, describe, open_legacy, walk
 from mcpkit.types.era import MODERN
 from mcpkit.types.methods import Method
 
-__all__ = ["FORMAT", "Report", "probe"]
+__all__ = [
+    "FORMAT",
+    "Report",
+    "probe",
+]
 
 FORMAT: Final = "mcpkit-probe/1"
 

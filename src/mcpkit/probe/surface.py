@@ -22,8 +22,18 @@ import orjson
 
 from mcpkit.probe.budget import Counter, compact
 
-__all__ = ["DIFF_FORMAT", "FORMAT", "KINDS", "Change", "Diff", "diff", "fingerprint",
-           "load_snapshot", "short", "snapshot_of"]
+__all__ = [
+    "DIFF_FORMAT",
+    "FORMAT",
+    "KINDS",
+    "Change",
+    "Diff",
+    "diff",
+    "fingerprint",
+    "load_snapshot",
+    "short",
+    "snapshot_of",
+]
 
 FORMAT: Final = "mcpkit-surface/1"
 DIFF_FORMAT: Final = "mcpkit-diff/1"

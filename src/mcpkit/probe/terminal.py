@@ -19,7 +19,12 @@ from typing import IO, Any, Final
 from mcpkit.cli.terminal import shown
 from mcpkit.probe.surface import short
 
-__all__ = ["BAR_WIDTH", "colour_for", "render_diff", "render_report"]
+__all__ = [
+    "BAR_WIDTH",
+    "colour_for",
+    "render_diff",
+    "render_report",
+]
 
 BAR_WIDTH: Final = 40
 _CODES: Final = {"pass": "32", "fail": "31;1", "n/a": "2", "head": "1", "bar": "36",

@@ -34,7 +34,14 @@ from mcpkit.types.constants import MODERN_VERSION as PREFERRED
 from mcpkit.types.era import LEGACY, MODERN
 from mcpkit.types.methods import Method
 
-__all__ = ["CLIENT_INFO", "Identity", "Session", "Step", "modern_meta", "walk"]
+__all__ = [
+    "CLIENT_INFO",
+    "Identity",
+    "Session",
+    "Step",
+    "modern_meta",
+    "walk",
+]
 
 CLIENT_INFO = {"name": "mcpkit-probe", "version": __version__}
 

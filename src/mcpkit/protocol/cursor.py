@@ -11,7 +11,10 @@ import binascii
 
 from mcpkit.errors import InvalidParamsError
 
-__all__ = ["decode_cursor", "encode_cursor"]
+__all__ = [
+    "decode_cursor",
+    "encode_cursor",
+]
 
 
 def encode_cursor(offset: int, generation: int) -> str:

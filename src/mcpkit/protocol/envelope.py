@@ -24,7 +24,12 @@ from mcpkit.types.constants import (
     TRACE_KEYS,
 )
 
-__all__ = ["MODERN_VERSIONS", "RequestMeta", "missing_capabilities", "read_meta"]
+__all__ = [
+    "MODERN_VERSIONS",
+    "RequestMeta",
+    "missing_capabilities",
+    "read_meta",
+]
 
 MODERN_VERSIONS: frozenset[str] = frozenset({MODERN_VERSION})
 """Versions a request may declare in `_meta`; legacy versions are reached through initialize."""

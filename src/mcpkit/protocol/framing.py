@@ -10,8 +10,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-__all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "Allowance", "LineReader", "Oversized", "SSEDecoder",
-           "sse_event"]
+__all__ = [
+    "DEFAULT_MAX_MESSAGE_BYTES",
+    "Allowance",
+    "LineReader",
+    "Oversized",
+    "SSEDecoder",
+    "sse_event",
+]
 
 DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024
 _HEAD = 256

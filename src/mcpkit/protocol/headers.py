@@ -15,7 +15,12 @@ from typing import Final
 
 from mcpkit.types.constants import Header
 
-__all__ = ["MAX_CACHED_VALUE", "REPEAT_SEPARATOR", "RequestHeaders", "read_headers"]
+__all__ = [
+    "MAX_CACHED_VALUE",
+    "REPEAT_SEPARATOR",
+    "RequestHeaders",
+    "read_headers",
+]
 
 MAX_CACHED_VALUE: Final = 256
 """Longest header value the protocol's caches remember (Accept, Content-Type, Host and Origin,

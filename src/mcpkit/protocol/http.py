@@ -268,7 +268,7 @@ def is_json_content(content_type: bytes | None) -> bool:
 
 PRINCIPAL_SCOPE_KEY: Final = "mcpkit.principal"
 """The ASGI scope key where authentication middleware puts the request's principal (a string,
-or what `mcpkit.server.mrtr.principal_key` reads: a mapping or object with a subject), for the
+or what `mcpkit.server.sealing.principal_key` reads: a mapping or object with a subject), for the
 endpoints of either era to read."""
 
 LOOPBACK_HOSTS: Final = ("localhost", "127.0.0.1", "[::1]")

@@ -16,33 +16,39 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Final
 
 from mcpkit.protocol.http import Status
 
-__all__ = ["HeadMeter", "HeadOverflow", "head_fits"]
+__all__ = [
+    "HeadMeter",
+    "HeadOverflow",
+    "head_fits",
+    "head_pattern",
+]
 
-_FOLD: Final = re.compile(rb"\n[ \t]")
-"""A line that begins with a space or tab: an obs-fold, which `HeadMeter` refuses."""
+def head_pattern(max_headers: int) -> re.Pattern[bytes]:
+    """`head_fits` as one scan in C: `pattern.match(data, 0, max_bytes)` matches exactly when
+    `head_fits(data, max_bytes, max_headers)` is true. The listener compiles it once per
+    server and runs it on the first read of every request. Its repeats are possessive (a line
+    holds no CR, so none need give back what it took): that makes the scan as fast as the
+    three of `bytes.find`, a fold search and `bytes.count` that it replaces."""
+    return re.compile(rb"[A-Za-z][^\r\n]*+\r\n(?:[^ \t\r\n][^\r\n]*+\r\n){0,%d}+\r\n"
+                      % max_headers)
 
 
 def head_fits(data: bytes, max_bytes: int, max_headers: int) -> bool:
     """Whether `data`, the first bytes of a request head, hold all of it within the limits a
-    `HeadMeter` with `max_headers` and a line limit of at least `max_bytes` applies: it starts
-    with a request line and ends at a CRLF CRLF within `max_bytes` (so no line of it can be
-    over a limit either), no line is folded, and it has no more header lines than allowed.
+    `HeadMeter` with `max_headers` and a line limit of at least `max_bytes` applies: a request
+    line, at most `max_headers` header lines, none folded, each line ended by CRLF with no
+    bare CR or LF in it, and the blank line that ends the head, all within `max_bytes` (so no
+    line of it can be over a limit either).
 
-    The cheap way to meter the head of an ordinary client, which comes whole in one read: a
-    few scans of the bytes in C and no copy, where the meter does Python work per line. False
-    says nothing about the head: the meter then decides. A lenient parser may end a head
-    sooner, at a bare LF line end, which the meter would take as the head's end: the limits
-    then hold for that shorter head too."""
-    end = data.find(b"\r\n\r\n", 0, max_bytes)
-    if end < 0 or not data[:1].isalpha() or _FOLD.search(data, 0, end) is not None:
-        return False
-    # Each line end before the head's last CRLF follows the request line or a header line, and
-    # a line takes at least 2 bytes (one and its LF): a shorter head cannot hold too many.
-    return end < 2 * max_headers or data.count(b"\n", 0, end) <= max_headers
+    The cheap way to meter the head of an ordinary client, which comes whole in one read: one
+    scan of the bytes in C (`head_pattern`) and no copy, where the meter does Python work per
+    line. False says nothing about the head: the meter then decides. The scan ends the head at
+    its first CRLF CRLF, where the meter and any parser end it too: no line of a head it passes
+    holds a bare line end that a lenient parser could take for one."""
+    return head_pattern(max_headers).match(data, 0, max_bytes) is not None
 
 
 @dataclass(frozen=True, slots=True)

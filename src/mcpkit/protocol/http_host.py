@@ -16,7 +16,10 @@ from __future__ import annotations
 import ipaddress
 from typing import Final
 
-__all__ = ["is_loopback", "parse_host"]
+__all__ = [
+    "is_loopback",
+    "parse_host",
+]
 
 _REG_NAME: Final = frozenset(
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$&'()*+,;=%")

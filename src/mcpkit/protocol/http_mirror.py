@@ -99,7 +99,8 @@ def check_request_headers(
     method = request.method
     if headers.method is None:
         raise _mismatch(f"the Mcp-Method header is required (set it to {method!r})")
-    sent = _plain(headers.method, "Mcp-Method")
+    raw = headers.method  # the caches read here, not through `_plain` and `_name`: every request
+    sent = _PLAIN_SEEN.get(raw) or _plain(raw, "Mcp-Method")
     if sent != method:
         raise _mismatch(f"Mcp-Method header value {sent!r} does not match body method {method!r}")
     params = request.params or {}
@@ -112,7 +113,8 @@ def check_request_headers(
                 raise _mismatch(
                     f"the Mcp-Name header is required for {method} (set it to params.{field})"
                 )
-            name = _name(headers.name)
+            raw = headers.name
+            name = _NAMES_SEEN.get(raw) or _name(raw)
             if name != body_name:
                 raise _mismatch(
                     f"Mcp-Name header value {name!r} does not match body value {body_name!r}"
@@ -125,7 +127,8 @@ def check_request_headers(
             f"{body_version if type(body_version) is str else 'the _meta protocolVersion'})"
         )
     if type(body_version) is str:
-        version = _plain(headers.version, "MCP-Protocol-Version")
+        raw = headers.version
+        version = _PLAIN_SEEN.get(raw) or _plain(raw, "MCP-Protocol-Version")
         if version != body_version:
             raise _mismatch(
                 f"MCP-Protocol-Version header value {version!r} does not match body value "

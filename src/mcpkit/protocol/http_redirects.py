@@ -18,7 +18,14 @@ from __future__ import annotations
 from typing import Final, NamedTuple
 from urllib.parse import urljoin, urlsplit
 
-__all__ = ["FOLLOWED_STATUSES", "MAX_REDIRECTS", "Hop", "is_redirect", "next_hop", "origin_of"]
+__all__ = [
+    "FOLLOWED_STATUSES",
+    "MAX_REDIRECTS",
+    "Hop",
+    "is_redirect",
+    "next_hop",
+    "origin_of",
+]
 
 MAX_REDIRECTS: Final = 5
 """Redirects followed for one request before it is given up."""

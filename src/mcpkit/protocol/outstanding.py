@@ -18,7 +18,11 @@ from typing import Any, Generic, TypeVar
 
 from mcpkit.protocol.codec import RequestId, request_message
 
-__all__ = ["Outstanding", "peer_id", "unnamed_id"]
+__all__ = [
+    "Outstanding",
+    "peer_id",
+    "unnamed_id",
+]
 
 W = TypeVar("W")
 

@@ -24,7 +24,13 @@ from __future__ import annotations
 
 import json
 
-__all__ = ["current_text", "digest_text", "principal_parts", "principal_text", "storable"]
+__all__ = [
+    "current_text",
+    "digest_text",
+    "principal_parts",
+    "principal_text",
+    "storable",
+]
 
 _SEPARATORS = (",", ":")
 

@@ -15,7 +15,11 @@ from mcpkit.errors import InvalidRequestError, RPCError
 from mcpkit.protocol.codec import RequestId, error_message
 from mcpkit.types.constants import MODERN_VERSION, SUPPORTED_VERSIONS
 
-__all__ = ["error_response", "id_in_use", "initialize_error"]
+__all__ = [
+    "error_response",
+    "id_in_use",
+    "initialize_error",
+]
 
 
 def error_response(request_id: RequestId | None, exc: RPCError) -> dict[str, Any]:

@@ -95,7 +95,7 @@ def decode_key(key: bytes | str, position: int = 0) -> bytes:
         except ValueError:
             raise ValueError(
                 f"state key #{position + 1} is not base64; generate one with "
-                "mcpkit.server.mrtr.new_state_key()"
+                "mcpkit.server.sealing.new_state_key()"
             ) from None
     else:
         raw = bytes(key)

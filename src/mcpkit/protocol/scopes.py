@@ -11,7 +11,10 @@ import re
 from collections.abc import Iterable
 from typing import Final
 
-__all__ = ["SCOPE_TOKEN", "check_scopes"]
+__all__ = [
+    "SCOPE_TOKEN",
+    "check_scopes",
+]
 
 SCOPE_TOKEN: Final = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]+")
 """RFC 6749 §3.3: `scope-token = 1*( %x21 / %x23-5B / %x5D-7E )` -- no space, quote or

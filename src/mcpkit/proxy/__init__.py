@@ -31,4 +31,7 @@ transports' connectors.
 from mcpkit.proxy.options import ProxyOptions
 from mcpkit.proxy.server import ProxyServer
 
-__all__ = ["ProxyOptions", "ProxyServer"]
+__all__ = [
+    "ProxyOptions",
+    "ProxyServer",
+]

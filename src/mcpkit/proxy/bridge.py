@@ -49,7 +49,11 @@ from mcpkit.types.constants import CLIENT_CAPABILITIES_KEY
 if TYPE_CHECKING:
     from mcpkit.proxy.server import ProxyServer
 
-__all__ = ["Bridge", "CallSink", "failure"]
+__all__ = [
+    "Bridge",
+    "CallSink",
+    "failure",
+]
 
 log = logging.getLogger("mcpkit.proxy")
 

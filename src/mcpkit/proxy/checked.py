@@ -26,8 +26,19 @@ from mcpkit.schema.problems import describe_value
 from mcpkit.types.constants import LOG_LEVELS
 
 __all__ = [
-    "completion", "content", "contents", "error_text", "implementation", "log_params",
-    "messages", "number", "prompt", "resource", "sampling_params", "template", "tool",
+    "completion",
+    "content",
+    "contents",
+    "error_text",
+    "implementation",
+    "log_params",
+    "messages",
+    "number",
+    "prompt",
+    "resource",
+    "sampling_params",
+    "template",
+    "tool",
 ]
 
 log = logging.getLogger("mcpkit.proxy")

@@ -29,7 +29,13 @@ from typing import Any, Final, Protocol
 from mcpkit.client.inputs import InputRequest
 from mcpkit.errors import InternalError, InvalidParamsError, RPCError
 
-__all__ = ["Asked", "HeldCall", "HeldCalls", "Outcome", "Sink"]
+__all__ = [
+    "Asked",
+    "HeldCall",
+    "HeldCalls",
+    "Outcome",
+    "Sink",
+]
 
 log = logging.getLogger("mcpkit.proxy")
 

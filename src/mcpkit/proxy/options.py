@@ -8,7 +8,10 @@ from typing import Any, Final
 from mcpkit.client.options import ClientOptions
 from mcpkit.types.constants import INPUT_CAPABILITIES
 
-__all__ = ["ASKS", "ProxyOptions"]
+__all__ = [
+    "ASKS",
+    "ProxyOptions",
+]
 
 ASKS: Final = INPUT_CAPABILITIES
 """What a proxy may answer for its upstream, passed on to the caller: each one it offers is a

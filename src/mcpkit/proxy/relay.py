@@ -36,7 +36,10 @@ from mcpkit.errors import HeldCallGoneError, RPCError, StoreUnavailableError
 from mcpkit.proxy.held import HeldCall, HeldCalls, Outcome, Sink
 from mcpkit.proxy.rounds import Step
 
-__all__ = ["CONTROL_PREFIX", "Relay"]
+__all__ = [
+    "CONTROL_PREFIX",
+    "Relay",
+]
 
 log = logging.getLogger("mcpkit.proxy")
 

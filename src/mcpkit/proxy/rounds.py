@@ -36,7 +36,12 @@ from mcpkit.server.asking import (
 )
 from mcpkit.types.methods import Method
 
-__all__ = ["Step", "advance", "question", "wire_answer"]
+__all__ = [
+    "Step",
+    "advance",
+    "question",
+    "wire_answer",
+]
 
 MAX_ROUNDS: Final = 16
 """Rounds of questions one call may take through the proxy before it is stopped."""

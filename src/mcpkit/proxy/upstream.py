@@ -32,7 +32,10 @@ from mcpkit.proxy.held import HeldCall
 from mcpkit.proxy.options import ProxyOptions
 from mcpkit.types.era import LEGACY
 
-__all__ = ["Connection", "Upstream"]
+__all__ = [
+    "Connection",
+    "Upstream",
+]
 
 log = logging.getLogger("mcpkit.proxy")
 

@@ -23,7 +23,13 @@ from typing import Any, Final
 
 from mcpkit.schema.walk import Limits, Wording, check_schema_structure
 
-__all__ = ["MAX_DEPTH", "MAX_EXPANDED", "MAX_FAN_OUT", "MAX_NODES", "check_structure"]
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_EXPANDED",
+    "MAX_FAN_OUT",
+    "MAX_NODES",
+    "check_structure",
+]
 
 MAX_DEPTH: Final = 128
 MAX_NODES: Final = 20_000

@@ -43,7 +43,10 @@ from mcpkit.schema.hints import (
 from mcpkit.schema.limits import NO_DEFAULT, apply_limits
 from mcpkit.schema.values import is_finite_json, output_to_json
 
-__all__ = ["Compiler", "Node"]
+__all__ = [
+    "Compiler",
+    "Node",
+]
 
 _NONE: Final = type(None)
 _EMPTY = inspect.Parameter.empty

@@ -14,7 +14,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-__all__ = ["DEFS_PREFIX", "Defs", "ref_to"]
+__all__ = [
+    "DEFS_PREFIX",
+    "Defs",
+    "ref_to",
+]
 
 DEFS_PREFIX: Final = "#/$defs/"
 

@@ -10,7 +10,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-__all__ = ["DEFAULT_DIALECT", "SUPPORTED_DIALECTS", "dialect_key", "dialect_of", "validator_name"]
+__all__ = [
+    "DEFAULT_DIALECT",
+    "SUPPORTED_DIALECTS",
+    "dialect_key",
+    "dialect_of",
+    "validator_name",
+]
 
 _VALIDATORS: Final = {
     "json-schema.org/draft/2020-12/schema": "Draft202012Validator",

@@ -16,7 +16,10 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["docstring_of", "parameter_descriptions"]
+__all__ = [
+    "docstring_of",
+    "parameter_descriptions",
+]
 
 _GOOGLE_HEADER = re.compile(r"(Args|Arguments|Parameters|Params|Keyword Args)\s*:\s*\Z")
 _GOOGLE_ENTRY = re.compile(r"\*{0,2}([A-Za-z_]\w*)\s*(?:\([^)]*\))?\s*:\s*(.*)\Z")

@@ -28,7 +28,12 @@ import orjson
 
 from mcpkit.schema.problems import json_type
 
-__all__ = ["Form", "check_form_schema", "form_of", "looks_secret"]
+__all__ = [
+    "Form",
+    "check_form_schema",
+    "form_of",
+    "looks_secret",
+]
 
 _ROOT_KEYS: Final = frozenset({"$schema", "type", "properties", "required", "title", "description"})
 _COMMON: Final = frozenset({"type", "title", "description", "default"})

@@ -88,19 +88,15 @@ class Signature:
     injected: dict[str, type]
     description: str | None
     parameters: tuple[ParameterInfo, ...]
-    _validator: ArgumentsValidator = field(repr=False, compare=False)
+    validate: ArgumentsValidator = field(repr=False, compare=False)
+    """`validate(arguments)`: the keyword arguments to call the function with, coerced to the
+    annotated types. Raises `ArgumentsError` listing every problem. Arguments the function does
+    not take are dropped, except into a `**kwargs` parameter. (The compiled check itself, not a
+    method around it: every tool call makes it.)"""
     provided: dict[str, Any] = field(default_factory=dict)
     """Parameters the server fills and the client never sees, by name: each one's marker (an
     instance of a `markers` type, in its `Annotated` metadata or as its default), which says
     how (`mcpkit.server.dependencies.Depends`). Left out of the input schema and the checks."""
-
-    def validate(self, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
-        """The keyword arguments to call the function with, coerced to the annotated types.
-
-        Raises `ArgumentsError` listing every problem. Arguments the function does not take are
-        dropped, except into a `**kwargs` parameter.
-        """
-        return self._validator(arguments)
 
 
 # -- functions ----------------------------------------------------------------------------------

@@ -7,7 +7,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["components", "expansion", "reachable"]
+__all__ = [
+    "components",
+    "expansion",
+    "reachable",
+]
 
 
 def reachable(edges: Sequence[Sequence[int]], start: int) -> list[bool]:

@@ -33,7 +33,13 @@ from typing import Any, Final
 from mcpkit.schema.problems import describe_value
 from mcpkit.schema.values import is_finite_json, output_to_json
 
-__all__ = ["NO_DEFAULT", "Reading", "apply_limits", "kinds_of", "read_metadata"]
+__all__ = [
+    "NO_DEFAULT",
+    "Reading",
+    "apply_limits",
+    "kinds_of",
+    "read_metadata",
+]
 
 Checker = Callable[[Any, str, list[str]], Any]
 

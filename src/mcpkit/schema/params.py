@@ -30,7 +30,11 @@ from mcpkit.schema.hints import fields_of
 from mcpkit.schema.problems import property_path
 from mcpkit.types.methods import MethodInfo
 
-__all__ = ["ParamsCheck", "compile_params", "params_check"]
+__all__ = [
+    "ParamsCheck",
+    "compile_params",
+    "params_check",
+]
 
 ParamsCheck = Callable[[Mapping[str, Any]], None]
 """Raises InvalidParamsError when the params do not have the method's shape."""

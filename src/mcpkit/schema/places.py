@@ -16,7 +16,10 @@ from typing import Any, Final
 
 from mcpkit.schema.dialects import DEFAULT_DIALECT, dialect_of
 
-__all__ = ["Places", "places_of"]
+__all__ = [
+    "Places",
+    "places_of",
+]
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,7 +17,13 @@ from typing import Any, Final
 
 from mcpkit.errors import ArgumentsError
 
-__all__ = ["TOO_DEEP", "ArgumentsError", "describe_value", "json_type", "property_path"]
+__all__ = [
+    "TOO_DEEP",
+    "ArgumentsError",
+    "describe_value",
+    "json_type",
+    "property_path",
+]
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 

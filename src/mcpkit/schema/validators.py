@@ -17,7 +17,12 @@ from typing import Any, Final
 from mcpkit.schema.checkers import Checker, FieldPlan, check_fields, make_object, rows_of
 from mcpkit.schema.problems import TOO_DEEP, ArgumentsError, describe_value, property_path
 
-__all__ = ["ArgumentsValidator", "OutputValidator", "compile_arguments", "compile_output"]
+__all__ = [
+    "ArgumentsValidator",
+    "OutputValidator",
+    "compile_arguments",
+    "compile_output",
+]
 
 ArgumentsValidator = Callable[[Mapping[str, Any] | None], dict[str, Any]]
 

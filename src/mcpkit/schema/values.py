@@ -22,7 +22,10 @@ from decimal import Decimal
 from pathlib import PurePath
 from typing import Any, Final
 
-__all__ = ["is_finite_json", "output_to_json"]
+__all__ = [
+    "is_finite_json",
+    "output_to_json",
+]
 
 _SCALARS: Final = frozenset({str, int, float, bool, type(None)})
 

@@ -60,7 +60,13 @@ from urllib.parse import unquote, urldefrag, urljoin, urlsplit
 from mcpkit.schema.graph import components, expansion, reachable
 from mcpkit.schema.places import Places, places_of
 
-__all__ = ["MISSING", "Limits", "Wording", "check_schema_structure", "resolve_pointer"]
+__all__ = [
+    "MISSING",
+    "Limits",
+    "Wording",
+    "check_schema_structure",
+    "resolve_pointer",
+]
 
 _REF_KEYWORDS: Final = ("$ref", "$dynamicRef", "$recursiveRef")
 _DATA_KEYWORDS: Final = frozenset({"const", "enum", "default", "examples"})

@@ -35,7 +35,10 @@ from mcpkit.errors import StoreUnavailableError
 from mcpkit.server.subscriptions import Change, LocalBroker
 from mcpkit.store.bus import TOPICS, Bus, bus_for, follow
 
-__all__ = ["SharedBroker", "share_broker"]
+__all__ = [
+    "SharedBroker",
+    "share_broker",
+]
 
 log = logging.getLogger("mcpkit.server")
 

@@ -28,7 +28,10 @@ from mcpkit.server.scopes import operation_scopes
 if TYPE_CHECKING:
     from mcpkit.server.server import Server
 
-__all__ = ["call_in", "call_own"]
+__all__ = [
+    "call_in",
+    "call_own",
+]
 
 
 async def _serve(server: Server, method: str, params: dict[str, Any], ctx: Context

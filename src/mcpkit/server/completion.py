@@ -16,7 +16,10 @@ from mcpkit.errors import InvalidParamsError, MethodNotFoundError
 from mcpkit.server.context import Context
 from mcpkit.types.methods import Method
 
-__all__ = ["complete", "completion_of"]
+__all__ = [
+    "complete",
+    "completion_of",
+]
 
 
 async def complete(params: dict[str, Any], ctx: Context) -> dict[str, Any]:

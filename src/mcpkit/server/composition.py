@@ -48,7 +48,13 @@ from mcpkit.types.methods import Method
 if TYPE_CHECKING:
     from mcpkit.server.server import Server
 
-__all__ = ["KINDS", "Link", "namespaced_name", "namespaced_uri", "plain_uri"]
+__all__ = [
+    "KINDS",
+    "Link",
+    "namespaced_name",
+    "namespaced_uri",
+    "plain_uri",
+]
 
 _NAMESPACE: Final = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 

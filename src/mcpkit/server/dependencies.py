@@ -37,7 +37,12 @@ from mcpkit.schema import derive_signature
 from mcpkit.server.context import Context, inject
 from mcpkit.server.threads import invoke, run_in_worker
 
-__all__ = ["Depends", "call_handler", "check_dependencies", "provide"]
+__all__ = [
+    "Depends",
+    "call_handler",
+    "check_dependencies",
+    "provide",
+]
 
 T = TypeVar("T")
 

@@ -43,7 +43,15 @@ from mcpkit.types.methods import METHODS, Method
 if TYPE_CHECKING:
     from mcpkit.server.server import Server
 
-__all__ = ["SERVED_BY", "Handler", "Work", "call", "routes", "serve"]
+__all__ = [
+    "SERVED_BY",
+    "Handler",
+    "Work",
+    "call",
+    "handle",
+    "routes",
+    "serve",
+]
 
 log = logging.getLogger("mcpkit.server")
 
@@ -83,6 +91,18 @@ def error_of(exc: RPCError) -> dict[str, Any]:
     return exc.to_error()
 
 
+def _failed(request: Request, exc: Exception,
+            errors: Callable[[RPCError], dict[str, Any]]) -> dict[str, Any]:
+    """The error response for what serving `request` raised (`serve`'s and `handle`'s)."""
+    if isinstance(exc, RPCError):
+        return error_message(request.id, errors(exc))
+    log.error("internal error while serving %s (id %r)", request.method, request.id,
+              exc_info=exc)
+    return error_message(
+        request.id, InternalError(f"Internal error while serving {request.method}").to_error()
+    )
+
+
 async def serve(
     request: Request,
     work: Work,
@@ -97,13 +117,25 @@ async def serve(
         work = server_span(tracer, request).run(work, errors)
     try:
         result = await work
-    except RPCError as exc:
-        return error_message(request.id, errors(exc))
-    except Exception:
-        log.exception("internal error while serving %s (id %r)", request.method, request.id)
-        return error_message(
-            request.id, InternalError(f"Internal error while serving {request.method}").to_error()
-        )
+    except Exception as exc:
+        return _failed(request, exc, errors)
+    return result_message(request.id, result)
+
+
+async def handle(server: Server, request: Request, notify: Notify | None,
+                 principal: Any) -> dict[str, Any]:
+    """`serve` of `call` for one modern request in one coroutine rather than two
+    (`Server.handle`: every request's path); the same steps and the same errors."""
+    if active() is not None:  # a tracer provider is set: the span around the call
+        return await serve(request, call(server, request.method, request.params, request.id,
+                                         notify, principal))
+    try:
+        result = await _opened(server, request.method, request.params, request.id, notify,
+                               principal)
+        if "_meta" not in result:
+            result["_meta"] = server.result_meta
+    except Exception as exc:
+        return _failed(request, exc, error_of)
     return result_message(request.id, result)
 
 
@@ -119,6 +151,18 @@ async def call(
 ) -> dict[str, Any]:
     """Check the envelope, route, and return the modern result; raises RPCError.
     `in_request_only`: the caller takes no deferred answer (`Context.in_request_only`)."""
+    result = await _opened(server, method, params, request_id, notify, principal,
+                           in_request_only)
+    if "_meta" not in result:
+        result["_meta"] = server.result_meta
+    return result
+
+
+def _opened(server: Server, method: str, params: dict[str, Any] | None,
+            request_id: RequestId | None, notify: Notify | None, principal: Any,
+            in_request_only: bool = False) -> Work:
+    """`call`'s checks and routing: the method's work to await for its result (through the
+    server's middleware chain, when it has one); raises RPCError."""
     meta = read_meta(method, params)
     handler = server.routes.get(method)
     if handler is None:
@@ -128,9 +172,6 @@ async def call(
         ctx.in_request_only = True
     chain = server.chain
     if chain is None:
-        result = await handler(params, ctx)  # type: ignore[arg-type]
-    else:  # the middleware (`mcpkit.server.middleware`), then the handler
-        result = await chain.run(method, params, ctx, handler)  # type: ignore[arg-type]
-    if "_meta" not in result:
-        result["_meta"] = server.result_meta
-    return result
+        return handler(params, ctx)  # type: ignore[arg-type]
+    # the middleware (`mcpkit.server.middleware`), then the handler
+    return chain.run(method, params, ctx, handler)  # type: ignore[arg-type]

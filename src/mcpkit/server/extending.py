@@ -1,7 +1,7 @@
 """The server's API for extensions that run calls their own way (the Tasks extension).
 
 An extension package (`mcpkit.ext.*`) builds on the public `Server` (`extension`, `add_method`,
-`listen_parts`, `intercept_tool_calls`, `add_service`) and on the names gathered here, which
+`listen_parts`, `take_tool_options`, `intercept_tool_calls`, `add_service`) and on the names gathered here, which
 are the seams the core keeps stable for it. Nothing else of the server's modules is its to
 import, and no private name at all (`tests/test_layering.py` checks both for `mcpkit.ext.tasks`):
 
@@ -14,7 +14,11 @@ import, and no private name at all (`tests/test_layering.py` checks both for `mc
 - the state a round seals and the backend behind it: `Sealer`;
 - who a call belongs to, as stored: `principal_key`;
 - announcing a change to `subscriptions/listen` streams: `Change`, on `Server.broker`;
-- the seams' own types: `Tool`, `Context`, `Service`, `ToolInterceptor`, `MethodHandler`.
+- the extension's own options: `register_options` names its type in `ServerOptions.extensions`
+  (read back with `ServerOptions.extension`), `describe_tool_options` says how to install it
+  to a server refusing a tool that carries its tool options;
+- the seams' own types: `Tool`, `Context`, `Service`, `ToolInterceptor`, `ToolOptionsCheck`,
+  `MethodHandler`.
 
 Imports the server's own modules only.
 """
@@ -23,10 +27,12 @@ from __future__ import annotations
 
 from mcpkit.server.asking import Question, check_question
 from mcpkit.server.context import Context, Notify
-from mcpkit.server.extensions import MethodHandler, Service, ToolInterceptor
-from mcpkit.server.mrtr import InputRequired, Round, Sealer, principal_key
+from mcpkit.server.extension_options import describe_tool_options, register_options
+from mcpkit.server.extensions import MethodHandler, Service, ToolInterceptor, ToolOptionsCheck
+from mcpkit.server.mrtr import InputRequired, Round
+from mcpkit.server.sealing import Sealer, principal_key
 from mcpkit.server.subscriptions import Change, ListenStream
-from mcpkit.server.tools import Tool, run_handler, run_tool
+from mcpkit.server.tools import Tool, ToolOptions, run_handler, run_tool
 
 __all__ = [
     "Change",
@@ -41,8 +47,12 @@ __all__ = [
     "Service",
     "Tool",
     "ToolInterceptor",
+    "ToolOptions",
+    "ToolOptionsCheck",
     "check_question",
+    "describe_tool_options",
     "principal_key",
+    "register_options",
     "run_handler",
     "run_tool",
 ]

@@ -7,10 +7,13 @@ that never opted in gets a -32021 naming what to declare rather than a behaviour
 ask for. Tasks, Skills and Apps are built this way, with no line of the core dispatch aware
 of them.
 
-Two more seams serve an extension that runs calls its own way: a `ToolInterceptor`
-(`Server.intercept_tool_calls`) is handed the calls of the tools registered with `task=`, after
-the middleware chain and the method's own checks, and answers them (at once, or later through
-methods of its own); a `Service` (`Server.add_service`) is started when a transport starts
+More seams serve an extension that runs calls its own way: a `ToolOptionsCheck`
+(`Server.take_tool_options`) checks, at registration, the tool options the extension takes
+(the core keeps any it does not know for the extension, and refuses them where none takes
+them) and marks the tools whose calls it runs; a `ToolInterceptor`
+(`Server.intercept_tool_calls`) is handed the calls of those tools, after the middleware chain
+and the method's own checks, and answers them (at once, or later through methods of its
+own); a `Service` (`Server.add_service`) is started when a transport starts
 serving and drained when it stops, for work that outlives a request.
 
 Imports `mcpkit.protocol`, `mcpkit.errors`, `mcpkit.types`, `mcpkit.server.guards` and
@@ -32,15 +35,26 @@ from mcpkit.types.methods import METHODS
 if TYPE_CHECKING:
     from mcpkit.server.tools import Tool
 
-__all__ = ["Extensions", "MethodHandler", "Service", "ToolInterceptor"]
+__all__ = [
+    "Extensions",
+    "MethodHandler",
+    "Service",
+    "ToolInterceptor",
+    "ToolOptionsCheck",
+]
 
 MethodHandler = Callable[[dict[str, Any], "Context"], Awaitable[dict[str, Any]]]
 """An added method: the request's params (an empty dict when it sent none) and its `Context`
 -> the result object (its `resultType` included); raises `RPCError` for an error answer."""
 
+ToolOptionsCheck = Callable[["Tool"], bool]
+"""Checks, when a tool is admitted, the options of it the extension takes
+(`Tool.extension_options`): raises ValueError, naming the tool and the option, for a value it
+cannot serve; True hands the tool's calls to the server's `ToolInterceptor`."""
+
 ToolInterceptor = Callable[["Tool", dict[str, Any], "Context"], Awaitable[dict[str, Any]]]
-"""Serves a call of a tool registered with `task=`: the tool, the checked `tools/call` params and
-the request's `Context` -> the call's result. It runs after the middleware chain and the
+"""Serves a call of a tool an extension's `ToolOptionsCheck` marked (`Tool.intercepted`): the
+tool, the checked `tools/call` params and the request's `Context` -> the call's result. It runs after the middleware chain and the
 method's checks; what it raises is answered as the tool's own failure would be, except that
 the chain no longer sees it (the interceptor answers its failures itself)."""
 

@@ -26,7 +26,12 @@ import secrets
 from types import TracebackType
 from typing import Final
 
-__all__ = ["ERROR_ID_BYTES", "failure_text", "new_error_id", "users_frames"]
+__all__ = [
+    "ERROR_ID_BYTES",
+    "failure_text",
+    "new_error_id",
+    "users_frames",
+]
 
 log = logging.getLogger("mcpkit.server")
 

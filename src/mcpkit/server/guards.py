@@ -33,7 +33,10 @@ if TYPE_CHECKING:
     from mcpkit.server.context import Context
     from mcpkit.server.extensions import MethodHandler as Handler
 
-__all__ = ["guarded", "undeclared"]
+__all__ = [
+    "guarded",
+    "undeclared",
+]
 
 
 def undeclared(declared: Mapping[str, Any], required: Mapping[str, Any]) -> dict[str, Any]:

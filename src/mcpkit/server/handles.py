@@ -9,7 +9,7 @@ not a permission: presenting someone else's handle gets `HandleError`, whose mes
 which check failed. In `tools/call` a `HandleError` becomes an `isError` result, so the
 model can recover (start a new cart); elsewhere it is -32602.
 
-Imports: `mcpkit.errors`, `mcpkit.protocol.request_state`, `mcpkit.server.mrtr`.
+Imports: `mcpkit.errors`, `mcpkit.protocol.request_state`, `mcpkit.server.sealing`.
 """
 
 from __future__ import annotations
@@ -26,9 +26,15 @@ from mcpkit.protocol.request_state import (
     seal_token,
     target_digest,
 )
-from mcpkit.server.mrtr import Sealer, principal_key
+from mcpkit.server.sealing import Sealer, principal_key
 
-__all__ = ["DEFAULT_HANDLE_TTL", "MAX_HANDLE_TTL", "HandleError", "mint_handle", "open_handle"]
+__all__ = [
+    "DEFAULT_HANDLE_TTL",
+    "MAX_HANDLE_TTL",
+    "HandleError",
+    "mint_handle",
+    "open_handle",
+]
 
 DEFAULT_HANDLE_TTL: Final = 3600.0
 MAX_HANDLE_TTL: Final = 100 * 365.25 * 86400.0

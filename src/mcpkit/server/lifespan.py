@@ -34,7 +34,10 @@ from typing import TYPE_CHECKING, Any, Final
 if TYPE_CHECKING:
     from mcpkit.server.server import Server
 
-__all__ = ["Lifespan", "LifespanState"]
+__all__ = [
+    "Lifespan",
+    "LifespanState",
+]
 
 log = logging.getLogger("mcpkit.server")
 

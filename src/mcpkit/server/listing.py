@@ -20,7 +20,10 @@ from mcpkit.types.methods import Method
 if TYPE_CHECKING:
     from mcpkit.server.server import Server
 
-__all__ = ["page", "require"]
+__all__ = [
+    "page",
+    "require",
+]
 
 
 def require(server: Server, kind: str, method: str) -> None:

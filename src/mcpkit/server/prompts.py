@@ -26,8 +26,16 @@ from mcpkit.server.mrtr import in_rounds
 from mcpkit.server.scopes import viewer, visible
 from mcpkit.types.methods import Method
 
-__all__ = ["Message", "Prompt", "PromptOptions", "build_prompt", "get_prompt", "list_prompts",
-           "prompt_failure", "prompt_messages"]
+__all__ = [
+    "Message",
+    "Prompt",
+    "PromptOptions",
+    "build_prompt",
+    "get_prompt",
+    "list_prompts",
+    "prompt_failure",
+    "prompt_messages",
+]
 
 log = logging.getLogger("mcpkit.server")
 

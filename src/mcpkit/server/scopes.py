@@ -19,7 +19,12 @@ from mcpkit.protocol.scopes import check_scopes
 from mcpkit.server.context import Context
 from mcpkit.types.methods import Method
 
-__all__ = ["operation_scopes", "scopes_of", "viewer", "visible"]
+__all__ = [
+    "operation_scopes",
+    "scopes_of",
+    "viewer",
+    "visible",
+]
 
 scopes_of = check_scopes
 """`scopes=` as given at registration, checked (`mcpkit.protocol.scopes.check_scopes`)."""

@@ -21,13 +21,18 @@ from typing import TYPE_CHECKING, Any, TypeVar, Unpack
 from mcpkit.protocol.framing import DEFAULT_MAX_MESSAGE_BYTES
 from mcpkit.server.composition import Link, merge_extensions, merged_extensions
 from mcpkit.server.context import Notify
-from mcpkit.server.dispatch import call as _call
+from mcpkit.server.dispatch import handle as _handle
 from mcpkit.server.dispatch import routes
-from mcpkit.server.dispatch import serve as _serve
-from mcpkit.server.extensions import Extensions, MethodHandler, Service, ToolInterceptor
+from mcpkit.server.extension_options import check_extension_options, tool_option_owner
+from mcpkit.server.extensions import (
+    Extensions,
+    MethodHandler,
+    Service,
+    ToolInterceptor,
+    ToolOptionsCheck,
+)
 from mcpkit.server.lifespan import Lifespan, LifespanState
 from mcpkit.server.middleware import Chain, FunctionMiddleware, Middleware, MiddlewareFunction
-from mcpkit.server.mrtr import Sealer
 from mcpkit.server.prompts import Prompt, PromptOptions, build_prompt
 from mcpkit.server.resources import (
     CacheHint,
@@ -42,10 +47,10 @@ from mcpkit.server.resources import (
     signature_of,
 )
 from mcpkit.server.scopes import scopes_of
+from mcpkit.server.sealing import Sealer
 from mcpkit.server.subscriptions import Broker, Change, ListenPart, LocalBroker
-from mcpkit.server.task_runner import TaskOptions
 from mcpkit.server.tool_filters import ToolFilter
-from mcpkit.server.tools import Tool, ToolOptions, build_tool
+from mcpkit.server.tools import CORE_TOOL_OPTIONS, Tool, ToolOptions, build_tool
 from mcpkit.types.constants import SERVER_INFO_KEY
 
 if TYPE_CHECKING:
@@ -54,6 +59,7 @@ if TYPE_CHECKING:
 __all__ = ["Server", "ServerOptions"]
 
 F = TypeVar("F", bound=Callable[..., Any])
+K = TypeVar("K")
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,7 +84,7 @@ class ServerOptions:
     shares, so a retry may reach any of them; only when that ring can be neither read nor
     created, a key of this process's own (said once in the log). Replicas on several hosts
     need the same keys, here or in MCPKIT_STATE_KEYS (docs/state.md). Make one with
-    `mcpkit keys new` or `mcpkit.server.mrtr.new_state_key()`."""
+    `mcpkit keys new` or `mcpkit.server.sealing.new_state_key()`."""
     state_ttl: float = 300.0
     """Seconds a sealed `requestState` stays valid."""
     store: Store | str | None = None
@@ -97,9 +103,11 @@ class ServerOptions:
     hold secrets (paths, queries, tokens): the client then gets only an error id, and the
     traceback goes to the server log under the same id. Meant for development
     (`mcpkit run --dev`)."""
-    tasks: TaskOptions = field(default_factory=TaskOptions)
-    """How `task=` tools run as tasks of the Tasks extension: the store, the budget of a
-    synchronous answer, limits and lifetimes (`mcpkit.server.task_runner.TaskOptions`)."""
+    extensions: Mapping[str, Any] = field(default_factory=dict)
+    """The options of the extensions the server runs, each under the name its extension
+    registered with its type (`mcpkit.server.extension_options.register_options`; the Tasks
+    extension's: `{"tasks": mcpkit.ext.tasks.TaskOptions(...)}`). An extension left out runs
+    with its defaults; it reads its own with `extension`."""
     scoped_lists: bool = False
     """Leave out of `tools/list`, `resources/list`, `resources/templates/list` and
     `prompts/list` what the caller's token does not grant the `scopes=` of (AUTH-12); a
@@ -122,6 +130,18 @@ class ServerOptions:
         if type(depth) is not int or depth < 1:
             raise ValueError(f"ServerOptions.max_call_depth must be a positive integer, not "
                              f"{depth!r}")
+        object.__setattr__(self, "extensions", check_extension_options(self.extensions))
+
+    def extension(self, name: str, kind: type[K]) -> K:
+        """The options of the extension registered as `name` (of type `kind`): those given in
+        `extensions`, else `kind()`, its defaults."""
+        given = self.extensions.get(name)
+        if given is None:
+            return kind()
+        if not isinstance(given, kind):
+            raise TypeError(f"ServerOptions.extensions[{name!r}] is a "
+                            f"{type(given).__name__}, not a {kind.__name__}")
+        return given
 
 
 class Server:
@@ -175,12 +195,14 @@ class Server:
         self.tool_filters: list[ToolFilter] = []
         """Predicates `tools/list` applies per request (`add_tool_filter`)."""
         self.tool_interceptor: ToolInterceptor | None = None
-        """Serves the calls of the tools registered with `task=` (`intercept_tool_calls`)."""
+        """Serves the calls of the tools an extension intercepts (`intercept_tool_calls`)."""
+        self.tool_option_checks: dict[str, ToolOptionsCheck] = {}
+        """Tool option -> the check of the extension that takes it (`take_tool_options`)."""
         self.services: list[Service] = []
         """What extensions run beside the server, started and drained by the transports
         (`add_service`)."""
         self.listen_parts: list[ListenPart] = []
-        """What extensions add to `subscriptions/listen` (the Tasks extension's `taskIds`)."""
+        """What extensions add to `subscriptions/listen` (a list of ids to follow, say)."""
         self.chain: Chain | None = None
         """The middleware every request passes (`add_middleware`); None: none, and a request
         pays nothing for the chain."""
@@ -330,20 +352,48 @@ class Server:
 
     def admit_tool(self, tool: Tool) -> None:
         """Refuse, before it is registered, a tool this server could not serve as declared: one
-        registered with `task=` while no interceptor runs such calls (`intercept_tool_calls`;
-        `mcpkit.Server` installs the Tasks extension's itself). A tool served by the server it
-        came from (`mount`) is that server's to run."""
-        if tool.task is None or tool.delegate is not None or self.tool_interceptor is not None:
+        carrying an option no extension installed here takes (`take_tool_options`); the
+        extensions that take its options check their values and say whether its calls are
+        intercepted (`Tool.intercepted`). A tool served by the server it came from (`mount`) is
+        that server's to run."""
+        if tool.delegate is not None or not tool.extension_options:
             return
-        raise ValueError(
-            f"tool {tool.name!r}: task={tool.task!r} needs the Tasks extension on this server; "
-            "call mcpkit.ext.tasks.enable_tasks(server) before registering it, or use "
-            "mcpkit.Server, which does")
+        checks: list[ToolOptionsCheck] = []
+        for option, value in tool.extension_options.items():
+            check = self.tool_option_checks.get(option)
+            if check is None:
+                owner = tool_option_owner(option)
+                if owner is None:
+                    raise ValueError(
+                        f"tool {tool.name!r}: {option}={value!r} is no option of the core "
+                        "Server and no extension on this server takes it; install the one "
+                        "that does before registering the tool, or use mcpkit.Server, which "
+                        "installs the official ones")
+                raise ValueError(f"tool {tool.name!r}: {option}={value!r} needs {owner.owner} "
+                                 f"on this server; {owner.install}")
+            if check not in checks:
+                checks.append(check)
+        tool.intercepted = any([check(tool) for check in checks])
+
+    def take_tool_options(self, options: Iterable[str], check: ToolOptionsCheck) -> None:
+        """An extension takes these tool options on this server: a tool registered with any
+        of them is handed to `check` (`mcpkit.server.extensions.ToolOptionsCheck`) before it is
+        admitted. An option the core knows, or one another extension takes, is refused."""
+        if not callable(check):
+            raise TypeError(f"take_tool_options takes a callable check, not {check!r}")
+        for option in options:
+            if option in CORE_TOOL_OPTIONS:
+                raise ValueError(f"tool option {option!r} is the core's own")
+            taken = self.tool_option_checks.get(option)
+            if taken is not None and taken != check:
+                raise ValueError(f"server {self.name!r}: the tool option {option!r} is taken "
+                                 "already")
+            self.tool_option_checks[option] = check
 
     def intercept_tool_calls(self, interceptor: ToolInterceptor) -> None:
-        """Hand the calls of the tools registered with `task=` to `interceptor` (one per
-        server: the extension that runs them, `mcpkit.ext.tasks`), after the middleware chain
-        and the method's own checks (`mcpkit.server.extensions.ToolInterceptor`)."""
+        """Hand the calls of the tools an extension's check marked (`Tool.intercepted`) to
+        `interceptor` (one per server), after the middleware chain and the method's own checks
+        (`mcpkit.server.extensions.ToolInterceptor`)."""
         if not callable(interceptor):
             raise TypeError(f"intercept_tool_calls takes an async callable, not {interceptor!r}")
         if self.tool_interceptor is not None and self.tool_interceptor != interceptor:
@@ -638,8 +688,7 @@ class Server:
         """Serve one modern request: await it for the JSON-RPC response message (it never
         raises). A plain method handing back the core's coroutine, so a request pays for no
         extra frame or import here (measured: 2 µs of 35 per HTTP request)."""
-        return _serve(request, _call(self, request.method, request.params, request.id, notify,
-                                     principal))
+        return _handle(self, request, notify, principal)
 
     def __repr__(self) -> str:
         return f"Server({self.name!r}, {self.version!r})"

@@ -17,7 +17,10 @@ from typing import Any, Protocol
 from mcpkit.protocol.codec import Notification, Request
 from mcpkit.server.context import Notify
 
-__all__ = ["ModernSession", "ServerSession"]
+__all__ = [
+    "ModernSession",
+    "ServerSession",
+]
 
 
 class ServerSession(Protocol):

@@ -20,8 +20,15 @@ from mcpkit.server.context import Context
 from mcpkit.types.constants import CHANGES_KEY, SUBSCRIPTION_ID_KEY
 from mcpkit.types.methods import Method
 
-__all__ = ["Broker", "Change", "ListenFilter", "ListenPart", "ListenStream", "LocalBroker",
-           "listen"]
+__all__ = [
+    "Broker",
+    "Change",
+    "ListenFilter",
+    "ListenPart",
+    "ListenStream",
+    "LocalBroker",
+    "listen",
+]
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,11 +17,17 @@ import os
 import queue
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
-__all__ = ["WorkerPool", "invoke", "run_in_worker", "serving_loop"]
+__all__ = [
+    "WorkerPool",
+    "invoke",
+    "run_in_worker",
+    "serving_loop",
+]
 
-_Item = tuple[asyncio.AbstractEventLoop, "asyncio.Future[Any]", Callable[[], Any]]
+_Item = tuple[asyncio.AbstractEventLoop, "asyncio.Future[Any]", contextvars.Context,
+              Callable[..., Any], dict[str, Any]]
 _serving = threading.local()
 
 
@@ -51,10 +57,12 @@ class WorkerPool:
         self._threads = 0
         self._idle = 0
 
-    def submit(self, fn: Callable[[], Any]) -> asyncio.Future[Any]:
+    def submit(self, fn: Callable[..., Any], kwargs: dict[str, Any]) -> asyncio.Future[Any]:
+        """Call `fn(**kwargs)` in a worker thread with the caller's context variables; await
+        the future it returns for the value."""
         loop = asyncio.get_running_loop()
         future = loop.create_future()
-        self._queue.put((loop, future, fn))
+        self._queue.put((loop, future, contextvars.copy_context(), fn, kwargs))
         if self._idle == 0 and self._threads < self.max_workers:
             with self._lock:
                 if self._idle == 0 and self._threads < self.max_workers:
@@ -77,12 +85,12 @@ class WorkerPool:
                 with lock:
                     self._threads -= 1
                 return
-            loop, future, fn = item
+            loop, future, ctx, fn, kwargs = item
             if future.cancelled():
                 continue
             _serving.loop = loop
             try:
-                value = fn()
+                value = ctx.run(fn, **kwargs)
             except BaseException as exc:
                 loop.call_soon_threadsafe(_reject, future, exc)
             else:
@@ -96,10 +104,11 @@ class WorkerPool:
 _pool = WorkerPool()
 
 
-async def run_in_worker(fn: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
-    """Call `fn(**kwargs)` in a worker thread with the caller's context variables."""
-    ctx = contextvars.copy_context()
-    return await _pool.submit(lambda: ctx.run(fn, **kwargs))
+run_in_worker: Final[Callable[[Callable[..., Any], dict[str, Any]], asyncio.Future[Any]]] = (
+    _pool.submit)
+"""`run_in_worker(fn, kwargs)`: `fn(**kwargs)` in a worker thread with the caller's context
+variables; await what it returns for the value. The pool's own method, queued at once, with
+no coroutine or function of its own around it: every call of a plain tool comes this way."""
 
 
 async def invoke(fn: Callable[..., Any], is_async: bool, kwargs: dict[str, Any]) -> Any:

@@ -26,7 +26,10 @@ if TYPE_CHECKING:
     from mcpkit.server.context import Context
     from mcpkit.server.tools import Tool
 
-__all__ = ["ToolFilter", "tool_page"]
+__all__ = [
+    "ToolFilter",
+    "tool_page",
+]
 
 ToolFilter = Callable[["Tool", "Context"], bool]
 """Whether this request's `tools/list` shows the tool; every filter must admit it."""

@@ -15,7 +15,10 @@ from typing import Any
 from mcpkit.errors import InternalError
 from mcpkit.schema import Compiler, compile_output
 
-__all__ = ["output_checker", "typed_output_checker"]
+__all__ = [
+    "output_checker",
+    "typed_output_checker",
+]
 
 
 def output_checker(tool_name: str, schema: dict[str, Any]) -> Callable[[Any], None]:

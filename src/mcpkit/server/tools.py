@@ -23,9 +23,9 @@ import re
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, TypedDict, Unpack
+from typing import Any, Final, TypedDict, Unpack
 
 from mcpkit.errors import InternalError, InvalidParamsError, RPCError, ToolError
 from mcpkit.protocol.mcp_headers import header_params
@@ -48,15 +48,14 @@ from mcpkit.server.handles import HandleError
 from mcpkit.server.listing import require
 from mcpkit.server.mrtr import in_rounds
 from mcpkit.server.scopes import scopes_of
-from mcpkit.server.task_runner import TASK_MODES, TaskMode
 from mcpkit.server.threads import run_in_worker
 from mcpkit.server.tool_filters import tool_page
 from mcpkit.server.tool_output import output_checker, typed_output_checker
 from mcpkit.types.constants import SERVER_INFO_KEY
 from mcpkit.types.methods import Method
 
-__all__ = ["Tool", "ToolOptions", "build_tool", "call_result", "call_tool", "error_result",
-           "list_tools", "run_handler", "run_tool", "tool_failure"]
+__all__ = ["CORE_TOOL_OPTIONS", "Tool", "ToolOptions", "build_tool", "call_result", "call_tool",
+           "error_result", "list_tools", "run_handler", "run_tool", "tool_failure"]
 
 log = logging.getLogger("mcpkit.server")
 
@@ -78,9 +77,12 @@ class Tool:
     wire rounded (`arguments_of`); False when every parameter is declared a scalar."""
     scopes: tuple[str, ...] = ()
     """The OAuth scopes a call needs (`ToolOptions.scopes`)."""
-    task: TaskMode | None = None
-    """Whether a call may become a task (`ToolOptions.task`); None: never."""
-    resumable: bool = False
+    extension_options: Mapping[str, Any] = field(default_factory=dict)
+    """The options it was registered with that the core does not know, for the extensions
+    that take them (`Server.take_tool_options`); none left at None or False."""
+    intercepted: bool = False
+    """Whether its calls go to the server's tool interceptor (`Server.intercept_tool_calls`),
+    as the extensions taking its options said when it was admitted."""
     delegate: Callable[[dict[str, Any], Context], Awaitable[dict[str, Any]]] | None = None
     """Who serves its calls instead: the mounted server it came from (`Server.mount`)."""
     blocking: bool = True
@@ -89,7 +91,11 @@ class Tool:
 
 
 class ToolOptions(TypedDict, total=False):
-    """What may be said about a tool besides its function (all optional)."""
+    """What may be said about a tool besides its function (all optional).
+
+    These are the core's; an extension may take more (`Server.take_tool_options`, the Tasks
+    extension's `task=` and `resumable=`), which the core keeps on the `Tool` for it and
+    refuses on a server where no extension takes them."""
 
     title: str
     description: str
@@ -104,13 +110,6 @@ class ToolOptions(TypedDict, total=False):
     meta: Mapping[str, Any]
     scopes: Sequence[str]
     """OAuth scopes a call needs (`mcpkit.server.scopes`); none: any authorized caller."""
-    task: TaskMode
-    """"optional": a call from a client speaking the Tasks extension becomes a task when it
-    outlasts `TaskOptions.sync_budget_s`; "required": it always does, and a caller without the
-    extension gets -32021. Left out: the tool always answers in the call."""
-    resumable: bool
-    """A task of it may be run again from the start when the process running it died (only
-    for a tool whose work is safe to repeat); otherwise such a task ends `failed`."""
     blocking: bool
     """For a plain (non-async) function: False declares that it never waits (no I/O, no
     sleep, no lock another thread holds long, nothing slow), so it runs on the event loop's
@@ -118,6 +117,10 @@ class ToolOptions(TypedDict, total=False):
     (about 10 µs of CPU). While it runs, nothing else of the server does: a function
     declared so that does block stalls every request. Left out (True): a worker thread. A
     coroutine function always runs on the loop; `blocking=True` is refused for one."""
+
+
+CORE_TOOL_OPTIONS: Final = ToolOptions.__required_keys__ | ToolOptions.__optional_keys__
+"""The tool options the core reads itself; any other is an extension's (`Tool.extension_options`)."""
 
 
 def build_tool(
@@ -182,10 +185,6 @@ def build_tool(
         check_output = output_checker(tool_name, output_schema)
     elif sig.output_schema is not None:
         check_output = typed_output_checker(tool_name, fn, sig.wrap_output)
-    task = options.get("task")
-    if task is not None and task not in TASK_MODES:
-        raise ValueError(f"tool {tool_name!r}: task must be \"optional\" or \"required\" "
-                         f"(or left out: never a task), not {task!r}")
     is_async = inspect.iscoroutinefunction(fn)
     blocking = options.get("blocking", not is_async)
     if type(blocking) is not bool or (blocking and is_async):
@@ -194,8 +193,10 @@ def build_tool(
                          f"{blocking!r}")
     return Tool(tool_name, fn, sig, definition, is_async, check_output,
                 headers, _may_hold_containers(definition["inputSchema"], fn),
-                scopes_of(options.get("scopes"), f"tool {tool_name!r}"), task,
-                bool(options.get("resumable", False)), blocking=blocking)
+                scopes_of(options.get("scopes"), f"tool {tool_name!r}"),
+                {key: value for key, value in options.items()
+                 if key not in CORE_TOOL_OPTIONS and value is not None and value is not False},
+                blocking=blocking)
 
 
 _SCALAR_TYPES = frozenset({"string", "integer", "number", "boolean", "null"})
@@ -289,9 +290,11 @@ def _spelled_out(tool: Tool, value: ToolResult) -> dict[str, Any]:
 
 def call_result(tool: Tool, value: Any) -> dict[str, Any]:
     """The CallToolResult for what a tool returned; raises ToolError for what cannot be sent."""
+    sig = tool.signature
+    if type(value) is str and sig.output_schema is None:  # text, the commonest: no more to ask
+        return {"resultType": "complete", "content": [text_block(value)]}
     if isinstance(value, ToolResult):
         return _spelled_out(tool, value)
-    sig = tool.signature
     if sig.output_schema is None:
         content = to_content(value)
         if content is not None:
@@ -417,11 +420,16 @@ def call_tool(params: dict[str, Any], ctx: Context) -> Awaitable[dict[str, Any]]
     A plain function handing back the coroutine that runs the tool, so the call every tool
     takes costs one coroutine, not two; an unknown tool is refused before any is made.
     """
-    require(ctx.server, "tools", Method.TOOLS_CALL)
-    tool = lookup(ctx.server.tools, params)
+    tools = ctx.server.tools
+    # `require` and `lookup` are asked only when the name finds no tool (a string: the row's
+    # params check, guards.py, saw to it): then the refusal says whether any tool is offered.
+    tool: Tool | None = tools.get(params["name"])
+    if tool is None:
+        require(ctx.server, "tools", Method.TOOLS_CALL)
+        tool = lookup(tools, params)
     if tool.delegate is not None:
         return tool.delegate(params, ctx)
-    if tool.task is not None and ctx.server.tool_interceptor is not None:
+    if tool.intercepted and ctx.server.tool_interceptor is not None:
         raise_failures(ctx, False)  # the interceptor answers the call's failures itself
         return ctx.server.tool_interceptor(tool, params, ctx)  # type: ignore[no-any-return]
     # `run_tool`, inlined: this is every plain call's path, and a frame costs it measurably.
@@ -478,6 +486,12 @@ async def run_handler(tool: Tool, params: dict[str, Any], ctx: Context) -> dict[
             async with AsyncExitStack() as stack:
                 await provide(provided, kwargs, ctx, stack)
                 result = call_result(tool, await _value(tool, kwargs, ctx))
+        elif tool.blocking:  # `_value`'s cases, inlined for the calls that need no more
+            result = call_result(tool, await run_in_worker(tool.fn, kwargs))
+        elif tool.is_async:
+            result = call_result(tool, await tool.fn(**kwargs))
+        elif not injected:
+            result = call_result(tool, tool.fn(**kwargs))
         else:
             result = call_result(tool, await _value(tool, kwargs, ctx))
     except (ToolError, HandleError) as exc:

@@ -17,7 +17,11 @@ from __future__ import annotations
 
 import abc
 
-__all__ = ["MemoryStore", "SQLiteStore", "Store"]
+__all__ = [
+    "MemoryStore",
+    "SQLiteStore",
+    "Store",
+]
 
 
 class Store(abc.ABC):

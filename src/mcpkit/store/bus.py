@@ -30,7 +30,13 @@ from typing import Final
 
 from mcpkit.errors import StoreUnavailableError
 
-__all__ = ["TOPICS", "Bus", "bus_for", "follow", "unavailable"]
+__all__ = [
+    "TOPICS",
+    "Bus",
+    "bus_for",
+    "follow",
+    "unavailable",
+]
 
 log = logging.getLogger("mcpkit.store")
 

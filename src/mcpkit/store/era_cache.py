@@ -22,7 +22,10 @@ from typing import Any
 
 from mcpkit.types.era import ERAS, Era
 
-__all__ = ["EraCache", "Remembered"]
+__all__ = [
+    "EraCache",
+    "Remembered",
+]
 
 
 @dataclass(frozen=True, slots=True)

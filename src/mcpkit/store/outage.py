@@ -24,7 +24,11 @@ from typing import Final
 
 from mcpkit.errors import StoreUnavailableError
 
-__all__ = ["DEFAULT_DEADLINE_S", "deadline", "unavailable"]
+__all__ = [
+    "DEFAULT_DEADLINE_S",
+    "deadline",
+    "unavailable",
+]
 
 DEFAULT_DEADLINE_S: Final = 5.0
 """The most one store operation may take, by default (the store URL's `timeout=`)."""

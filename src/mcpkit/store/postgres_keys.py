@@ -20,7 +20,10 @@ from mcpkit.protocol.extras import require
 from mcpkit.store.outage import unavailable
 from mcpkit.store.shared_ring import SharedRing
 
-__all__ = ["PostgresKeys", "PostgresRingSource"]
+__all__ = [
+    "PostgresKeys",
+    "PostgresRingSource",
+]
 
 _TABLE: Final = ("CREATE TABLE IF NOT EXISTS mcpkit_state_keys (name TEXT PRIMARY KEY, "
                  "record TEXT NOT NULL)")

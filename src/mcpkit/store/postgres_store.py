@@ -38,7 +38,11 @@ from mcpkit.protocol.extras import missing_extra, require
 from mcpkit.store import Store
 from mcpkit.store.outage import DEFAULT_DEADLINE_S, deadline, unavailable
 
-__all__ = ["PostgresEngine", "PostgresStore", "redact"]
+__all__ = [
+    "PostgresEngine",
+    "PostgresStore",
+    "redact",
+]
 
 _LOCK_KEY: Final = 0x6D63706B
 """The advisory lock taken while tables are created ("mcpk")."""

@@ -14,7 +14,10 @@ import tempfile
 from pathlib import Path
 from typing import Any, Final
 
-__all__ = ["read_private_json", "write_private_json"]
+__all__ = [
+    "read_private_json",
+    "write_private_json",
+]
 
 _POSIX: Final = os.name == "posix"
 

@@ -18,7 +18,10 @@ from mcpkit.protocol.extras import require
 from mcpkit.store.outage import unavailable
 from mcpkit.store.shared_ring import SharedRing
 
-__all__ = ["RedisKeys", "RedisRingSource"]
+__all__ = [
+    "RedisKeys",
+    "RedisRingSource",
+]
 
 
 class RedisRingSource:

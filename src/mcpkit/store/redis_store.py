@@ -31,7 +31,10 @@ from mcpkit.protocol.extras import require
 from mcpkit.store import Store
 from mcpkit.store.outage import DEFAULT_DEADLINE_S, deadline, unavailable
 
-__all__ = ["RedisEngine", "RedisStore"]
+__all__ = [
+    "RedisEngine",
+    "RedisStore",
+]
 
 _ADD: Final = """
 local held = redis.call('HGET', KEYS[1], 'e')

@@ -34,7 +34,13 @@ from mcpkit.protocol.request_state import KeyRing
 from mcpkit.store.outage import DEFAULT_DEADLINE_S, unavailable
 from mcpkit.store.state_keys import DEFAULT_KEEP
 
-__all__ = ["DEFAULT_LEAD", "RingSource", "SharedRing", "rotated", "sealing_and_open"]
+__all__ = [
+    "DEFAULT_LEAD",
+    "RingSource",
+    "SharedRing",
+    "rotated",
+    "sealing_and_open",
+]
 
 DEFAULT_LEAD: Final = 30.0
 """Seconds between a rotation and the new key's first seal (several refreshes)."""

@@ -17,11 +17,14 @@ from pathlib import Path
 
 from mcpkit.store import Store
 
-__all__ = ["DEFAULT_FILE", "SQLiteStore"]
+__all__ = [
+    "DEFAULT_FILE",
+    "SQLiteStore",
+]
 
 DEFAULT_FILE = "single-use.sqlite3"
 """The file a server given no store keeps its single-use records in, in the user's data
-folder beside the key ring (`mcpkit.server.mrtr.Sealer.store`)."""
+folder beside the key ring (`mcpkit.server.sealing.Sealer.store`)."""
 
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS mcpkit_records ("

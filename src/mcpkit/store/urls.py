@@ -34,8 +34,19 @@ from typing import Any, Final
 from mcpkit.errors import StoreURLError
 from mcpkit.store import Store
 
-__all__ = ["SHARED", "STORE_ENV", "STORE_FORMS", "Backend", "StoreURL", "StoreURLError",
-           "open_backend", "parse_store_url", "split_deadline", "split_prefix", "store_from_env"]
+__all__ = [
+    "SHARED",
+    "STORE_ENV",
+    "STORE_FORMS",
+    "Backend",
+    "StoreURL",
+    "StoreURLError",
+    "open_backend",
+    "parse_store_url",
+    "split_deadline",
+    "split_prefix",
+    "store_from_env",
+]
 
 STORE_ENV: Final = "MCPKIT_STORE"
 """Environment variable holding the store URL when `ServerOptions.store` is not set."""

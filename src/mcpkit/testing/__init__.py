@@ -32,7 +32,11 @@ from mcpkit.types.constants import (
     PROTOCOL_VERSION_KEY,
 )
 
-__all__ = ["ServerWire", "WireRecorder", "connect"]
+__all__ = [
+    "ServerWire",
+    "WireRecorder",
+    "connect",
+]
 
 Tap = Callable[[str, dict[str, Any]], None]
 """Sees each message as it passes: `("send" | "receive", message)`."""

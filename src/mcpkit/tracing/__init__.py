@@ -19,4 +19,7 @@ from __future__ import annotations
 from mcpkit.tracing.conventions import Attr
 from mcpkit.tracing.spans import use_tracer_provider
 
-__all__ = ["Attr", "use_tracer_provider"]
+__all__ = [
+    "Attr",
+    "use_tracer_provider",
+]

@@ -15,7 +15,10 @@ from typing import Any, TypeVar
 
 from mcpkit.protocol.extras import available
 
-__all__ = ["freeze_startup_heap", "run"]
+__all__ = [
+    "freeze_startup_heap",
+    "run",
+]
 
 T = TypeVar("T")
 

@@ -19,7 +19,10 @@ from mcpkit.client.routing import RoutedTransport, StreamRouter
 from mcpkit.protocol.codec import classify, encode
 from mcpkit.transports.stream import StreamConnection
 
-__all__ = ["InMemory", "MemoryTransport"]
+__all__ = [
+    "InMemory",
+    "MemoryTransport",
+]
 
 Tap = Any  # Callable[[str, dict[str, Any]], None]: ("send" | "receive", message)
 

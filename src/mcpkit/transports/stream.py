@@ -93,7 +93,10 @@ class StreamConnection:
         """
         try:
             for event in self.state.receive(message):
-                self._event(event)
+                if type(event) is RequestReceived:  # `_event`'s first case: every request's
+                    self._start(event)
+                else:
+                    self._event(event)
         except Exception:
             log.exception("internal error while receiving %r", message)
             if isinstance(message, Request) and message.id not in self._tasks:
@@ -128,8 +131,10 @@ class StreamConnection:
         request_id = request.id
         # A cancelled request's task may still be unwinding when the client sends its id
         # again: from then on the id's entries are the new request's, so this task speaks and
-        # frees only while the entry is its own.
-        task = asyncio.current_task()
+        # frees only while the entry is its own. `_start` has made it this task's by the time
+        # the task first runs (a cancel before then pops it, and the task never starts), so
+        # it is read there; a task factory that starts tasks eagerly runs this first.
+        task = self._tasks.get(request_id) or asyncio.current_task()
 
         async def notify(message: dict[str, Any]) -> None:
             if self._tasks.get(request_id) is task:

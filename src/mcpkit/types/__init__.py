@@ -11,4 +11,11 @@ from mcpkit.types.constants import __all__ as _constants_all
 from mcpkit.types.era import ERAS, LEGACY, MODERN, Era
 from mcpkit.types.methods import Method
 
-__all__ = [*_constants_all, "ERAS", "LEGACY", "MODERN", "Era", "Method"]
+__all__ = [
+    *_constants_all,
+    "ERAS",
+    "LEGACY",
+    "MODERN",
+    "Era",
+    "Method",
+]

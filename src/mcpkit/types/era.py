@@ -10,7 +10,12 @@ Imports nothing of mcpkit's.
 
 from typing import Final, Literal
 
-__all__ = ["ERAS", "LEGACY", "MODERN", "Era"]
+__all__ = [
+    "ERAS",
+    "LEGACY",
+    "MODERN",
+    "Era",
+]
 
 Era = Literal["modern", "legacy"]
 

@@ -27,8 +27,16 @@ from typing import Any, Final, Literal
 from mcpkit.types import params as p
 from mcpkit.types.era import LEGACY, MODERN, Era
 
-__all__ = ["BOTH", "LEGACY_ONLY", "METHODS", "MODERN_ONLY", "Method", "MethodInfo", "Sender",
-           "add_rows"]
+__all__ = [
+    "BOTH",
+    "LEGACY_ONLY",
+    "METHODS",
+    "MODERN_ONLY",
+    "Method",
+    "MethodInfo",
+    "Sender",
+    "add_rows",
+]
 
 Sender = Literal["client", "server", "either"]
 """Who sends a method's message: the client, the server, or either peer (legacy `ping`)."""

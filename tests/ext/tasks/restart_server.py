@@ -7,12 +7,12 @@ import asyncio
 import sys
 
 from mcpkit import Server
+from mcpkit.ext.tasks import TaskOptions
 from mcpkit.server.server import ServerOptions
-from mcpkit.server.task_runner import TaskOptions
 
 port, db = int(sys.argv[1]), sys.argv[2]
-server = Server("restart-test", options=ServerOptions(tasks=TaskOptions(
-    store=db, sync_budget_s=0.05, heartbeat_s=0.2, lease_s=1.0)))
+server = Server("restart-test", options=ServerOptions(extensions={"tasks": TaskOptions(
+    store=db, sync_budget_s=0.05, heartbeat_s=0.2, lease_s=1.0)}))
 
 
 @server.tool(task="optional")

@@ -7,10 +7,10 @@ from typing import Any
 
 from mcpkit import Server
 from mcpkit.errors import InternalError, ToolError
+from mcpkit.ext.tasks import TaskOptions
 from mcpkit.protocol.extensions import TASKS
 from mcpkit.server.context import Context
 from mcpkit.server.server import ServerOptions
-from mcpkit.server.task_runner import TaskOptions
 from mcpkit.types.constants import CLIENT_CAPABILITIES_KEY
 
 DECLARING = {CLIENT_CAPABILITIES_KEY: {"elicitation": {}, "extensions": {TASKS: {}}}}
@@ -19,7 +19,8 @@ DECLARING = {CLIENT_CAPABILITIES_KEY: {"elicitation": {}, "extensions": {TASKS: 
 
 def tasks_server(**task_options: Any) -> Server:
     settings: dict[str, Any] = {"store": "memory:", "sync_budget_s": 0.05, **task_options}
-    server = Server("tasks-test", options=ServerOptions(tasks=TaskOptions(**settings)))
+    server = Server("tasks-test",
+                    options=ServerOptions(extensions={"tasks": TaskOptions(**settings)}))
     gate: dict[str, asyncio.Event] = {}
     server.gate = gate  # type: ignore[attr-defined]
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from tasks_server import DECLARING
 
-from mcpkit.server.task_runner import TaskOptions
+from mcpkit.ext.tasks import TaskOptions
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "long_job" / "server.py"
 
@@ -32,7 +32,7 @@ async def get(wire: Any, task_id: str) -> dict[str, Any]:
 async def test_the_report_task_asks_then_completes(wire_factory: Any) -> None:
     server = load_example()
     server.options = dataclasses.replace(
-        server.options, tasks=TaskOptions(store="memory:", sync_budget_s=0.05))
+        server.options, extensions={"tasks": TaskOptions(store="memory:", sync_budget_s=0.05)})
     wire = wire_factory(server)
     created = await wire.request("tools/call", {
         "name": "build_report", "_meta": DECLARING,

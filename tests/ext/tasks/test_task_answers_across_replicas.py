@@ -24,11 +24,10 @@ from store_urls import KINDS, make_url
 from test_task_shares import CAPS, Caller
 
 from mcpkit import Context, Server
-from mcpkit.ext.tasks import runtime_of
+from mcpkit.ext.tasks import TaskOptions, runtime_of
 from mcpkit.ext.tasks.upkeep import upkeep_once
 from mcpkit.protocol.tasks import check_get_task_result
 from mcpkit.server.server import ServerOptions
-from mcpkit.server.task_runner import TaskOptions
 
 WAIT_S = 10.0
 GATES: dict[str, asyncio.Event] = {}
@@ -36,8 +35,8 @@ GATES: dict[str, asyncio.Event] = {}
 
 
 def replica(store: Any) -> Server:
-    server = Server("answers", options=ServerOptions(tasks=TaskOptions(
-        store=store, sync_budget_s=0.01, heartbeat_s=60, lease_s=180)))
+    server = Server("answers", options=ServerOptions(extensions={"tasks": TaskOptions(
+        store=store, sync_budget_s=0.01, heartbeat_s=60, lease_s=180)}))
     @server.tool(task="required", resumable=True)
     async def echo_text(text: str, ctx: Context) -> str:
         await ctx.report_progress(1, 2, f"read {text}")

@@ -18,12 +18,11 @@ from store_urls import Clock
 from test_task_shares import Caller
 
 from mcpkit import Server
-from mcpkit.ext.tasks import runtime_of
+from mcpkit.ext.tasks import TaskOptions, runtime_of
 from mcpkit.ext.tasks.engines.memory import MemoryTaskStore
 from mcpkit.ext.tasks.records import TaskQuota, TaskRecord, TaskUsage
 from mcpkit.ext.tasks.upkeep import recover
 from mcpkit.server.server import ServerOptions
-from mcpkit.server.task_runner import TaskOptions
 
 LEASE_S, WRITE_S = 20.0, 15.0
 
@@ -55,8 +54,8 @@ class SlowWrites(MemoryTaskStore):
 
 
 def runner(store: SlowWrites, clock: Clock) -> Server:
-    server = Server("fence", options=ServerOptions(clock=clock, tasks=TaskOptions(
-        store=store, sync_budget_s=0.01, heartbeat_s=LEASE_S / 2, lease_s=LEASE_S)))
+    server = Server("fence", options=ServerOptions(clock=clock, extensions={"tasks": TaskOptions(
+        store=store, sync_budget_s=0.01, heartbeat_s=LEASE_S / 2, lease_s=LEASE_S)}))
 
     @server.tool(task="required", resumable=True)
     async def endless() -> str:

@@ -18,21 +18,22 @@ from typing import Any
 from store_urls import Clock
 
 from mcpkit import Server
-from mcpkit.ext.tasks import runtime_of
+from mcpkit.ext.tasks import TaskOptions, runtime_of
 from mcpkit.ext.tasks.engines.memory import MemoryTaskStore
 from mcpkit.ext.tasks.jobs import progress_message
 from mcpkit.ext.tasks.records import TaskRecord
 from mcpkit.ext.tasks.runtime import TaskRuntime
 from mcpkit.ext.tasks.upkeep import recover
 from mcpkit.server.server import ServerOptions
-from mcpkit.server.task_runner import TaskOptions
 
 LEASE_S, MAX_ATTEMPTS = 10.0, 3
 
 
 def replica(store: MemoryTaskStore, clock: Clock) -> Server:
-    server = Server("recovery", options=ServerOptions(clock=clock, tasks=TaskOptions(
-        store=store, lease_s=LEASE_S, heartbeat_s=LEASE_S / 2, max_attempts=MAX_ATTEMPTS)))
+    server = Server("recovery", options=ServerOptions(
+        clock=clock, extensions={"tasks": TaskOptions(
+            store=store, lease_s=LEASE_S, heartbeat_s=LEASE_S / 2,
+            max_attempts=MAX_ATTEMPTS)}))
 
     @server.tool(task="required", resumable=True)
     async def relay() -> str:

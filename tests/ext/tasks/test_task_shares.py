@@ -25,13 +25,12 @@ from store_urls import KINDS, Clock, make_url
 from wire import MODERN, check_server_message
 
 from mcpkit import Context, Server
-from mcpkit.ext.tasks import runtime_of
+from mcpkit.ext.tasks import TaskOptions, runtime_of
 from mcpkit.ext.tasks.records import TaskQuota, TaskUsage
 from mcpkit.ext.tasks.shares import Room
 from mcpkit.ext.tasks.upkeep import upkeep_once
 from mcpkit.protocol.tasks import check_get_task_result
 from mcpkit.server.server import ServerOptions
-from mcpkit.server.task_runner import TaskOptions
 from mcpkit.testing import ServerWire
 
 TASKS = "io.modelcontextprotocol/tasks"
@@ -40,7 +39,8 @@ CAPS = {"io.modelcontextprotocol/clientCapabilities": {
 
 
 def share_server(store: Any, clock: Any = None, **limits: Any) -> Server:
-    options = ServerOptions(tasks=TaskOptions(store=store, sync_budget_s=0.02, **limits),
+    options = ServerOptions(extensions={"tasks": TaskOptions(store=store, sync_budget_s=0.02,
+                                                             **limits)},
                             **({} if clock is None else {"clock": clock}))
     server = Server("shares", options=options)
 

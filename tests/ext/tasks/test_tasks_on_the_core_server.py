@@ -72,3 +72,12 @@ async def test_a_task_tool_on_the_core_server_with_the_extension_becomes_a_task(
             break
         await asyncio.sleep(0.01)
     assert got["status"] == "completed" and got["result"]["content"][0]["text"] == "done"
+
+
+def test_the_extension_checks_the_task_options_value_when_the_tool_is_registered() -> None:
+    server = CoreServer("core")
+    enable_tasks(server, TaskOptions(store="memory:"))
+    with pytest.raises(ValueError, match="tool 'odd': task must be \"optional\" or \"required\" "
+                                         r"\(or left out: never a task\), not 'sometimes'"):
+        server.add_tool(lambda: "x", "odd", task="sometimes")  # type: ignore[call-arg]
+    assert "odd" not in server.tools

@@ -213,7 +213,7 @@ async def test_a_task_whose_lease_lapsed_fails_or_runs_again(wire_factory: Any, 
 
     server = tasks_server()
     runtime = runtime_of(server)
-    server.tools["job"].resumable = resumable
+    server.tools["job"].extension_options = {"task": "required", "resumable": resumable}
     wire = wire_factory(server)
     now = runtime.clock()  # type: ignore[union-attr]
     record = TaskRecord(task_id="t" * 32, owner=None, tool="job", arguments={}, status="working",

@@ -7,11 +7,11 @@ import asyncio
 import os
 
 from mcpkit import Context, Server
+from mcpkit.ext.tasks import TaskOptions
 from mcpkit.server.server import ServerOptions
-from mcpkit.server.task_runner import TaskOptions
 
-server = Server("drain", options=ServerOptions(tasks=TaskOptions(
-    store=os.environ["TASKS_DB"], sync_budget_s=0.05, heartbeat_s=0.2, lease_s=2.0)))
+server = Server("drain", options=ServerOptions(extensions={"tasks": TaskOptions(
+    store=os.environ["TASKS_DB"], sync_budget_s=0.05, heartbeat_s=0.2, lease_s=2.0)}))
 
 
 def mark(line: str) -> None:

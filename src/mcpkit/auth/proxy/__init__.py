@@ -22,7 +22,13 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Any
 
-__all__ = ["AuthProxy", "ClaimMap", "ProxyLimits", "Upstream", "presets"]
+__all__ = [
+    "AuthProxy",
+    "ClaimMap",
+    "ProxyLimits",
+    "Upstream",
+    "presets",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -21,8 +21,13 @@ from mcpkit.auth.server_metadata import canonical_resource
 from mcpkit.errors import OAuthRequestError
 from mcpkit.protocol.scopes import SCOPE_TOKEN
 
-__all__ = ["AuthorizationRequest", "check_request", "granted_scopes", "parse_query",
-           "redirect_with"]
+__all__ = [
+    "AuthorizationRequest",
+    "check_request",
+    "granted_scopes",
+    "parse_query",
+    "redirect_with",
+]
 
 _CHALLENGE: Final = re.compile(r"[A-Za-z0-9_-]{43}")
 """A base64url SHA-256 digest without padding: the only S256 code challenge there is."""

@@ -25,8 +25,13 @@ from urllib.parse import urlsplit
 from mcpkit.auth.proxy.config import ProxyLimits
 from mcpkit.errors import OAuthRequestError
 
-__all__ = ["ClientRecord", "check_document_url", "client_from_document",
-           "client_from_registration", "redirect_matches"]
+__all__ = [
+    "ClientRecord",
+    "check_document_url",
+    "client_from_document",
+    "client_from_registration",
+    "redirect_matches",
+]
 
 _TEXT_LIMIT: Final = 200
 _URI_LIMIT: Final = 2000

@@ -21,7 +21,14 @@ from mcpkit.auth.server_config import DPoPSettings, ProtectedResource, Verifier
 from mcpkit.auth.server_metadata import canonical_resource
 from mcpkit.protocol.scopes import check_scopes
 
-__all__ = ["AUTH_METHODS", "AuthProxy", "ClaimMap", "ProxyLimits", "Upstream", "check_url"]
+__all__ = [
+    "AUTH_METHODS",
+    "AuthProxy",
+    "ClaimMap",
+    "ProxyLimits",
+    "Upstream",
+    "check_url",
+]
 
 AUTH_METHODS: Final = ("client_secret_basic", "client_secret_post", "none")
 """How the proxy may authenticate at the upstream's token endpoint."""

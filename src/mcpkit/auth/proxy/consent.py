@@ -38,8 +38,15 @@ from urllib.parse import urlsplit
 
 from mcpkit.auth.proxy.clients import ClientRecord
 
-__all__ = ["COOKIE", "PAGE_HEADERS", "browser_binding", "consent_page", "csrf_token",
-           "error_page", "read_cookie"]
+__all__ = [
+    "COOKIE",
+    "PAGE_HEADERS",
+    "browser_binding",
+    "consent_page",
+    "csrf_token",
+    "error_page",
+    "read_cookie",
+]
 
 COOKIE: Final = "mcpkit-proxy"
 """The browser cookie's name (with `__Host-` before it over https)."""

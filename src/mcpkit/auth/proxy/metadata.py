@@ -15,7 +15,12 @@ from urllib.parse import urlsplit
 
 from mcpkit.auth.proxy.config import AuthProxy
 
-__all__ = ["AS_WELL_KNOWN", "ENDPOINTS", "authorization_server_metadata", "metadata_path"]
+__all__ = [
+    "AS_WELL_KNOWN",
+    "ENDPOINTS",
+    "authorization_server_metadata",
+    "metadata_path",
+]
 
 AS_WELL_KNOWN: Final = "/.well-known/oauth-authorization-server"
 ENDPOINTS: Final = ("authorize", "consent", "callback", "token", "register", "revoke", "jwks")

@@ -27,8 +27,17 @@ from urllib.parse import urlsplit
 
 from mcpkit.auth.proxy.config import ClaimMap, Upstream, check_url
 
-__all__ = ["PRESETS", "Issuer", "Preset", "discovered", "discovery_url", "issuer", "parse_spec",
-           "preset", "upstream"]
+__all__ = [
+    "PRESETS",
+    "Issuer",
+    "Preset",
+    "discovered",
+    "discovery_url",
+    "issuer",
+    "parse_spec",
+    "preset",
+    "upstream",
+]
 
 
 @dataclass(frozen=True, slots=True)

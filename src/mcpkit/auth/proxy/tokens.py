@@ -25,9 +25,15 @@ from typing import Any, Final
 from mcpkit.errors import InvalidTokenError
 from mcpkit.protocol.extras import require
 
-__all__ = ["ACCESS_TOKEN_TYP", "SigningKeys", "digest", "issue_access_token", "pkce_challenge",
-           "pkce_matches",
-           "read_access_token"]
+__all__ = [
+    "ACCESS_TOKEN_TYP",
+    "SigningKeys",
+    "digest",
+    "issue_access_token",
+    "pkce_challenge",
+    "pkce_matches",
+    "read_access_token",
+]
 
 ACCESS_TOKEN_TYP: Final = "at+jwt"
 ALG: Final = "ES256"

@@ -20,7 +20,12 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Iterable, Mapping
 from typing import Any, Final, Protocol
 
-__all__ = ["MAX_ID_LENGTH", "Completions", "ElicitationCompleteHandler", "wait_all"]
+__all__ = [
+    "MAX_ID_LENGTH",
+    "Completions",
+    "ElicitationCompleteHandler",
+    "wait_all",
+]
 
 MAX_ID_LENGTH: Final = 256
 """Longest `elicitationId` tracked."""

@@ -25,7 +25,10 @@ from mcpkit.types.constants import LEGACY_VERSIONS
 from mcpkit.types.era import LEGACY, Era
 from mcpkit.types.methods import Method
 
-__all__ = ["INITIALIZE_OPENING", "InitializeOpening"]
+__all__ = [
+    "INITIALIZE_OPENING",
+    "InitializeOpening",
+]
 
 
 class InitializeOpening:

@@ -19,7 +19,10 @@ from typing import Any
 from mcpkit.client.options import TraceContext, valid_trace_context
 from mcpkit.types.constants import PROGRESS_TOKEN_KEY, SERVER_INFO_KEY
 
-__all__ = ["legacy_discover", "legacy_params"]
+__all__ = [
+    "legacy_discover",
+    "legacy_params",
+]
 
 
 def legacy_params(

@@ -43,7 +43,11 @@ from mcpkit.server.resources import CacheHint, Resource
 from mcpkit.server.server import Server
 from mcpkit.server.tools import Tool
 
-__all__ = ["add_view", "link", "shows_views"]
+__all__ = [
+    "add_view",
+    "link",
+    "shows_views",
+]
 
 _DOCTYPE = re.compile(r"\A(?:\ufeff)?\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html[\s>]|html[\s>])",
                       re.IGNORECASE | re.DOTALL)

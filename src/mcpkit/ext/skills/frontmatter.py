@@ -41,7 +41,12 @@ from mcpkit.ext.skills.yaml_scalars import (
     resolve,
 )
 
-__all__ = ["FrontMatterError", "parse_front_matter", "parse_yaml", "split_front_matter"]
+__all__ = [
+    "FrontMatterError",
+    "parse_front_matter",
+    "parse_yaml",
+    "split_front_matter",
+]
 
 _BLOCK: Final = re.compile(r"^---[ \t]*\r?\n(.*?)(?:\r?\n)?^---[ \t]*(?:\r?\n|\Z)",
                            re.DOTALL | re.MULTILINE)

@@ -50,7 +50,12 @@ from mcpkit.types.methods import Method
 if TYPE_CHECKING:
     from mcpkit.client.client import Client
 
-__all__ = ["LoadedSkill", "Rejected", "SkillVerificationError", "SkillsClient"]
+__all__ = [
+    "LoadedSkill",
+    "Rejected",
+    "SkillVerificationError",
+    "SkillsClient",
+]
 
 MAX_PAGES: Final = 1000
 """A listing that has not ended after this many pages is refused (a server looping)."""

@@ -28,7 +28,12 @@ import orjson
 
 from mcpkit.errors import InternalError
 
-__all__ = ["DEFAULT_READ_BUDGET_BYTES", "LARGE_FILE_BYTES", "ReadBudget", "as_sent"]
+__all__ = [
+    "DEFAULT_READ_BUDGET_BYTES",
+    "LARGE_FILE_BYTES",
+    "ReadBudget",
+    "as_sent",
+]
 
 LARGE_FILE_BYTES: Final = 1024 * 1024
 """A skill file of this size or more is a large read: held to the budget, its form checked."""

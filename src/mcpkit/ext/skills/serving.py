@@ -44,7 +44,12 @@ from mcpkit.server.context import Context
 from mcpkit.server.server import Server
 from mcpkit.types.methods import Method
 
-__all__ = ["DIRECTORY_MIME_TYPE", "SkillSourceError", "Skills", "serve_skills"]
+__all__ = [
+    "DIRECTORY_MIME_TYPE",
+    "SkillSourceError",
+    "Skills",
+    "serve_skills",
+]
 
 DIRECTORY_MIME_TYPE: Final = "inode/directory"
 log = logging.getLogger("mcpkit.ext.skills")

@@ -37,7 +37,13 @@ from mcpkit.ext.skills.entries import (
 )
 from mcpkit.ext.skills.frontmatter import FrontMatterError, parse_front_matter
 
-__all__ = ["LocalFile", "LocalSkill", "SkillSourceError", "from_files", "scan_directory"]
+__all__ = [
+    "LocalFile",
+    "LocalSkill",
+    "SkillSourceError",
+    "from_files",
+    "scan_directory",
+]
 
 
 @dataclass(slots=True)

@@ -16,8 +16,19 @@ from typing import Any, Final
 
 from mcpkit.errors import FrontMatterError
 
-__all__ = ["MAX_DEPTH", "UNSUPPORTED", "Flow", "FlowEnd", "FrontMatterError", "QuoteEnd", "fold",
-           "fold_block", "plain_part", "quoted", "resolve"]
+__all__ = [
+    "MAX_DEPTH",
+    "UNSUPPORTED",
+    "Flow",
+    "FlowEnd",
+    "FrontMatterError",
+    "QuoteEnd",
+    "fold",
+    "fold_block",
+    "plain_part",
+    "quoted",
+    "resolve",
+]
 
 _INT: Final = re.compile(r"[-+]?[0-9]+")
 _FLOAT: Final = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?")

@@ -3,7 +3,8 @@ long-running tools.
 
 `enable_tasks(server)` offers the extension in `server/discover`, adds `tasks/get`,
 `tasks/update` and `tasks/cancel` through `Server.add_method`, the `taskIds` of
-`subscriptions/listen` through `Server.listen_parts`, and installs the `TaskRuntime` through the
+`subscriptions/listen` through `Server.listen_parts`, takes the tool options `task=` and
+`resumable=` (`Server.take_tool_options`), and installs the `TaskRuntime` through the
 core's public seams: as the server's tool-call interceptor (`Server.intercept_tool_calls`),
 which `tools/call` of a `task=` tool reaches, and as a service the transports start and drain
 (`Server.add_service`). `mcpkit.Server` calls it when the first such tool is registered, so an
@@ -17,15 +18,21 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mcpkit.ext.tasks.methods import TaskMethods
+from mcpkit.ext.tasks.options import TASK_TOOL_OPTIONS, TaskOptions, check_task_tool
 from mcpkit.ext.tasks.runtime import TaskRuntime
 from mcpkit.protocol.extensions import TASKS
 from mcpkit.protocol.tasks import TaskMethod
-from mcpkit.server.task_runner import TaskOptions
 
 if TYPE_CHECKING:
     from mcpkit.server.server import Server
 
-__all__ = ["TASKS", "TaskOptions", "TaskRuntime", "enable_tasks", "runtime_of"]
+__all__ = [
+    "TASKS",
+    "TaskOptions",
+    "TaskRuntime",
+    "enable_tasks",
+    "runtime_of",
+]
 
 
 def enable_tasks(server: Server, options: TaskOptions | None = None) -> TaskRuntime:
@@ -40,6 +47,7 @@ def enable_tasks(server: Server, options: TaskOptions | None = None) -> TaskRunt
     server.add_method(TaskMethod.UPDATE, methods.update, extension=TASKS)
     server.add_method(TaskMethod.CANCEL, methods.cancel, extension=TASKS)
     server.listen_parts.append(methods.listen)
+    server.take_tool_options(TASK_TOOL_OPTIONS, check_task_tool)
     server.intercept_tool_calls(runtime.call)
     server.add_service(runtime)
     return runtime

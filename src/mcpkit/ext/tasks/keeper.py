@@ -22,20 +22,23 @@ import orjson
 from mcpkit.errors import InternalError, RPCError
 from mcpkit.ext.tasks.bus import announce
 from mcpkit.ext.tasks.jobs import Job, Stop, answered
+from mcpkit.ext.tasks.options import TaskOptions, options_in
 from mcpkit.ext.tasks.records import TaskRecord, TaskStore
 from mcpkit.ext.tasks.shares import Room, result_over_share
 from mcpkit.ext.tasks.stores import store_for
 from mcpkit.protocol.envelope import RequestMeta
 from mcpkit.protocol.tasks import RELATED_TASK_KEY, Task, TaskStatus, detailed_task, iso_timestamp
 from mcpkit.server.extending import Change, Context
-from mcpkit.server.task_runner import TaskOptions
 from mcpkit.types.constants import MODERN_VERSION
 
 if TYPE_CHECKING:
     from mcpkit.ext.tasks.task_round import TaskRound
     from mcpkit.server.server import Server
 
-__all__ = ["TASK_CHANGE", "TaskKeeper"]
+__all__ = [
+    "TASK_CHANGE",
+    "TaskKeeper",
+]
 
 log = logging.getLogger("mcpkit.tasks")
 
@@ -75,10 +78,10 @@ class TaskKeeper:
 
     @property
     def options(self) -> TaskOptions:
-        """The options given, else the server's `ServerOptions.tasks` as they are now: read on
+        """The options given, else the server's (`ServerOptions.extensions`) as they are now: read on
         each use, since `mcpkit run`'s settings replace the server's options after its first
         task tool installed this."""
-        return self._options if self._options is not None else self.server.options.tasks
+        return self._options if self._options is not None else options_in(self.server.options)
 
     @property
     def clock(self) -> Callable[[], float]:

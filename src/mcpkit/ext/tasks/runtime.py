@@ -40,6 +40,7 @@ from mcpkit.errors import (
 from mcpkit.ext.tasks.controls import follow_controls
 from mcpkit.ext.tasks.drain import drain
 from mcpkit.ext.tasks.keeper import TaskKeeper
+from mcpkit.ext.tasks.options import is_resumable, task_mode
 from mcpkit.ext.tasks.progress import ProgressWatch
 from mcpkit.ext.tasks.records import TaskRecord
 from mcpkit.ext.tasks.shares import check_capacity, quota, refusal
@@ -63,7 +64,10 @@ from mcpkit.server.extending import (
 if TYPE_CHECKING:
     pass
 
-__all__ = ["TaskRuntime", "new_task_id"]
+__all__ = [
+    "TaskRuntime",
+    "new_task_id",
+]
 
 log = logging.getLogger("mcpkit.tasks")
 
@@ -90,7 +94,7 @@ class TaskRuntime(TaskKeeper):
             # stream and its asks are the session's own elicitation/create requests.
             return run_tool(tool, params, ctx)
         if declared(ctx.meta.client_capabilities, TASKS) is None:
-            if tool.task == "required":
+            if task_mode(tool) == "required":
                 raise MissingRequiredClientCapabilityError(
                     requirement(TASKS),
                     f"tool {tool.name!r} runs only as a task: declare the extension {TASKS} "
@@ -130,7 +134,7 @@ class TaskRuntime(TaskKeeper):
         exc = work.exception()
         if isinstance(exc, InputRequired):
             return rnd.input_required()
-        if tool.task == "optional":
+        if task_mode(tool) == "optional":
             return work.result()  # re-raises an RPCError as the call's error
         record = self._record(tool, params, ctx)
         self.conclude(record, work, None)
@@ -148,7 +152,7 @@ class TaskRuntime(TaskKeeper):
         job = self.job(record, rnd)
         job.task = work
         rnd.detach(job.park)
-        if tool.resumable:  # a run after a crash must not ask again what the round was told
+        if is_resumable(tool):  # a run after a crash must not ask again what the round was told
             record.answers = dict(rnd.known)
             job.shown.answers = dict(rnd.known)
         ctx.route_notifications(job.notify)
@@ -171,9 +175,9 @@ class TaskRuntime(TaskKeeper):
         arguments = params.get("arguments")
         return TaskRecord(
             task_id=new_task_id(), owner=principal_key(ctx.principal), tool=tool.name,
-            arguments=arguments if tool.resumable and isinstance(arguments, dict) else None,
+            arguments=arguments if is_resumable(tool) and isinstance(arguments, dict) else None,
             status="working", created_at=now, updated_at=now, ttl_ms=self.options.ttl_ms,
-            poll_interval_ms=self.options.poll_interval_ms, resumable=tool.resumable,
+            poll_interval_ms=self.options.poll_interval_ms, resumable=is_resumable(tool),
             lease_owner=self.owner, lease_until=now + self.options.lease_s,
             capabilities=dict(ctx.meta.client_capabilities))
 

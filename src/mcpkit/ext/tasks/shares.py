@@ -35,9 +35,16 @@ from mcpkit.errors import ServiceUnavailableError, TooManyTasksError
 from mcpkit.ext.tasks.records import TaskQuota, TaskStore, TaskUsage
 
 if TYPE_CHECKING:
-    from mcpkit.server.task_runner import TaskOptions
+    from mcpkit.ext.tasks.options import TaskOptions
 
-__all__ = ["Holder", "Room", "check_capacity", "quota", "refusal", "result_over_share"]
+__all__ = [
+    "Holder",
+    "Room",
+    "check_capacity",
+    "quota",
+    "refusal",
+    "result_over_share",
+]
 
 _ROOM_S: Final = 1.0
 """How long a share read from the store vouches for the places it found free (seconds)."""

@@ -17,7 +17,11 @@ from typing import Any
 
 from mcpkit.ext.tasks.records import TaskStore
 
-__all__ = ["DEFAULT_FILE", "on_backend", "store_for"]
+__all__ = [
+    "DEFAULT_FILE",
+    "on_backend",
+    "store_for",
+]
 
 DEFAULT_FILE = "tasks.sqlite3"
 

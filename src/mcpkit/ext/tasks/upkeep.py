@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 from mcpkit.errors import InternalError
 from mcpkit.ext.tasks.jobs import Job
+from mcpkit.ext.tasks.options import task_mode
 from mcpkit.ext.tasks.records import TaskRecord
 from mcpkit.ext.tasks.task_round import TaskRound
 from mcpkit.protocol.tasks import iso_timestamp
@@ -32,7 +33,12 @@ from mcpkit.server.extending import run_handler
 if TYPE_CHECKING:
     from mcpkit.ext.tasks.keeper import TaskKeeper
 
-__all__ = ["pick_up", "recover", "run_upkeep", "upkeep_once"]
+__all__ = [
+    "pick_up",
+    "recover",
+    "run_upkeep",
+    "upkeep_once",
+]
 
 log = logging.getLogger("mcpkit.tasks")
 
@@ -124,7 +130,7 @@ async def recover(runtime: TaskKeeper, record: TaskRecord) -> TaskRecord:
     record = claimed
     tool = runtime.server.tools.get(record.tool)
     crashes = record.attempts - record.handoffs
-    if (record.resumable and tool is not None and tool.task is not None
+    if (record.resumable and tool is not None and task_mode(tool) is not None
             and (record.handed_back or crashes < opts.max_attempts)
             and not record.cancel_requested):
         handed = record.handed_back

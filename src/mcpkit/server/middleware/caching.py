@@ -16,7 +16,7 @@ The key is the method, its params without `_meta` (the cursor of a page included
 client capabilities the request declared, so two clients asking the same thing share an entry; the entries live in this process, at most
 `max_entries` of them, the least recently used going first.
 
-Imports the server's middleware, mrtr and subscriptions modules, and orjson.
+Imports the server's middleware, sealing and subscriptions modules, and orjson.
 """
 
 from __future__ import annotations
@@ -30,11 +30,14 @@ from typing import Any, Final
 import orjson
 
 from mcpkit.server.middleware import CallNext, Middleware, MiddlewareContext
-from mcpkit.server.mrtr import principal_key
+from mcpkit.server.sealing import principal_key
 from mcpkit.server.subscriptions import Change
 from mcpkit.types.methods import Method
 
-__all__ = ["CACHED_METHODS", "ResponseCachingMiddleware"]
+__all__ = [
+    "CACHED_METHODS",
+    "ResponseCachingMiddleware",
+]
 
 CACHED_METHODS: Final = frozenset({
     Method.TOOLS_LIST, Method.RESOURCES_LIST, Method.RESOURCES_TEMPLATES_LIST,

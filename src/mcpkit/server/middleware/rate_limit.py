@@ -19,7 +19,7 @@ are a courtesy rather than a defence (a client may say anything). Any function o
 makes of its own server (`ctx.call_tool`) are not counted unless `nested=True`: the client
 made one request.
 
-Imports the server's middleware and mrtr modules and `mcpkit.errors`.
+Imports the server's middleware and sealing modules and `mcpkit.errors`.
 """
 
 from __future__ import annotations
@@ -31,12 +31,16 @@ from typing import TYPE_CHECKING, Any
 
 from mcpkit.errors import RateLimitedError
 from mcpkit.server.middleware import CallNext, Middleware, MiddlewareContext
-from mcpkit.server.mrtr import principal_key
+from mcpkit.server.sealing import principal_key
 
 if TYPE_CHECKING:
     from mcpkit.store import Store
 
-__all__ = ["RateLimitingMiddleware", "by_client", "by_principal"]
+__all__ = [
+    "RateLimitingMiddleware",
+    "by_client",
+    "by_principal",
+]
 
 CallerKey = Callable[[MiddlewareContext], "str | None"]
 

@@ -7,7 +7,7 @@ authenticated, the client's name is what it says of itself. `include_params` add
 (without `_meta`) as JSON, cut at `max_chars`: off by default, since arguments may hold what a
 log must not keep.
 
-Imports the server's middleware and mrtr modules and `mcpkit.errors`.
+Imports the server's middleware and sealing modules and `mcpkit.errors`.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import orjson
 
 from mcpkit.errors import RPCError
 from mcpkit.server.middleware import CallNext, Middleware, MiddlewareContext
-from mcpkit.server.mrtr import principal_key
+from mcpkit.server.sealing import principal_key
 
 __all__ = ["LoggingMiddleware"]
 

@@ -19,7 +19,13 @@ from typing import Protocol
 
 from mcpkit.errors import EventReplayError
 
-__all__ = ["BoundedEvents", "EventReplayError", "EventStore", "MemoryEventStore", "Replay"]
+__all__ = [
+    "BoundedEvents",
+    "EventReplayError",
+    "EventStore",
+    "MemoryEventStore",
+    "Replay",
+]
 
 log = logging.getLogger("mcpkit.transport")
 

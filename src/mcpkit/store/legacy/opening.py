@@ -20,7 +20,10 @@ import orjson
 
 from mcpkit.store.urls import Backend
 
-__all__ = ["event_store", "session_store"]
+__all__ = [
+    "event_store",
+    "session_store",
+]
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,7 +26,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final, Generic, Protocol, TypeVar
 
-__all__ = ["ANONYMOUS", "MemorySessionStore", "SessionOwner", "SessionStore"]
+__all__ = [
+    "ANONYMOUS",
+    "MemorySessionStore",
+    "SessionOwner",
+    "SessionStore",
+]
 
 S = TypeVar("S")
 

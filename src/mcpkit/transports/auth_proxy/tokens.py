@@ -45,7 +45,10 @@ from mcpkit.transports.http_server.endpoint import Receive, Scope, Send
 if TYPE_CHECKING:
     from mcpkit.transports.auth_proxy.routes import ProxyRoutes
 
-__all__ = ["ProxyVerifier", "TokenEndpoints"]
+__all__ = [
+    "ProxyVerifier",
+    "TokenEndpoints",
+]
 
 log = logging.getLogger("mcpkit.auth.proxy")
 

@@ -35,7 +35,10 @@ from mcpkit.errors import AuthError, InvalidTokenError
 from mcpkit.store.tokens import ClientInfo
 from mcpkit.transports.oauth.http import OAuthHTTP, client_auth
 
-__all__ = ["Endpoints", "UpstreamClient"]
+__all__ = [
+    "Endpoints",
+    "UpstreamClient",
+]
 
 _LEEWAY_S = 60.0
 

@@ -32,7 +32,10 @@ from mcpkit.protocol.rejections import error_response
 from mcpkit.transports.http_client.streams import BlockSize, describe
 from mcpkit.types.methods import Method
 
-__all__ = ["ServerMessages", "Tap"]
+__all__ = [
+    "ServerMessages",
+    "Tap",
+]
 
 log = logging.getLogger("mcpkit.client")
 

@@ -33,6 +33,7 @@ from mcpkit.protocol.http import (
     HostPolicy,
     RequestHeaders,
     Status,
+    classify_era,
     is_json_content,
     read_headers,
     route,
@@ -57,7 +58,13 @@ from mcpkit.transports.legacy.routes import legacy_routes
 from mcpkit.transports.legacy.stores import shared_stores
 from mcpkit.types.constants import SUPPORTED_VERSIONS
 
-__all__ = ["HTTPApp", "HTTPOptions", "parse_address", "run_http", "serve_http"]
+__all__ = [
+    "HTTPApp",
+    "HTTPOptions",
+    "parse_address",
+    "run_http",
+    "serve_http",
+]
 
 Scope = dict[str, Any]
 
@@ -228,7 +235,9 @@ class HTTPApp:
         if self._draining:
             await stopping_answer(send, message)
             return
-        chosen = route(method, headers.session_id, headers.version, message)
+        chosen = (classify_era(headers.session_id, headers.version, message)  # `route`'s POST
+                  if message is not None else route(method, headers.session_id, headers.version,
+                                                    message))
         await self._routes[chosen].serve(scope, headers, message, receive, send)
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:

@@ -24,7 +24,14 @@ from mcpkit.protocol.codec import encode
 from mcpkit.protocol.framing import sse_event
 from mcpkit.protocol.http import Status
 
-__all__ = ["WATCH_GRACE_S", "Exchange", "Watchlist", "json_headers", "plain_response", "send_last"]
+__all__ = [
+    "WATCH_GRACE_S",
+    "Exchange",
+    "Watchlist",
+    "json_headers",
+    "plain_response",
+    "send_last",
+]
 
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
@@ -172,8 +179,13 @@ class Exchange:
         assert task is not None
         self.task = task
         self.in_handler = True
+        # `Watchlist.add` and `discard`, in line: every request takes them.
+        entries = None
         if watchlist is not None and self.watch:
-            watchlist.add(self, task.get_loop())
+            entries = watchlist._entries
+            entries[self] = watchlist._generation
+            if watchlist._handle is None or watchlist._loop is not task.get_loop():
+                watchlist.add(self, task.get_loop())  # the sweep's timer is set here
         try:
             response = await work
         except asyncio.CancelledError:
@@ -182,8 +194,8 @@ class Exchange:
             raise
         finally:
             self.in_handler = False
-            if watchlist is not None:
-                watchlist.discard(self)
+            if entries is not None:
+                entries.pop(self, None)
             if self._watcher is not None or self._keepalive is not None:
                 self._stop_watch()
         if self.cancelled:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from typing import Any, Final
 
 import h11
@@ -28,11 +29,16 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from mcpkit.errors import InvalidRequestError
 from mcpkit.protocol.codec import encode
 from mcpkit.protocol.http import Status
-from mcpkit.protocol.http_head import HeadMeter, head_fits
+from mcpkit.protocol.http_head import HeadMeter, head_pattern
 from mcpkit.protocol.rejections import error_response
 from mcpkit.transports.http_server.limits import ListenerLimits
 
-__all__ = ["LimitedH11", "LimitedHttpTools", "protocol_for", "uvicorn_settings"]
+__all__ = [
+    "LimitedH11",
+    "LimitedHttpTools",
+    "protocol_for",
+    "uvicorn_settings",
+]
 
 log = logging.getLogger("mcpkit.transport")
 
@@ -91,8 +97,9 @@ class _Guard:
     _body_s: float = limits.body_timeout_s
     _period: float = min(_head_s, _body_s)
     _whole_head: int = min(limits.max_header_line_bytes, limits.max_header_bytes)
-    """The longest head `head_fits` may pass: no line of it can be over the limit."""
-    _max_headers: int = limits.max_headers
+    """The longest head `_head` may pass: no line of it can be over the limit."""
+    _head: re.Pattern[bytes] = head_pattern(limits.max_headers)
+    """`head_fits` for these limits, one C scan: `_head.match(data, 0, _whole_head)`."""
     _meter: HeadMeter | None
     _timer: asyncio.TimerHandle | None
     _phase: int
@@ -143,7 +150,7 @@ class _Guard:
         if meter is None:
             self._phase = _HEAD
             self._deadline = self.loop.time() + self._head_s
-            if head_fits(data, self._whole_head, self._max_headers):
+            if self._head.match(data, 0, self._whole_head) is not None:
                 return True
             meter = self._meter = self._new_meter()
         meter.feed(data)
@@ -258,7 +265,14 @@ def _httptools_class() -> type[Any] | None:
             super().connection_lost(exc)
 
         def data_received(self, data: bytes) -> None:
-            if self.parser is None or not self._metered(data):
+            if self.parser is None:  # uvicorn's after the connection was lost
+                return  # type: ignore[unreachable]
+            if self._phase == _IDLE and self._head.match(data, 0, self._whole_head) is not None:
+                # The next request's head, whole in this read (`_metered`'s first case, in
+                # line: every request but a connection's first comes this way).
+                self._phase = _HEAD
+                self._deadline = self.loop.time() + self._head_s
+            elif not self._metered(data):
                 return
             before = self.cycle
             super().data_received(data)
@@ -350,7 +364,7 @@ def protocol_for(limits: ListenerLimits, parser: str = "auto") -> type[Any]:
         "limits": limits, "_head_s": limits.header_timeout_s, "_body_s": limits.body_timeout_s,
         "_period": min(limits.header_timeout_s, limits.body_timeout_s),
         "_whole_head": min(limits.max_header_line_bytes, limits.max_header_bytes),
-        "_max_headers": limits.max_headers, "__module__": __name__})
+        "_head": head_pattern(limits.max_headers), "__module__": __name__})
 
 
 def uvicorn_settings(limits: ListenerLimits, parser: str = "auto") -> dict[str, Any]:

@@ -53,7 +53,8 @@ class ModernEndpoint:
             # The modern request path, inline: it is the one every request takes.
             json_ok, sse_ok = accepts(headers.accept)
             refusal = request_refusal(headers, decoded, json_ok, sse_ok,
-                                      self._tool_params(decoded))
+                                      self._tool_params(decoded)
+                                      if decoded.method == Method.TOOLS_CALL else None)
             if refusal is not None:
                 await refuse(send, refusal)
                 return

@@ -28,7 +28,11 @@ from mcpkit.tracing.spans import arrived, left
 from mcpkit.transports.http_server.endpoint import Endpoint, Receive, Scope, Send, refuse
 from mcpkit.transports.legacy.sessions import LegacyEndpoint
 
-__all__ = ["LegacyRoute", "SessionlessRoute", "legacy_routes"]
+__all__ = [
+    "LegacyRoute",
+    "SessionlessRoute",
+    "legacy_routes",
+]
 
 log = logging.getLogger("mcpkit.transport")
 

@@ -1,5 +1,6 @@
-"""Legacy (2025-11-25) Streamable HTTP, the I/O: sessions, their GET stream, DELETE, and
-requests to the client carried on the SSE stream of the POST being served.
+"""Legacy (2025-11-25) Streamable HTTP, the I/O: sessions, their POSTs, DELETE, and requests to
+the client carried on the SSE stream of the POST being served; a session's GET (its stream of
+changes, or a stream resumed) is `mcpkit.transports.legacy.streams`.
 
 What a session must remember is a `LegacyState` (small, serialisable), kept behind the
 `SessionStore` interface so a shared store can hold it for several instances. What only lives
@@ -32,23 +33,16 @@ from mcpkit.legacy import LegacySession
 from mcpkit.legacy import session_quota as quota
 from mcpkit.legacy.http_session import (
     STATEFUL,
-    Refusal,
-    get_refusal,
     gets_priming,
     id_in_use_refusal,
     session_not_found,
     sessionless_answer,
-    stream_open,
     version_refusal,
 )
 from mcpkit.legacy.lifecycle import on_notification
 from mcpkit.legacy.resumption import (
-    is_session_stream,
     polls,
     request_stream_id,
-    resume_from,
-    retry_or_default,
-    session_stream_id,
 )
 from mcpkit.legacy.session import LegacyState
 from mcpkit.protocol.codec import (
@@ -57,23 +51,28 @@ from mcpkit.protocol.codec import (
     Request,
     RequestId,
     Response,
-    encode,
     result_message,
 )
 from mcpkit.protocol.http import PRINCIPAL_SCOPE_KEY, RequestHeaders, Status, accepts
 from mcpkit.protocol.outstanding import peer_id, unnamed_id
 from mcpkit.protocol.rejections import error_response
-from mcpkit.server.mrtr import principal_key
-from mcpkit.store.legacy.events import EventReplayError, EventStore, MemoryEventStore
+from mcpkit.server.sealing import principal_key
+from mcpkit.store.legacy.events import EventStore, MemoryEventStore
 from mcpkit.store.legacy.sessions import MemorySessionStore, SessionStore
 from mcpkit.transports.http_server.drain import stopping_error
+from mcpkit.transports.http_server.endpoint import refuse
 from mcpkit.transports.http_server.exchange import Exchange, plain_response
 from mcpkit.transports.legacy.live import LiveSession
 from mcpkit.transports.legacy.relay import SessionRelay
-from mcpkit.transports.legacy.resume import Channel, ResumableExchange, refuse_resume, replay_only
+from mcpkit.transports.legacy.resume import Channel, ResumableExchange
+from mcpkit.transports.legacy.streams import SessionStreams
 from mcpkit.types.constants import Header
 
-__all__ = ["LegacyEndpoint", "MemorySessionStore", "SessionStore"]
+__all__ = [
+    "LegacyEndpoint",
+    "MemorySessionStore",
+    "SessionStore",
+]
 
 log = logging.getLogger("mcpkit.transport")
 
@@ -81,18 +80,12 @@ Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 _SESSION_HEADER: Final = Header.SESSION_ID.encode()
-_LAST_EVENT_ID: Final = Header.LAST_EVENT_ID.encode()
-_END: Final = {"type": "http.response.body", "body": b"", "more_body": False}
 
 
 def _log_unnamed(value: Any) -> None:
     reason = unnamed_id(value)
     if reason is not None:
         log.warning("%s", reason)
-
-
-async def _refuse(send: Send, refusal: Refusal) -> None:
-    await plain_response(send, refusal.status, refusal.message, list(refusal.headers) or None)
 
 
 class LegacyEndpoint:
@@ -114,14 +107,15 @@ class LegacyEndpoint:
         """Each client's sessions opened lately (`mcpkit.legacy.session_quota`)."""
         self._relay = SessionRelay(server, self._answer)
         self._stopped: Callable[[str], RPCError] = stopping_error
+        self.streams = SessionStreams(self)
 
-    def _live_for(self, session_id: str) -> LiveSession:
+    def live_for(self, session_id: str) -> LiveSession:
         live = self._live.get(session_id)
         if live is None:
             live = self._live[session_id] = LiveSession(self._ids, self._relay.prefix)
         return live
 
-    def _release(self, session_id: str) -> None:
+    def release(self, session_id: str) -> None:
         live = self._live.get(session_id)
         if live is not None and live.idle():
             del self._live[session_id]
@@ -146,8 +140,8 @@ class LegacyEndpoint:
                 if not future.done():
                     future.set_exception(TransportError("the server is shutting down"))
 
-    async def _session(self, headers: RequestHeaders, send: Send, request_id: RequestId | None,
-                       principal: Any = None) -> tuple[str, LegacyState] | None:
+    async def session(self, headers: RequestHeaders, send: Send, request_id: RequestId | None,
+                      principal: Any = None) -> tuple[str, LegacyState] | None:
         """The session a request names, or None after answering 404/400 for it. A session
         opened by a principal is that principal's: named with another's token (or none), it
         is answered as no session at all, which says nothing of whose it is."""
@@ -159,7 +153,7 @@ class LegacyEndpoint:
         refusal = (session_not_found(request_id, session_id) if state is None
                    else version_refusal(request_id, headers.version, state.protocol_version))
         if refusal is not None:
-            await _refuse(send, refusal)
+            await refuse(send, refusal)
             return None
         assert state is not None
         return session_id, state
@@ -174,13 +168,13 @@ class LegacyEndpoint:
             assert type(message) is Request
             await self._initialize(message, send, scope)
         else:
-            await _refuse(send, answer)
+            await refuse(send, answer)
 
     async def post(self, headers: RequestHeaders, message: Message, receive: Receive,
                    send: Send, principal: Any = None) -> None:
         """A POST naming a session (`Mcp-Session-Id`), for `principal` (None: no token)."""
         request_id = message.id if isinstance(message, Request | Response) else None
-        found = await self._session(headers, send, request_id, principal)
+        found = await self.session(headers, send, request_id, principal)
         if found is None:
             return
         session_id, state = found
@@ -202,7 +196,7 @@ class LegacyEndpoint:
         free = quota.exempt(scope, owner, limits)
         wait = None if free else self._rate.take(owner.key, time.monotonic())
         if wait is not None:
-            await _refuse(send, quota.rate_refusal(request.id, wait, limits))
+            await refuse(send, quota.rate_refusal(request.id, wait, limits))
             return
         try:
             session, result = LegacySession.open(self.server, request.params)
@@ -214,16 +208,16 @@ class LegacyEndpoint:
         # False: full, and nothing may make room; None: a store that predates owners.
         if await self.store.create(session_id, session.state, owner,
                                    None if free else limits.per_client) is False:
-            await _refuse(send, quota.store_full_refusal(request.id, limits))
+            await refuse(send, quota.store_full_refusal(request.id, limits))
             return
         await plain_response(send, Status.OK, result_message(request.id, result),
                              [(_SESSION_HEADER, session_id.encode())])
 
     async def _request(self, session_id: str, state: LegacyState, headers: RequestHeaders,
                        request: Request, receive: Receive, send: Send, principal: Any) -> None:
-        live = self._live_for(session_id)
+        live = self.live_for(session_id)
         if request.id in live.inflight:
-            await _refuse(send, id_in_use_refusal(request.id))
+            await refuse(send, id_in_use_refusal(request.id))
             return
         _, sse_ok = accepts(headers.accept)
         options = self.options
@@ -259,7 +253,7 @@ class LegacyEndpoint:
             if token is not None:
                 exchange.unbind(token)
             del live.inflight[request.id]
-            self._release(session_id)
+            self.release(session_id)
         if request.method in STATEFUL:
             await self.store.save(session_id, state)
         if response is None:
@@ -274,14 +268,14 @@ class LegacyEndpoint:
         channel = Channel(self.events, session_id, request_stream_id(secrets.token_hex(8)),
                           owner, primes,
                           on_end=functools.partial(self._channel_ended, session_id))
-        self._live_for(session_id).streams[channel.stream_id] = channel
+        self.live_for(session_id).streams[channel.stream_id] = channel
         return channel
 
     def _channel_ended(self, session_id: str, channel: Channel) -> None:
         live = self._live.get(session_id)
         if live is not None:
             live.streams.pop(channel.stream_id, None)
-            self._release(session_id)
+            self.release(session_id)
 
     def _poll_later(self, exchange: ResumableExchange) -> None:
         """Polling mode: a request still running gets its connection closed (LEG-11)."""
@@ -292,7 +286,7 @@ class LegacyEndpoint:
     async def _ask(self, session_id: str, exchange: Exchange, method: str,
                    params: dict[str, Any] | None) -> dict[str, Any]:
         """Send a request to the client on this POST's stream and wait for its answer."""
-        live = self._live_for(session_id)
+        live = self.live_for(session_id)
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         request_id, message = live.pending.send_request(method, params, future)
         try:
@@ -308,7 +302,7 @@ class LegacyEndpoint:
             raise TransportError(f"no answer to {method} from the client: {exc}") from None
         finally:
             live.pending.pop(request_id)
-            self._release(session_id)
+            self.release(session_id)
 
     def _answer(self, session_id: str, response: Response) -> bool:  # False: none here waits
         live = self._live.get(session_id)
@@ -343,107 +337,14 @@ class LegacyEndpoint:
     async def get(self, headers: RequestHeaders, receive: Receive, send: Send,
                   raw_headers: list[tuple[bytes, bytes]] | None = None,
                   principal: Any = None) -> None:
-        found = await self._session(headers, send, None, principal)
-        if found is None:
-            return
-        session_id, state = found
-        last_ids = [value for name, value in raw_headers or () if name == _LAST_EVENT_ID]
-        refusal = get_refusal(accepts(headers.accept)[1], last_ids)
-        if refusal is not None:
-            await _refuse(send, refusal)
-            return
-        primes = gets_priming(state.protocol_version)
-        live = self._live_for(session_id)
-        last_event_id = resume_from(last_ids)
-        if last_event_id is not None:
-            await self._resume(session_id, live, primes, last_event_id, receive, send)
-            return
-        if live.stream is not None:
-            await _refuse(send, stream_open(session_id))
-            return
-        channel = Channel(self.events, session_id, session_stream_id(secrets.token_hex(8)), None,
-                          primes)
-        await self._session_stream(session_id, live, channel, None, receive, send)
-
-    async def _session_stream(self, session_id: str, live: LiveSession, channel: Channel,
-                              last_event_id: str | None, receive: Receive, send: Send) -> None:
-        exchange = Exchange(send, receive, self.options.keepalive_s)
-        live.stream = exchange
-        try:
-            outcome = await exchange.run(self._changes(session_id, exchange, channel,
-                                                       last_event_id))
-        except EventReplayError as exc:  # evicted between the first look and the replay
-            await refuse_resume(send, exc)
-            return
-        finally:
-            channel.detach(exchange)
-            if live.stream is exchange:
-                live.stream = None
-            self._release(session_id)
-        if outcome is None:
-            await exchange.abandon()
-        else:
-            exchange.done = True
-            await send(_END)
-
-    async def _changes(self, session_id: str, exchange: Exchange, channel: Channel,
-                       last_event_id: str | None) -> dict[str, Any]:
-        server = self.server
-        async with server.broker.subscribe() as changes:
-            # Subscribed before the headers go out: a change announced once the client sees
-            # the stream open is never missed.
-            if last_event_id is None:
-                channel.sink = exchange
-                await exchange.start_stream()
-                if channel.primes:
-                    await channel.emit(b"")
-            elif await channel.follow(exchange, last_event_id) is None:
-                return {}
-            async for change in changes:
-                # Subscriptions change while it is open; and a session that ended or expired
-                # meanwhile ends its stream rather than carry news to nobody's session.
-                state = await self.store.load(session_id)
-                if state is None:
-                    return {}
-                message = LegacySession(server, state).forward(change, server.capabilities())
-                if message is not None:
-                    await channel.emit(encode(message))
-        # The server is stopping: the connection closes, the stream does not end, so the client
-        # is told when to resume it (an instance sharing the stores, or this one restarted).
-        await channel.poll(exchange, retry_or_default(self.options.sse_retry_ms))
-        return {}
-
-    async def _resume(self, session_id: str, live: LiveSession, primes: bool, last_event_id: str,
-                      receive: Receive, send: Send) -> None:
-        """GET with `Last-Event-ID` (LEG-12): replay what the named stream carried after that
-        event, then carry on with it on this connection."""
-        try:
-            replay = await self.events.replay_after(session_id, last_event_id)
-        except EventReplayError as exc:
-            self._release(session_id)
-            await refuse_resume(send, exc)
-            return
-        if is_session_stream(replay.stream_id):
-            if live.stream is not None:
-                live.stream.cancel()  # the connection it replaces is stale
-            channel = Channel(self.events, session_id, replay.stream_id, None, primes)
-            await self._session_stream(session_id, live, channel, last_event_id, receive, send)
-            return
-        running = live.streams.get(replay.stream_id)
-        options = self.options
-        try:
-            if running is None:
-                await replay_only(send, replay, primes, options.sse_retry_ms)
-            else:
-                await running.carry(send, receive, last_event_id, options.keepalive_s,
-                                    options.sse_retry_ms, options.sse_poll_after_s)
-        finally:
-            self._release(session_id)
+        """A GET naming a session: its stream of changes, or a stream resumed
+        (`mcpkit.transports.legacy.streams`)."""
+        await self.streams.get(headers, receive, send, raw_headers, principal)
 
     # -- DELETE ---------------------------------------------------------------------------------
 
     async def delete(self, headers: RequestHeaders, send: Send, principal: Any = None) -> None:
-        found = await self._session(headers, send, None, principal)
+        found = await self.session(headers, send, None, principal)
         if found is None:
             return
         session_id, _ = found

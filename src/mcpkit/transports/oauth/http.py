@@ -38,7 +38,12 @@ from mcpkit.auth.client_targets import check_address, check_fetch_url
 from mcpkit.errors import AuthError
 from mcpkit.store.tokens import ClientInfo
 
-__all__ = ["MAX_DOCUMENT_BYTES", "MAX_HOPS", "OAuthHTTP", "client_auth"]
+__all__ = [
+    "MAX_DOCUMENT_BYTES",
+    "MAX_HOPS",
+    "OAuthHTTP",
+    "client_auth",
+]
 
 MAX_HOPS: Final = 3
 MAX_DOCUMENT_BYTES: Final = 1024 * 1024

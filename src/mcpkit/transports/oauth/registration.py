@@ -27,7 +27,11 @@ from mcpkit.errors import AuthError
 from mcpkit.store.tokens import ClientInfo, TokenStorage
 from mcpkit.transports.oauth.http import OAuthHTTP
 
-__all__ = ["ClientInfoHandler", "Registration", "auth_method_for"]
+__all__ = [
+    "ClientInfoHandler",
+    "Registration",
+    "auth_method_for",
+]
 
 log = logging.getLogger("mcpkit.auth")
 

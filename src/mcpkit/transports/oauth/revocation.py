@@ -26,7 +26,10 @@ from mcpkit.store.tokens import ClientInfo, TokenSet
 from mcpkit.transports.oauth.http import OAuthHTTP, client_auth
 from mcpkit.transports.oauth.registration import auth_method_for
 
-__all__ = ["Revoked", "revoke_tokens"]
+__all__ = [
+    "Revoked",
+    "revoke_tokens",
+]
 
 
 @dataclass(frozen=True)

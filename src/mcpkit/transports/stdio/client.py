@@ -33,7 +33,11 @@ from mcpkit.errors import RPCError, TransportError
 from mcpkit.protocol.codec import encode
 from mcpkit.protocol.framing import DEFAULT_MAX_MESSAGE_BYTES, Allowance, LineReader, Oversized
 
-__all__ = ["StdioServer", "StdioTransport", "python_server"]
+__all__ = [
+    "StdioServer",
+    "StdioTransport",
+    "python_server",
+]
 
 log = logging.getLogger("mcpkit.client")
 

@@ -21,7 +21,11 @@ from typing import Any
 from mcpkit.protocol.framing import LineReader
 from mcpkit.transports.stream import StreamConnection
 
-__all__ = ["claim_stdout", "run_stdio", "serve_stdio"]
+__all__ = [
+    "claim_stdout",
+    "run_stdio",
+    "serve_stdio",
+]
 
 log = logging.getLogger("mcpkit.transport")
 

@@ -1,26 +1,92 @@
-"""The values of the `task=` tool option, and the Tasks extension's settings.
+"""The Tasks extension's options: the server's (`TaskOptions`, in `ServerOptions.extensions`
+under `"tasks"`) and a tool's (`task=`, `resumable=`), taken on a server by `enable_tasks`.
 
 `tools/call` of a tool registered with `task="optional"` or `task="required"` is handed to the
-server's tool-call interceptor (`Server.intercept_tool_calls`), which the Tasks extension
-installs (`mcpkit.ext.tasks.enable_tasks`); the core knows nothing else of tasks.
-
-`TaskOptions` lives here for as long as `ServerOptions.tasks` names its type.
+server's tool-call interceptor, the extension's runtime; the core carries these options for
+it (`Tool.extension_options`) and refuses them on a server without the extension.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
-__all__ = ["TASK_MODES", "TaskMode", "TaskOptions"]
+from mcpkit.server.extending import (
+    Tool,
+    ToolOptions,
+    describe_tool_options,
+    register_options,
+)
+
+if TYPE_CHECKING:
+    from mcpkit.server.server import ServerOptions
+
+__all__ = [
+    "OPTIONS_NAME",
+    "TASK_MODES",
+    "TASK_TOOL_OPTIONS",
+    "TaskMode",
+    "TaskOptions",
+    "TaskToolOptions",
+    "check_task_tool",
+    "is_resumable",
+    "options_in",
+    "task_mode",
+]
 
 TaskMode = Literal["optional", "required"]
 TASK_MODES: tuple[TaskMode, ...] = ("optional", "required")
 
+OPTIONS_NAME: Final = "tasks"
+"""The name of `TaskOptions` in `ServerOptions.extensions` and of the command line's settings
+(`tasks.lease_s`, `MCPKIT_TASKS_LEASE_S`)."""
+
+TASK_TOOL_OPTIONS: Final = ("task", "resumable")
+"""The tool options the extension takes (`TaskToolOptions`)."""
+
+
+class TaskToolOptions(ToolOptions, total=False):
+    """A tool's options on a server that runs tasks (`mcpkit.Server.tool`): the core's, and
+    the extension's own."""
+
+    task: TaskMode
+    """"optional": a call from a client speaking the Tasks extension becomes a task when it
+    outlasts `TaskOptions.sync_budget_s`; "required": it always does, and a caller without the
+    extension gets -32021. Left out: the tool always answers in the call."""
+    resumable: bool
+    """A task of it may be run again from the start when the process running it died (only
+    for a tool whose work is safe to repeat); otherwise such a task ends `failed`."""
+
+
+def task_mode(tool: Tool) -> TaskMode | None:
+    """Whether a call of `tool` may become a task; None: never."""
+    mode: TaskMode | None = tool.extension_options.get("task")
+    return mode
+
+
+def is_resumable(tool: Tool) -> bool:
+    return bool(tool.extension_options.get("resumable", False))
+
+
+def check_task_tool(tool: Tool) -> bool:
+    """The extension's `ToolOptionsCheck`: `task=` checked; True (its calls are the
+    runtime's) for a `task=` tool."""
+    task = tool.extension_options.get("task")
+    if task is not None and task not in TASK_MODES:
+        raise ValueError(f"tool {tool.name!r}: task must be \"optional\" or \"required\" "
+                         f"(or left out: never a task), not {task!r}")
+    return task is not None
+
+
+def options_in(options: ServerOptions) -> TaskOptions:
+    """The `TaskOptions` of `ServerOptions.extensions`, or the defaults."""
+    return options.extension(OPTIONS_NAME, TaskOptions)
+
 
 @dataclass(frozen=True, slots=True)
 class TaskOptions:
-    """How a server runs tasks (`ServerOptions.tasks`); each has a default that is safe."""
+    """How a server runs tasks (`ServerOptions(extensions={"tasks": TaskOptions(...)})`, or
+    `enable_tasks(server, TaskOptions(...))`); each has a default that is safe."""
 
     store: Any = None
     """Where tasks are kept: a `TaskStore` (`mcpkit.ext.tasks.records`), a path to an SQLite file, `"sqlite:///path"`,
@@ -83,3 +149,9 @@ class TaskOptions:
             raise ValueError(f"TaskOptions.lease_s ({self.lease_s}) must be longer than "
                              f"heartbeat_s ({self.heartbeat_s}), or every lease lapses between "
                              "two heartbeats")
+
+
+register_options(OPTIONS_NAME, TaskOptions)
+describe_tool_options(TASK_TOOL_OPTIONS, "the Tasks extension",
+                      "call mcpkit.ext.tasks.enable_tasks(server) before registering it, or use "
+                      "mcpkit.Server, which does")
