@@ -135,8 +135,8 @@ ROOMS: dict[str, set[str]] = {
                               "transports/http_server", "transports/oauth"},
     "transports/legacy": {"types", "errors", "protocol", "server", "store", "store/legacy",
                           "legacy", "tracing", "transports/http_server"},
-    # The store's seams and engines; `urls` opens each engine's legacy stores too.
-    "store": {"types", "errors", "protocol", "store/legacy"},
+    # The store's seams and engines; the era's room makes its stores on a backend's engine.
+    "store": {"types", "errors", "protocol"},
     "store/legacy": {"types", "errors", "protocol", "store"},
     "client": _CLIENT | {"client/legacy"},
     "client/legacy": _CLIENT | {"client"},
@@ -302,13 +302,11 @@ SEAMS: dict[tuple[str, str], str] = {
         "ClientOptions.era pins an era: the handshake of that era, no probe",
     ("client/opening.py", "Opener._probe"):
         "the dual-era probe: a remembered era or version, then the probe's outcome",
-    ("client/opening.py", "Opener._adapter_for"):
+    ("client/opening.py", "Opener.adapter_for"):
         "picks the connection's EraAdapter, keeping the client's one of the same era",
-    ("client/opening.py", "Opener._legacy"):
-        "the handshake settles the legacy era only on a version of that era",
     ("client/opening.py", "Opener._after_probe"):
         "an initialize after the probe answered with a modern version: the modern era goes on",
-    ("client/opening.py", "_late_answer"):
+    ("client/probing.py", "late_answer"):
         "a silent probe answered late proves a modern server: read only for that",
     ("protocol/connection.py", "Connection._request"):
         "the initialize pin: the opening exchange pins the era, initialize after it is refused",
@@ -518,10 +516,8 @@ ERA_IMPORTS: dict[tuple[str, str], str] = {
         "the client keeps the completions a legacy URL elicitation waits for",
     ("client/inputs.py", "mcpkit.client.legacy.completions"):
         "the input handlers hand URL elicitations to those completions",
-    ("client/opening.py", "mcpkit.client.legacy.adapter"):
-        "the opener's table of EraAdapters, one per era",
-    ("store/urls.py", "mcpkit.store.legacy.opening"):
-        "a backend hands out the legacy session and event stores of its engine",
+    ("client/client.py", "mcpkit.client.legacy.opening"):
+        "the Client's opener falls back to the initialize handshake",
     ("transports/__init__.py", "mcpkit.store.legacy.events"):
         "public names: the event store HTTPOptions takes",
     ("transports/__init__.py", "mcpkit.store.legacy.sessions"):

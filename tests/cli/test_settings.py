@@ -117,6 +117,9 @@ def test_a_flag_of_one_mode_wins_over_the_other_from_the_environment(tmp_path: P
                                 "mean MCPKIT_PAGE_SIZE?)"),
     ({"MCPKIT_LOGGING": "maybe"}, None, "MCPKIT_LOGGING='maybe' (environment): expected 1, true"),
     ({"MCPKIT_STORE": "mysql://db"}, None, "MCPKIT_STORE='mysql://db' (environment): "),
+    ({"MCPKIT_TASKS_STORE": "mysql://db"}, None, "MCPKIT_TASKS_STORE='mysql://db' (environment): "
+     "expected memory, sqlite:///PATH (or sqlite:PATH), postgresql://USER@HOST/DB or "
+     "redis://HOST:PORT/DB, or the path of an SQLite file"),
 ])
 def test_a_bad_setting_is_one_line_naming_where_it_was_set(
     tmp_path: Path, env: dict[str, str], file: str | None, message: str,

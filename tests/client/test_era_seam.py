@@ -16,15 +16,15 @@ LEGACY_ROOM = sorted((CLIENT / "legacy").glob("*.py"))
 
 IMPORTS_OF_THE_ROOM = {
     "__init__.py": {"mcpkit.client.legacy.completions"},
-    "client.py": {"mcpkit.client.legacy.completions"},
+    "client.py": {"mcpkit.client.legacy.completions", "mcpkit.client.legacy.opening"},
     "inputs.py": {"mcpkit.client.legacy.completions"},
-    "opening.py": {"mcpkit.client.legacy.adapter"},
 }
-"""Who imports the legacy room, and what: the opener its adapter; the public `InputHandlers` and
-`Client(on_elicitation_complete=...)` the tracker of a legacy server's completion reports."""
+"""Who imports the legacy room, and what: `Client` the initialize handshake its opener falls back
+to; the public `InputHandlers` and `Client(on_elicitation_complete=...)` the tracker of a legacy
+server's completion reports. The opener names no era of the room: it is given the fallback."""
 
-ABOVE_THE_ROOM = {"mcpkit.client.client", "mcpkit.client.opening", "mcpkit.client.modern",
-                  "mcpkit.client.listen", "mcpkit.client"}
+ABOVE_THE_ROOM = {"mcpkit.client.client", "mcpkit.client.modern", "mcpkit.client.listen",
+                  "mcpkit.client"}
 
 
 def _imports(path: Path) -> set[str]:
@@ -42,7 +42,7 @@ def _imports(path: Path) -> set[str]:
 def test_only_the_opener_and_the_carriers_import_the_legacy_room(path: Path) -> None:
     used = {m for m in _imports(path) if m.startswith("mcpkit.client.legacy")}
     assert used <= IMPORTS_OF_THE_ROOM.get(path.name, set()), (
-        f"client/{path.name} imports {sorted(used)}; the opener picks the legacy adapter"
+        f"client/{path.name} imports {sorted(used)}; the room plugs in where Client is made"
     )
 
 

@@ -123,7 +123,7 @@ async def test_requests_of_a_2026_server_are_dropped_and_cost_no_post() -> None:
         assert (await client.call_tool("x"))["content"][0]["text"] == "done"
         # Each request read from the stream was handed to the transport's answering work; once
         # all of it has finished, any answer it was going to POST has been POSTed (and received).
-        answering = client.transport._tasks  # type: ignore[union-attr]
+        answering = client.transport._incoming.answering  # type: ignore[union-attr]
         async with asyncio.timeout(30):
             while answering:
                 await asyncio.wait(set(answering))

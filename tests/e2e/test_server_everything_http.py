@@ -149,6 +149,7 @@ class WireLog:
     exchanges: list[Exchange] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     revision: str = MODERN
+    responded: asyncio.Event = field(default_factory=asyncio.Event)
 
     async def on_request(self, request: httpx.Request) -> None:
         message = orjson.loads(request.content) if request.method == "POST" else None
@@ -166,6 +167,16 @@ class WireLog:
         for exchange in self.exchanges:
             if exchange.request is response.request:
                 exchange.status = response.status_code
+        self.responded.set()
+
+    async def settled(self, exchanges: list[Exchange], within_s: float = 10.0) -> None:
+        """Until each of `exchanges` has its status. A POST answering one of the server's
+        requests is still in flight when the call it unblocked returns: the server may send
+        the call's result before it answers that POST."""
+        async with asyncio.timeout(within_s):
+            while any(e.status is None for e in exchanges):
+                self.responded.clear()
+                await self.responded.wait()
 
     def posts(self, method: str | None = None) -> list[Exchange]:
         return [e for e in self.exchanges if e.method == "POST" and e.message is not None
@@ -280,7 +291,9 @@ async def test_the_reference_servers_requests_on_a_response_stream_are_answered(
     # The answers went back as POSTs of the session (schema-checked by the wire log).
     answers = [e for e in wire.posts() if e.message and "method" not in e.message]
     assert len(answers) >= 3
-    assert all(e.headers.get("mcp-session-id") and e.status == 202 for e in answers)
+    await wire.settled(answers)
+    assert all(e.headers.get("mcp-session-id") and e.status == 202 for e in answers), [
+        (e.message, e.headers.get("mcp-session-id"), e.status) for e in answers]
 
 
 async def test_log_messages_arrive_on_the_session_get_stream(everything: Connected) -> None:

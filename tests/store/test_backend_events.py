@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from mcpkit.store.legacy.events import EventReplayError
+from mcpkit.store.legacy.opening import event_store
 
 
 def _number(event_id: str) -> int:
@@ -16,7 +17,7 @@ def _number(event_id: str) -> int:
 
 
 async def test_a_stream_replays_what_came_after_an_event(url: str, opened: Any) -> None:
-    events = opened(url).events()
+    events = event_store(opened(url))
     first = await events.append("sess1", "post-1", b"")
     second = await events.append("sess1", "post-1", b'{"n":1}')
     other = await events.append("sess1", "get-1", b'{"other":1}')
@@ -34,7 +35,7 @@ async def test_a_stream_replays_what_came_after_an_event(url: str, opened: Any) 
 
 
 async def test_ids_that_cannot_be_resumed_say_why(url: str, opened: Any) -> None:
-    events = opened(url).events()
+    events = event_store(opened(url))
     mine = await events.append("s-a", "stream-a", b"x")
     await events.append("s-b", "stream-b", b"y")
     cases = {
@@ -55,7 +56,7 @@ async def test_ids_that_cannot_be_resumed_say_why(url: str, opened: Any) -> None
 
 async def test_the_oldest_events_go_past_the_bounds_and_resuming_before_them_is_gone(
         url: str, opened: Any) -> None:
-    events = opened(url).events(max_events=3, max_bytes=10_000)
+    events = event_store(opened(url), max_events=3, max_bytes=10_000)
     ids = [await events.append("s", "st", b"%d" % i) for i in range(6)]
     with pytest.raises(EventReplayError) as caught:
         await events.replay_after("s", ids[1])
@@ -66,7 +67,7 @@ async def test_the_oldest_events_go_past_the_bounds_and_resuming_before_them_is_
 
 
 async def test_a_large_event_is_kept_alone_and_bytes_are_bounded(url: str, opened: Any) -> None:
-    events = opened(url).events(max_events=100, max_bytes=1_000)
+    events = event_store(opened(url), max_events=100, max_bytes=1_000)
     small = await events.append("s", "st", b"a" * 10)
     await events.append("s", "st", b"a" * 10)
     big = await events.append("s", "st", b"b" * 5_000)  # over the bound alone: still kept
@@ -78,7 +79,7 @@ async def test_a_large_event_is_kept_alone_and_bytes_are_bounded(url: str, opene
 
 
 async def test_a_forgotten_session_is_gone(url: str, opened: Any) -> None:
-    events = opened(url).events()
+    events = event_store(opened(url))
     first = await events.append("s", "st1", b"1")
     await events.append("s", "st1", b"2")
     await events.forget("s")
@@ -90,7 +91,7 @@ async def test_a_forgotten_session_is_gone(url: str, opened: Any) -> None:
 
 
 async def test_another_replica_replays_the_events_one_kept(shared_url: str, opened: Any) -> None:
-    a, b = opened(shared_url).events(), opened(shared_url).events()
+    a, b = event_store(opened(shared_url)), event_store(opened(shared_url))
     first = await a.append("sx", "post-9", b"")
     second = await a.append("sx", "post-9", b'{"progress":1}')
     third = await b.append("sx", "post-9", b'{"result":1}', final=True)
@@ -104,7 +105,7 @@ async def test_another_replica_replays_the_events_one_kept(shared_url: str, open
 
 async def test_the_total_bound_evicts_the_sessions_quiet_longest(
         shared_url: str, opened: Any) -> None:
-    events = opened(shared_url).events(max_total_bytes=40_000)
+    events = event_store(opened(shared_url), max_total_bytes=40_000)
     old = [await events.append("quiet", "q", b"q" * 500)]
     for i in range(200):
         await events.append(f"busy{i % 4}", f"b{i % 4}", b"b" * 500)

@@ -31,6 +31,7 @@ from mcpkit.ext.tasks.stores import on_backend
 from mcpkit.protocol.extensions import TASKS
 from mcpkit.server.options import ServerOptions
 from mcpkit.server.sealing import new_state_key
+from mcpkit.store.legacy.opening import event_store, session_store
 from mcpkit.store.urls import open_backend
 
 BOUND = 60.0
@@ -61,8 +62,8 @@ async def test_every_seam_fails_fast_while_down_and_recovers_after(
     url = make_url(kind, request, tmp_path)
     clock = Clock()
     backend = open_backend(url, clock=clock)
-    sessions = backend.sessions(Note)
-    events = backend.events()
+    sessions = session_store(backend, Note)
+    events = event_store(backend)
     try:
         assert await backend.store.add("once:before", b"kept", clock.now + 600)
         assert await sessions.create("s-before", Note("n"))
@@ -138,8 +139,8 @@ async def test_every_seam_fails_within_the_deadline_while_hung_and_recovers_afte
     url = with_deadline(make_url(kind, request, tmp_path))
     clock = Clock()
     backend = open_backend(url, clock=clock)
-    sessions = backend.sessions(Note)
-    events = backend.events()
+    sessions = session_store(backend, Note)
+    events = event_store(backend)
     tasks = on_backend(backend)
     try:
         assert await backend.store.add("once:before", b"kept", clock.now + 600)

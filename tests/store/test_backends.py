@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from backends import SHARED, Clock
 
+from mcpkit.store.legacy.opening import session_store
 from mcpkit.store.legacy.sessions import SessionOwner
 from mcpkit.store.urls import Backend, StoreURLError, open_backend, parse_store_url
 
@@ -134,7 +135,7 @@ async def test_two_replicas_incrementing_one_key_share_one_count(shared_url: str
 # -- legacy sessions ---------------------------------------------------------------------------
 
 def _sessions(backend: Backend, **limits: Any) -> Any:
-    return backend.sessions(State, **limits)
+    return session_store(backend, State, **limits)
 
 
 async def test_a_session_is_created_loaded_saved_and_deleted(url: str, opened: Any) -> None:
@@ -247,6 +248,16 @@ def test_store_urls_are_parsed_or_refused_with_the_forms() -> None:
         with pytest.raises(StoreURLError) as caught:
             parse_store_url(bad)
         assert repr(bad) in str(caught.value)
+
+
+def test_with_paths_a_value_of_no_url_form_is_an_sqlite_file_and_the_rest_reads_the_same() -> None:
+    for path in ("tasks.db", "/var/lib/tasks.db", "C:\\data\\tasks.db", "memory.db"):
+        assert parse_store_url(path, paths=True) == parse_store_url(f"sqlite:{path}")
+    for url in ("memory", "memory:", "sqlite:///state.db", "postgres://u@h/db", "redis://h/0"):
+        assert parse_store_url(url, paths=True) == parse_store_url(url)
+    for bad in ("mysql://h/db", "redis:h", "sqlite:", "", "sqlite", "memory:x"):
+        with pytest.raises(StoreURLError, match=r"or the path of an SQLite file|name the file"):
+            parse_store_url(bad, paths=True)
 
 
 @pytest.mark.parametrize("base", ["postgresql://u@h/db", "redis://h:6379/0"])

@@ -19,6 +19,7 @@ from mcpkit.legacy.session import LegacyState
 from mcpkit.protocol.extensions import TASKS
 from mcpkit.server.options import ServerOptions
 from mcpkit.server.sealing import principal_key
+from mcpkit.store.legacy.opening import session_store
 from mcpkit.store.legacy.sessions import SessionOwner
 from mcpkit.testing import ServerWire
 
@@ -52,7 +53,7 @@ async def test_a_tasks_owner_is_kept_on_every_engine_and_the_old_spelling_reads_
 @pytest.mark.parametrize("principal", [principal_key(ALICE), OLD])
 async def test_a_legacy_sessions_principal_is_kept_on_every_engine(
         url: str, opened: Any, principal: str) -> None:
-    sessions = opened(url, Clock()).sessions(LegacyState)
+    sessions = session_store(opened(url, Clock()), LegacyState)
     owner = SessionOwner(f"principal:{principal_key(ALICE)}", authenticated=True)
     state = LegacyState("2025-11-25", {}, {"name": "c", "version": "1"}, principal=principal)
     assert await sessions.create("s1", state, owner, owner_limit=10)

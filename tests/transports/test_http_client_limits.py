@@ -24,11 +24,8 @@ from servers.hostile_http import SESSION, Exchange, HostilePeer, Reply, result, 
 from wire import LEGACY, MODERN, check_server_message
 
 from mcpkit.errors import TransportError
-from mcpkit.transports.http_client.transport import (
-    HTTPClientTransport,
-    SessionExpiredError,
-    _BlockSize,
-)
+from mcpkit.transports.http_client.streams import BlockSize
+from mcpkit.transports.http_client.transport import HTTPClientTransport, SessionExpiredError
 
 LIMIT = 64 * 1024
 """The clients' `max_message_bytes` here: small, so a flood is refused early."""
@@ -158,7 +155,7 @@ async def test_keep_alive_comments_are_no_event_and_never_reach_the_limit(
 
 
 def test_a_blank_line_split_between_two_chunks_still_ends_the_block() -> None:
-    block = _BlockSize()
+    block = BlockSize()
     assert block.add(b"data: " + b"x" * 100 + b"\n") == 107
     assert block.add(b"\n") == 0  # the blank line's second half
     assert block.add(b": kept alive\r\n\r") == 15
@@ -426,7 +423,7 @@ async def test_a_session_stream_event_over_the_limit_closes_that_stream_only(
         async with serving(peer) as url:
             legacy.url = url
             await open_session(legacy)
-            stream = legacy._stream_task
+            stream = legacy._incoming.stream
             assert stream is not None
             await asyncio.wait_for(asyncio.shield(stream), 30)
             assert not legacy.session_stream_open.is_set()
@@ -493,7 +490,7 @@ async def test_a_notification_answered_404_ends_the_session_and_initialize_start
         assert info.value.status_code == 404
         assert str(info.value).startswith("the legacy session ended: HTTP 404")
         assert sent[-1].headers["mcp-session-id"] == old and orjson.loads(sent[-1].content) == note
-        assert transport.session_id is None and transport._stream_task is None
+        assert transport.session_id is None and transport._incoming.stream is None
         # LEG-13: a new initialize, without the old id, opens a new session.
         await open_session(transport)
         assert transport.session_id not in (None, old)

@@ -118,14 +118,18 @@ def _cache(text: str) -> Any:
                          ) from None
 
 
-def _store(text: str) -> str:
+def _store(text: str, *, paths: bool = False) -> str:
     from mcpkit.store.urls import StoreURLError, parse_store_url
 
     try:
-        parse_store_url(text)
+        parse_store_url(text, paths=paths)
     except StoreURLError as exc:
         raise ValueError(exc.reason) from None
     return text.strip()
+
+
+def _task_store(text: str) -> str:
+    return _store(text, paths=True)
 
 
 def _address(text: str) -> str:
@@ -154,6 +158,7 @@ TEXT: Final = Kind(str.strip, str, "TEXT")
 NAMES: Final = Kind(_names, lambda v: ",".join(v), "NAME[,NAME...]")
 CACHE: Final = Kind(_cache, lambda v: f"{v.ttl_ms},{v.scope}", "TTL_MS[,SCOPE]")
 STORE: Final = Kind(_store, _hidden_url, "URL")
+TASK_STORE: Final = Kind(_task_store, _hidden_url, "PATH/URL")
 ADDRESS: Final = Kind(_address, str, "[HOST:]PORT[/PATH]")
 SECRET: Final = Kind(str.strip, lambda v: "set", "TEXT", secret=True)
 def _api_headers(text: str) -> tuple[str, ...]:
@@ -294,8 +299,9 @@ SETTINGS: Final[tuple[Setting, ...]] = (
             "503 with Retry-After, tasks still running end failed, saying why", flag="--grace"),
     _server("max_call_depth", COUNT, "how deep a handler's own calls (ctx.call_tool, "
             "read_resource, get_prompt) may nest before the innermost fails with -32603"),
-    _server("tasks.store", TEXT, "where tasks are kept: a path to an SQLite file, "
-            "sqlite:///path or memory: (default: tasks.sqlite3 in the user's data folder)"),
+    _server("tasks.store", TASK_STORE, "where tasks are kept: a path to an SQLite file or a "
+            "store URL (sqlite:///path, memory, postgresql://..., redis://...; default: "
+            "tasks.sqlite3 in the user's data folder)"),
     _server("tasks.sync_budget_s", SECONDS, "how long an optional task tool may run before the "
             "call becomes a task"),
     _server("tasks.ttl_ms", COUNT, "how long a task is kept after it is created, in ms"),

@@ -31,10 +31,11 @@ from mcpkit.client.core import DEFAULT_TIMEOUT, ClientCore
 from mcpkit.client.era import Era
 from mcpkit.client.inputs import ElicitationHandler, InputHandlers, RootsHandler, SamplingHandler
 from mcpkit.client.legacy.completions import Completions, ElicitationCompleteHandler
+from mcpkit.client.legacy.opening import INITIALIZE_OPENING
 from mcpkit.client.listen import Subscription
 from mcpkit.client.messages import completion_of, read_error, require_list
 from mcpkit.client.modern import ModernAdapter
-from mcpkit.client.opening import open_connection
+from mcpkit.client.opening import opening
 from mcpkit.client.options import (
     ClientOptions,
     LogHandler,
@@ -83,6 +84,8 @@ T = TypeVar("T")
 Structured = dict[str, Any] | None
 """What `CallToolResult.data` is when the call names no type: the structured content."""
 _UNSET_INFO: dict[str, Any] = {"name": "mcpkit", "version": __version__}
+_OPENING = opening(INITIALIZE_OPENING)
+"""How a Client opens a connection: the dual-era probe, falling back to `initialize`."""
 
 
 class Client:
@@ -116,7 +119,7 @@ class Client:
             Completions(on_elicitation_complete),
         )
         info = dict(client_info) if client_info else dict(_UNSET_INFO)
-        self._core = ClientCore(target, opts, inputs, info, on_log, ModernAdapter, open_connection)
+        self._core = ClientCore(target, opts, inputs, info, on_log, ModernAdapter, _OPENING)
         self.rejected_tools: list[RejectedTool] = []
         """Tool definitions the last `list_tools()` dropped as unusable, with the reason."""
 

@@ -1,35 +1,33 @@
-"""Opening a connection: the dual-era probe, the legacy handshake, and their fallbacks.
+"""Opening a connection: the dual-era probe, and the fallback to an older era's handshake.
 
 `Opener.open()` returns an `Opened` connection whose era is settled. With `era="auto"` it sends
-`server/discover` and reads the answer with `read_probe`; a legacy answer leads to `initialize`
-on the same connection, a server that died on the probe is started once more for the handshake,
-a silent one is waited for `probe_timeout` once and then initialized (without a cancellation,
-which a legacy server may not expect before initialize), and a server that answered the probe
-as a modern one but with another version is asked again with that version. A remembered era
-(`EraCache`) skips the probe for a known legacy server, and is forgotten when it proves wrong.
+`server/discover` and reads the answer with `read_probe`; an answer of an older era leads to
+that era's handshake (the opener's `Fallback`) on the same connection, a server that died on the
+probe is started once more for the handshake, a silent one is waited for `probe_timeout` once
+and then given the handshake (without a cancellation, which an older server may not expect
+before it), and a server that answered the probe as a modern one but with another version is
+asked again with that version. A remembered era (`EraCache`) skips the probe for a known older
+server, and is forgotten when it proves wrong.
 
-The era settled, the opener picks the connection's `EraAdapter` (`ADAPTERS`, one per era) and
-hands it over in `Opened`: the client's adapter of the same era when it already has one (a
-legacy session reconnected after a 404 keeps its subscriptions), a new one otherwise. The
-legacy adapter answers the server's requests from the start of the handshake.
+The era settled, the opener picks the connection's `EraAdapter` (`ModernAdapter`, or the
+fallback's) and hands it over in `Opened`: the client's adapter of the same era when it already
+has one (a session reconnected after a 404 keeps its subscriptions), a new one otherwise.
 
-`open_connection` is the `Opening` a `ClientCore` (`mcpkit.client.core`) is given.
-
-The one module of the client that imports the legacy adapter (`mcpkit.client.legacy`). May
-import `mcpkit.types`, `mcpkit.errors`, `mcpkit.protocol`.
+Sending the probe, and reading an HTTP refusal in place of its answer, is
+`mcpkit.client.probing`'s. The opener names no older era: the fallback is given to `opening()`,
+which makes the `Opening` a `ClientCore` (`mcpkit.client.core`) is given; `Client` gives it the
+initialize era's (`mcpkit.client.legacy.opening`). Without one, the opener speaks the modern era
+only. May import `mcpkit.types`, `mcpkit.errors`, `mcpkit.protocol`.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import math
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any, Final
+from collections.abc import Callable
+from typing import Any, Protocol
 
 from mcpkit.client.adapter import EraAdapter
-from mcpkit.client.core import ClientCore, Opened, exchange, result_of
+from mcpkit.client.core import ClientCore, Opened, Opening, result_of
 from mcpkit.client.era import (
     MODERN_CLIENT_VERSIONS,
     PROCESS_ERAS,
@@ -38,45 +36,58 @@ from mcpkit.client.era import (
     ProbeOutcome,
     read_probe,
 )
-from mcpkit.client.legacy.adapter import LegacyAdapter
 from mcpkit.client.modern import ModernAdapter, modern_meta
-from mcpkit.client.options import ClientOptions, RequestTimeoutError
+from mcpkit.client.options import ClientOptions
+from mcpkit.client.probing import Probe, late_answer, send_probe
 from mcpkit.client.transport import ClientTransport, Connector, NotificationHandler, http_status
-from mcpkit.errors import AuthError, ProtocolViolation, RPCError, TransportError
-from mcpkit.protocol.codec import notification_message
+from mcpkit.errors import ProtocolViolation, RPCError, TransportError
 from mcpkit.store.era_cache import EraCache, Remembered
-from mcpkit.types.constants import LEGACY_VERSIONS
-from mcpkit.types.era import LEGACY, MODERN
+from mcpkit.types.era import MODERN
 from mcpkit.types.methods import Method
 
-__all__ = ["ADAPTERS", "Opener", "open_connection"]
+__all__ = [
+    "Fallback",
+    "Opener",
+    "opening",
+    "set_notification_handler",
+]
 
 log = logging.getLogger("mcpkit.client")
-_AUTHORIZATION_STATUSES: Final = frozenset({401, 403})
-"""Statuses the probe never reads as "a legacy server": they are about the credentials."""
-_NOT_IMPLEMENTED: Final = 501
-_BUSY: Final = frozenset({502, 503, 504})
-"""Statuses of a server (or a proxy before it) that is busy now: the HTTP probe tries again."""
-_BREAKS: Final = 3
-"""Broken answers to the HTTP probe in all before the last one's error is raised: a reset is
-tried again, a port that never answers HTTP is said so quickly."""
-_FIRST_PAUSE: Final = 0.05
-"""Seconds before the HTTP probe is sent again after a broken connection (doubling, up to
-`probe_timeout`)."""
-
-ADAPTERS: Final[Mapping[Era, Callable[[ClientCore], EraAdapter]]] = {
-    MODERN: ModernAdapter,
-    LEGACY: LegacyAdapter,
-}
-"""Era -> the adapter a client's connection of that era goes through."""
 
 
-async def open_connection(
-    core: ClientCore, connector: Connector | None, given: ClientTransport | None
-) -> Opened:
-    """A connection for `core`, through `connector` or the transport `given` (once)."""
-    return await Opener(connector, given, core.options, core.capabilities, core.client_info,
-                        core.next_id, core.unsolicited, core).open()
+class Fallback(Protocol):
+    """An older era's opening handshake: what the probe falls back to for a server that is not
+    modern, and what `ClientOptions.era` set to that era opens at once."""
+
+    @property
+    def era(self) -> Era: ...
+
+    def adapter(self, core: ClientCore) -> EraAdapter:
+        """A new adapter of the era for a connection of `core`."""
+        ...
+
+    async def handshake(self, opener: Opener, transport: ClientTransport) -> dict[str, Any]:
+        """Send the era's opening request; its result, or the error it met raised."""
+        ...
+
+    async def opened(self, opener: Opener, transport: ClientTransport,
+                     result: dict[str, Any]) -> Opened:
+        """The era the handshake's `result` opens (its version checked, its follow-up sent)."""
+        ...
+
+
+def opening(fallback: Fallback | None) -> Opening:
+    """The `Opening` of a `ClientCore`: an `Opener` for each connection, falling back to
+    `fallback` (None: the modern era only)."""
+
+    async def open_connection(
+        core: ClientCore, connector: Connector | None, given: ClientTransport | None
+    ) -> Opened:
+        """A connection for `core`, through `connector` or the transport `given` (once)."""
+        return await Opener(connector, given, core.options, core.capabilities, core.client_info,
+                            core.next_id, core.unsolicited, core, fallback).open()
+
+    return open_connection
 
 
 def set_notification_handler(transport: ClientTransport, handler: NotificationHandler) -> None:
@@ -84,10 +95,6 @@ def set_notification_handler(transport: ClientTransport, handler: NotificationHa
     if setter is not None:
         setter(handler)
 
-
-def _consume(task: asyncio.Future[Any]) -> None:
-    if not task.cancelled():
-        task.exception()
 
 
 class Opener:
@@ -103,6 +110,7 @@ class Opener:
         next_id: Callable[[], int],
         on_notification: NotificationHandler,
         core: ClientCore,
+        fallback: Fallback | None = None,
     ) -> None:
         self.connector = connector
         self.given = given
@@ -112,25 +120,31 @@ class Opener:
         self.next_id = next_id
         self.on_notification = on_notification
         self.core = core
+        self.fallback = fallback
+        self.adapters: dict[Era, Callable[[ClientCore], EraAdapter]] = {MODERN: ModernAdapter}
+        """Era -> the adapter a client's connection of that era goes through."""
+        if fallback is not None:
+            self.adapters[fallback.era] = fallback.adapter
         self.eras = EraCache(options.era_cache) if options.era_cache is not None else None
 
     def meta_for(self, version: str) -> dict[str, Any]:
         """The `_meta` every modern request of this client carries at `version`."""
         return modern_meta(version, self.capabilities, self.client_info, self.options)
 
-    def _adapter_for(self, era: Era) -> EraAdapter:
+    def adapter_for(self, era: Era) -> EraAdapter:
+        """The connection's adapter of `era`: the client's own when it is of that era."""
         current = self.core.adapter
-        return current if current.era == era else ADAPTERS[era](self.core)
+        return current if current.era == era else self.adapters[era](self.core)
 
     async def open(self) -> Opened:
         transport = await self._new_transport()
         try:
             mode = self.options.era
-            if mode == LEGACY:
-                return await self._initialize(transport)
             if mode == MODERN:
                 return self._modern(transport, self.options.protocol_version or _preferred())
-            return await self._probe(transport)
+            if mode == "auto":
+                return await self._probe(transport)
+            return await self._fall_back(transport)
         except BaseException:
             await transport.close()
             raise
@@ -167,22 +181,23 @@ class Opener:
     # -- the probe -------------------------------------------------------------------------
 
     async def _restart(self, transport: ClientTransport, why: str) -> ClientTransport:
-        """A new connection (for stdio, a new process), for the legacy handshake."""
+        """A new connection (for stdio, a new process), for the older era's handshake."""
         if self.connector is None:
             raise TransportError(f"{why}; give the Client a connector so it can reconnect")
-        log.info("%s; connecting again for the initialize handshake", why)
+        log.info("%s; connecting again for the handshake", why)
         await transport.close()
         return await self.connector.connect()
 
     async def _probe(self, transport: ClientTransport) -> Opened:
         """The dual-era probe (VER-9, VER-12)."""
         remembered = self._remembered()
-        if remembered is not None and remembered.era == LEGACY:
+        if (remembered is not None and self.fallback is not None
+                and remembered.era == self.fallback.era):
             try:
-                return await self._initialize(transport)
+                return await self._fall_back(transport)
             except (RPCError, TransportError, ProtocolViolation) as exc:
                 self._forget()
-                transport = await self._restart(transport, f"initialize failed ({exc})")
+                transport = await self._restart(transport, f"the handshake failed ({exc})")
         sent = self.options.protocol_version or _preferred()
         if remembered is not None and remembered.version in MODERN_CLIENT_VERSIONS:
             sent = self.options.protocol_version or remembered.version
@@ -200,7 +215,7 @@ class Opener:
                 raise self._not_mcp(probe.status, http_status(exc)) from None
             # The probe's answer came after all, and says modern: a slow modern server (one
             # that pinned this connection to the modern era on the probe refuses initialize).
-            late = await _late_answer(probe, sent, self.options.probe_timeout)
+            late = await late_answer(probe, sent, self.options.probe_timeout)
             if late is not None:
                 log.info("initialize failed (%s); server/discover was answered late, as by a "
                          "modern server", exc)
@@ -221,17 +236,18 @@ class Opener:
             "message (is the path right? `mcpkit run --http` serves /mcp)")
 
     async def _after_probe(self, transport: ClientTransport, result: dict[str, Any],
-                           probe: _Probe | None) -> Opened:
+                           probe: Probe | None) -> Opened:
         """The handshake answered: legacy, unless its version is a modern one (a modern server
         that answers initialize too, reached after a probe that was slow or lost): then the
         modern era goes on, from the probe's late answer or a probe at that version."""
         version = result.get("protocolVersion")
         if type(version) is not str or version not in MODERN_CLIENT_VERSIONS:
-            opened = await self._legacy(transport, result)
-            self._remember(LEGACY, None)
+            older = self._older()
+            opened = await older.opened(self, transport, result)
+            self._remember(older.era, None)
             return opened
         log.info("initialize answered protocol version %s: the server is modern", version)
-        late = await _late_answer(probe, version, self.options.probe_timeout)
+        late = await late_answer(probe, version, self.options.probe_timeout)
         if late is None:
             again = await self._send_probe(transport, version)
             late = read_probe(again.response, version) if again.response is not None else None
@@ -263,192 +279,35 @@ class Opener:
         return {"jsonrpc": "2.0", "id": self.next_id(), "method": Method.DISCOVER,
                 "params": {"_meta": self.meta_for(version)}}
 
-    async def _send_probe(self, transport: ClientTransport, version: str) -> _Probe:
-        """One probe's answer: the response, or None when silent; whether the server died."""
-        if self.connector is not None and self.connector.kind == "http":
-            return await self._probe_http(transport, version)
-        task = asyncio.ensure_future(transport.request(self._probe_message(version)))
-        done, _ = await asyncio.wait({task}, timeout=self.options.probe_timeout)
-        while not done and _authorizing(transport):
-            done, _ = await asyncio.wait({task}, timeout=self.options.probe_timeout)
-        if not done:
-            # Silent (VER-9 c): initialize next, without a cancellation (a legacy server may
-            # dislike notifications before initialize). The probe stays in flight: a late
-            # answer still proves a slow modern server (`_late_answer`).
-            task.add_done_callback(_consume)
-            return _Probe(None, late=task)
-        try:
-            return _Probe(task.result())
-        except TransportError as exc:
-            refused = _refusal(exc)
-            if refused is not None:
-                return refused
-            if self.connector is not None and self.connector.kind == "stdio":
-                return _Probe(None, died=True)
-            raise
-
-    async def _probe_http(self, transport: ClientTransport, version: str) -> _Probe:
-        """The probe over HTTP, where a legacy server answers `server/discover` (with an error
-        or a 4xx, VER-12) rather than keep silent: silence, a broken connection or a busy
-        server says nothing of its era. So the probe is sent again, each `probe_timeout` of
-        silence and after a break (a short pause first, `_BREAKS` breaks at most), until an
-        answer or the connect budget (`ClientOptions.timeout`) runs out; the first answer
-        decides. A connection refused (nothing listens) is said so at once."""
-        loop = asyncio.get_running_loop()
-        budget = self.options.timeout
-        wait = self.options.probe_timeout
-        deadline = math.inf if budget is None else loop.time() + max(budget, wait)
-        flying: set[asyncio.Future[dict[str, Any]]] = set()
-        pause, broke, sent, breaks = _FIRST_PAUSE, False, 0, 0
-        try:
-            while True:
-                left = deadline - loop.time()
-                if left <= 0:
-                    raise RequestTimeoutError(
-                        f"server/discover: no answer within {budget} s ({sent} probes); the "
-                        "server is busy or slow (raise the client's timeout), or no MCP server "
-                        "answers at this URL")
-                if broke and not flying:
-                    await asyncio.sleep(min(pause, left))
-                    pause = min(2 * pause, wait)
-                if not flying or not broke:
-                    flying.add(asyncio.ensure_future(
-                        transport.request(self._probe_message(version))))
-                    sent += 1
-                broke = False
-                done, flying = await asyncio.wait(flying, timeout=min(wait, left),
-                                                  return_when=asyncio.FIRST_COMPLETED)
-                while not done and _authorizing(transport):
-                    # A 401 started a sign-in (it may take the user minutes): the server
-                    # answered, so wait for the authorized answer.
-                    done, flying = await asyncio.wait(flying, timeout=wait,
-                                                      return_when=asyncio.FIRST_COMPLETED)
-                for task in done:
-                    try:
-                        return _Probe(task.result())
-                    except TransportError as exc:
-                        refused = _refusal(exc)
-                        if refused is not None:
-                            return refused
-                        status = http_status(exc)
-                        breaks += 1
-                        if exc.unreached or breaks >= _BREAKS or (
-                                status is not None and status not in _BUSY):
-                            raise
-                        log.info("server/discover: %s; probing again", exc)
-                        broke = True
-        finally:
-            for task in flying:
-                task.cancel()
-                task.add_done_callback(_consume)
+    async def _send_probe(self, transport: ClientTransport, version: str) -> Probe:
+        kind = self.connector.kind if self.connector is not None else None
+        return await send_probe(transport, lambda: self._probe_message(version), kind,
+                                self.options)
 
     def _modern(
         self, transport: ClientTransport, version: str, discover: dict[str, Any] | None = None
     ) -> Opened:
         set_notification_handler(transport, self.on_notification)
-        opened = Opened(transport, MODERN, version, self._adapter_for(MODERN))
+        opened = Opened(transport, MODERN, version, self.adapter_for(MODERN))
         if type(discover) is dict:
             opened.learn(discover)
         return opened
 
-    async def _initialize(self, transport: ClientTransport) -> Opened:
-        """The 2025-11-25 handshake (LEG-1)."""
-        return await self._legacy(transport, await self._handshake(transport))
+    def _older(self) -> Fallback:
+        if self.fallback is None:
+            raise NoCommonVersionError(
+                "this client opens the modern era only (it was given no older era's handshake), "
+                f"speaking {', '.join(MODERN_CLIENT_VERSIONS)}: the server is not modern, or "
+                f"ClientOptions.era names another era ({self.options.era!r})")
+        return self.fallback
 
     async def _handshake(self, transport: ClientTransport) -> dict[str, Any]:
-        """Send `initialize`; its result, or the error it met raised."""
-        adapter = self._adapter_for(LEGACY)
-        transport.set_request_handler(adapter.answer)
-        set_notification_handler(transport, self.on_notification)
-        params = {
-            "protocolVersion": self.options.legacy_version,
-            "capabilities": self.capabilities,
-            "clientInfo": self.client_info,
-        }
-        message = {"jsonrpc": "2.0", "id": self.next_id(), "method": Method.INITIALIZE,
-                   "params": params}
-        response = await exchange(transport, message, None, self.options.timeout)
-        return result_of(response, Method.INITIALIZE)
+        return await self._older().handshake(self, transport)
 
-    async def _legacy(self, transport: ClientTransport, result: dict[str, Any]) -> Opened:
-        """The legacy era an `initialize` result opens: `notifications/initialized` sent."""
-        version = result.get("protocolVersion")
-        if type(version) is not str or version not in LEGACY_VERSIONS:
-            raise NoCommonVersionError(
-                f"initialize: the server answered protocol version {version!r}; this client "
-                f"speaks {', '.join(LEGACY_VERSIONS)} in the initialize era"
-            )
-        await transport.notify(notification_message(Method.INITIALIZED, None))
-        caps = result.get("capabilities")
-        info = result.get("serverInfo")
-        instructions = result.get("instructions")
-        return Opened(
-            transport, LEGACY, version, self._adapter_for(LEGACY),
-            server_info=info if type(info) is dict else None,
-            capabilities=caps if type(caps) is dict else {},
-            instructions=instructions if type(instructions) is str else None,
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class _Probe:
-    """What one `server/discover` probe brought."""
-
-    response: dict[str, Any] | None
-    died: bool = False
-    status: int | None = None
-    """The HTTP status that came instead of a JSON-RPC answer (a 4xx: VER-12)."""
-    late: asyncio.Future[dict[str, Any]] | None = None
-    """The probe left in flight when it was silent (stdio): its answer may still come."""
-
-
-async def _late_answer(probe: _Probe | None, sent: str, wait: float) -> ProbeOutcome | None:
-    """A silent probe's answer, if it comes within `wait` more seconds, read as a modern
-    server's; else None."""
-    task = probe.late if probe is not None else None
-    if task is None:
-        return None
-    if not task.done():
-        await asyncio.wait({task}, timeout=wait)
-    if not task.done() or task.cancelled() or task.exception() is not None:
-        return None
-    try:
-        outcome = read_probe(task.result(), sent)
-    except NoCommonVersionError:
-        return None
-    return outcome if outcome.era == MODERN else None
-
-
-def _authorization_needed(status: int | None) -> AuthError:
-    return AuthError(
-        f"server/discover: the server answered HTTP {status}: it requires authorization; "
-        "give the connector auth= (mcpkit.transports.oauth.flow.OAuth) or sign in with "
-        "`mcpkit login URL`")
-
-
-def _refusal(exc: TransportError) -> _Probe | None:
-    """What an HTTP error in place of the probe's answer says: authorization is needed (raised:
-    not a sign of a legacy server, and initialize would meet the same refusal), or the probe
-    was not answered as a request (a 4xx without a modern error body, VER-12); None: neither."""
-    status = http_status(exc)
-    if status in _AUTHORIZATION_STATUSES:
-        raise _authorization_needed(status) from None
-    if status is not None and _not_answered(status):
-        return _Probe(None, status=status)
-    return None
-
-
-def _not_answered(status: int) -> bool:
-    """An HTTP status without a JSON-RPC message that says "not this request": a 4xx
-    (VER-12), or 501, a web server that takes no POST at all."""
-    return 400 <= status < 500 or status == _NOT_IMPLEMENTED
-
-
-def _authorizing(transport: ClientTransport) -> bool:
-    """Whether the transport's authorization flow is answering a 401 or 403 now (an HTTP
-    transport with `auth=`; others have no such flow)."""
-    auth = getattr(transport, "auth", None)
-    return bool(getattr(auth, "authorizing", 0))
+    async def _fall_back(self, transport: ClientTransport) -> Opened:
+        """The older era's handshake, and the era its answer opens."""
+        older = self._older()
+        return await older.opened(self, transport, await older.handshake(self, transport))
 
 
 def _preferred() -> str:

@@ -33,7 +33,13 @@ from mcpkit.protocol.tasks import (
     is_terminal,
 )
 
-__all__ = ["DEFAULT_POLL_S", "MAX_POLL_S", "MIN_POLL_S", "TaskWatch", "poll_delay"]
+__all__ = [
+    "DEFAULT_POLL_S",
+    "MAX_POLL_S",
+    "MIN_POLL_S",
+    "TaskWatch",
+    "poll_delay",
+]
 
 MIN_POLL_S: Final = 0.05
 """The shortest pause between two `tasks/get`: a server asking for 0 ms gets 50."""

@@ -39,8 +39,14 @@ from mcpkit.protocol.tasks import TaskMethod
 from mcpkit.types.constants import CLIENT_CAPABILITIES_KEY
 from mcpkit.types.methods import Method
 
-__all__ = ["CANCEL_WAIT_S", "TASK_METHODS", "StatusHandler", "TaskHandle", "admit_task",
-           "task_meta"]
+__all__ = [
+    "CANCEL_WAIT_S",
+    "TASK_METHODS",
+    "StatusHandler",
+    "TaskHandle",
+    "admit_task",
+    "task_meta",
+]
 
 log = logging.getLogger("mcpkit.client")
 

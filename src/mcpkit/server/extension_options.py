@@ -22,8 +22,14 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-__all__ = ["ToolOptionsOwner", "check_extension_options", "describe_tool_options",
-           "options_kind", "register_options", "tool_option_owner"]
+__all__ = [
+    "ToolOptionsOwner",
+    "check_extension_options",
+    "describe_tool_options",
+    "options_kind",
+    "register_options",
+    "tool_option_owner",
+]
 
 _KINDS: dict[str, type[Any]] = {}
 _OWNERS: dict[str, ToolOptionsOwner] = {}

@@ -7,6 +7,9 @@
 | `postgresql://user@host/db` | PostgreSQL | PostgreSQL | PostgreSQL |
 | `redis://host:6379/0` | Redis | Redis | Redis |
 
+(The legacy sessions and events are made on the backend's engine by the era's room,
+`mcpkit.store.legacy.opening`.)
+
 `sqlite:///state.db` is relative to the working folder and `sqlite:////var/lib/x.db` absolute
 (the usual reading of SQLite URLs); `sqlite:PATH` is the path as written. `postgres://` is
 taken for `postgresql://`, `rediss://` is Redis over TLS. The same URL comes from
@@ -30,11 +33,20 @@ from typing import Any, Final
 
 from mcpkit.errors import StoreURLError
 from mcpkit.store import Store
-from mcpkit.store.legacy.opening import memory_events as _memory_events
-from mcpkit.store.legacy.opening import memory_sessions as _memory_sessions
 
-__all__ = ["STORE_ENV", "STORE_FORMS", "Backend", "StoreURLError", "open_backend",
-           "parse_store_url", "split_deadline", "split_prefix", "store_from_env"]
+__all__ = [
+    "SHARED",
+    "STORE_ENV",
+    "STORE_FORMS",
+    "Backend",
+    "StoreURL",
+    "StoreURLError",
+    "open_backend",
+    "parse_store_url",
+    "split_deadline",
+    "split_prefix",
+    "store_from_env",
+]
 
 STORE_ENV: Final = "MCPKIT_STORE"
 """Environment variable holding the store URL when `ServerOptions.store` is not set."""
@@ -52,8 +64,16 @@ class StoreURL:
     """The file of sqlite, the driver's URL of postgresql and redis; empty for memory."""
 
 
-def parse_store_url(value: str) -> StoreURL:
-    """Which backend `value` names, or `StoreURLError` saying what is accepted."""
+_SCHEMES: Final = frozenset({"memory", "sqlite", "postgresql", "postgres", "redis", "rediss"})
+"""The schemes of the forms `parse_store_url` reads."""
+
+
+def parse_store_url(value: str, *, paths: bool = False) -> StoreURL:
+    """Which backend `value` names, or `StoreURLError` saying what is accepted.
+
+    With `paths`, a value of no scheme this grammar knows and without `://` is the path of an
+    SQLite file, as written (what a setting that takes a file as well reads,
+    `TaskOptions.store`): `tasks.db`, `/var/lib/tasks.db`, `C:\\data\\tasks.db`."""
     text = value.strip()
     scheme, sep, rest = text.partition(":")
     lower = scheme.lower()
@@ -71,7 +91,11 @@ def parse_store_url(value: str) -> StoreURL:
         return StoreURL("postgresql", "postgresql:" + rest)
     if lower in ("redis", "rediss") and rest.startswith("//"):
         return StoreURL("redis", lower + ":" + rest)
-    raise StoreURLError(value, f"expected {STORE_FORMS}")
+    if not paths:
+        raise StoreURLError(value, f"expected {STORE_FORMS}")
+    if text and lower not in _SCHEMES and "://" not in text:
+        return StoreURL("sqlite", text)
+    raise StoreURLError(value, f"expected {STORE_FORMS}, or the path of an SQLite file")
 
 
 def store_from_env(environ: Mapping[str, str] | None = None) -> str | None:
@@ -82,19 +106,17 @@ def store_from_env(environ: Mapping[str, str] | None = None) -> str | None:
 
 @dataclass(slots=True)
 class Backend:
-    """Every seam of one store URL. `store` is the single-use store; `sessions(state_type,
-    max_sessions=, idle_s=)` and `events(max_events=, max_bytes=, max_total_bytes=)` make the
-    legacy session and event stores; `keys` is the shared state key ring (None: the user's
-    key file); `engine` what an extension builds a store of its own on (the Tasks extension's
-    task store, `mcpkit.ext.tasks.stores`): the `PostgresEngine` or `RedisEngine`, the SQLite
-    file's path, None for memory; `clock` the time its expiries are read against."""
+    """Every seam of one store URL. `store` is the single-use store; `keys` is the shared state
+    key ring (None: the user's key file); `engine` what other stores are built on, on the
+    connection the backend's seams share (the Tasks extension's task store,
+    `mcpkit.ext.tasks.stores`; the sessions and events of the initialize era,
+    `mcpkit.store.legacy.opening`): the `PostgresEngine` or `RedisEngine`, the SQLite file's
+    path, None for memory; `clock` the time its expiries are read against."""
 
     kind: str
     url: str
     """The URL without its password (for messages and logs)."""
     store: Store
-    sessions: Callable[..., Any]
-    events: Callable[..., Any]
     keys: Any = None
     engine: Any = None
     clock: Callable[[], float] = time.time
@@ -126,37 +148,29 @@ def open_backend(url: str, *, clock: Callable[[], float] | None = None) -> Backe
     if parsed.kind == "memory":
         from mcpkit.store.memory import MemoryStore
 
-        return Backend("memory", "memory", MemoryStore(clock=now), _memory_sessions(now),
-                       _memory_events, clock=now)
+        return Backend("memory", "memory", MemoryStore(clock=now), clock=now)
     if parsed.kind == "sqlite":
         from mcpkit.store.sqlite import SQLiteStore
 
         sqlite = SQLiteStore(parsed.target, clock=now)
-        return Backend("sqlite", f"sqlite:{parsed.target}", sqlite, _memory_sessions(now),
-                       _memory_events, engine=parsed.target, clock=now,
-                       _closers=[sqlite.close])
+        return Backend("sqlite", f"sqlite:{parsed.target}", sqlite, engine=parsed.target,
+                       clock=now, _closers=[sqlite.close])
     if parsed.kind == "postgresql":
         return _postgres(parsed.target, now)
     return _redis(parsed.target, now)
 
 
 def _postgres(url: str, clock: Callable[[], float]) -> Backend:
-    from mcpkit.store.legacy.opening import postgres_stores
     from mcpkit.store.postgres_keys import PostgresKeys
     from mcpkit.store.postgres_store import PostgresEngine, PostgresStore, redact
 
     url, deadline = split_deadline(url)
     engine = PostgresEngine(url, deadline=deadline)
-
-    sessions, events = postgres_stores(engine, clock)
-
-    return Backend("postgresql", redact(url), PostgresStore(engine, clock=clock), sessions,
-                   events, PostgresKeys(url, deadline=deadline), engine, clock,
-                   [engine.close])
+    return Backend("postgresql", redact(url), PostgresStore(engine, clock=clock),
+                   PostgresKeys(url, deadline=deadline), engine, clock, [engine.close])
 
 
 def _redis(url: str, clock: Callable[[], float]) -> Backend:
-    from mcpkit.store.legacy.opening import redis_stores
     from mcpkit.store.postgres_store import redact
     from mcpkit.store.redis_keys import RedisKeys
     from mcpkit.store.redis_store import RedisEngine, RedisStore
@@ -164,10 +178,7 @@ def _redis(url: str, clock: Callable[[], float]) -> Backend:
     url, prefix = split_prefix(url)
     url, deadline = split_deadline(url)
     engine = RedisEngine(url, prefix=prefix, deadline=deadline)
-
-    sessions, events = redis_stores(engine, clock)
-
-    return Backend("redis", redact(url), RedisStore(engine, clock=clock), sessions, events,
+    return Backend("redis", redact(url), RedisStore(engine, clock=clock),
                    RedisKeys(url, prefix=engine.prefix, deadline=deadline), engine, clock,
                    [engine.close])
 

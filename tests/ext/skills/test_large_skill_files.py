@@ -111,10 +111,12 @@ async def test_six_concurrent_reads_of_a_large_file_cost_the_server_about_one(
     assert sizes == [4 * -(-BIG // 3)] * 6
     # One read holds about 75 MiB (the file, its base64, the encoded answer). Without the
     # budget six at once raised the peak by about 150 MiB and each six more by about 150
-    # more: every reader held its own. Within it reads take turns, one overlapping the next at most while its
-    # answer leaves (0 to 80 MiB measured past six), however many wait.
+    # more (+300 from six to eighteen): every reader held its own. Within it reads take
+    # turns, one overlapping the next at most while its answer leaves: 20 to 100 MiB past six
+    # on a quiet machine, 180 once under a load of 19, where the allocator keeps more of what
+    # the freed reads held. Three reads' worth stays clear of both.
     assert six - alone < 100, f"six concurrent reads raised the peak by {six - alone:.0f} MiB"
-    assert eighteen - six < 150, f"eighteen raised it {eighteen - six:.0f} MiB more than six"
+    assert eighteen - six < 225, f"eighteen raised it {eighteen - six:.0f} MiB more than six"
 
 
 async def test_a_read_past_the_budget_waits_its_turn_and_is_refused_after_wait_s() -> None:

@@ -26,7 +26,13 @@ from mcpkit.protocol.tasks import TaskMethod
 if TYPE_CHECKING:
     from mcpkit.server.server import Server
 
-__all__ = ["TASKS", "TaskOptions", "TaskRuntime", "enable_tasks", "runtime_of"]
+__all__ = [
+    "TASKS",
+    "TaskOptions",
+    "TaskRuntime",
+    "enable_tasks",
+    "runtime_of",
+]
 
 
 def enable_tasks(server: Server, options: TaskOptions | None = None) -> TaskRuntime:

@@ -13,7 +13,11 @@ from typing import Any, Literal
 
 from mcpkit.errors import StoreUnavailableError
 
-__all__ = ["Action", "announce", "shared_broker"]
+__all__ = [
+    "Action",
+    "announce",
+    "shared_broker",
+]
 
 log = logging.getLogger("mcpkit.tasks")
 

@@ -33,8 +33,15 @@ from mcpkit.cli.showing import note, out, show_result
 from mcpkit.cli.terminal import shown, shown_block
 from mcpkit.cli.usage import UsageError
 
-__all__ = ["ASKING_VERBS", "TASK_COMMANDS", "TaskLine", "follow", "register", "register_task",
-           "run_task"]
+__all__ = [
+    "ASKING_VERBS",
+    "TASK_COMMANDS",
+    "TaskLine",
+    "follow",
+    "register",
+    "register_task",
+    "run_task",
+]
 
 TASK_COMMANDS: Final = {
     "get": "show a task's state once",

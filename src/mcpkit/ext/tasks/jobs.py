@@ -22,7 +22,14 @@ from mcpkit.ext.tasks.task_round import TaskRound
 from mcpkit.protocol.codec import RequestId
 from mcpkit.types.methods import Method
 
-__all__ = ["Job", "Stop", "answered", "progress_message", "snapshot", "waiting"]
+__all__ = [
+    "Job",
+    "Stop",
+    "answered",
+    "progress_message",
+    "snapshot",
+    "waiting",
+]
 
 Save = Callable[[TaskRecord], Awaitable[bool]]
 """Writes a record if this process holds its lease; False when it does not."""

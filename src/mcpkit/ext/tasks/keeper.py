@@ -35,7 +35,10 @@ if TYPE_CHECKING:
     from mcpkit.ext.tasks.task_round import TaskRound
     from mcpkit.server.server import Server
 
-__all__ = ["TASK_CHANGE", "TaskKeeper"]
+__all__ = [
+    "TASK_CHANGE",
+    "TaskKeeper",
+]
 
 log = logging.getLogger("mcpkit.tasks")
 

@@ -32,7 +32,10 @@ from mcpkit.types.constants import SUBSCRIPTION_ID_KEY
 if TYPE_CHECKING:
     from mcpkit.ext.tasks.runtime import TaskRuntime
 
-__all__ = ["TaskMethods", "TaskStream"]
+__all__ = [
+    "TaskMethods",
+    "TaskStream",
+]
 
 
 class TaskMethods:

@@ -21,8 +21,18 @@ from mcpkit.server.extending import (
 if TYPE_CHECKING:
     from mcpkit.server.options import ServerOptions
 
-__all__ = ["OPTIONS_NAME", "TASK_MODES", "TASK_TOOL_OPTIONS", "TaskMode", "TaskOptions",
-           "TaskToolOptions", "check_task_tool", "is_resumable", "options_in", "task_mode"]
+__all__ = [
+    "OPTIONS_NAME",
+    "TASK_MODES",
+    "TASK_TOOL_OPTIONS",
+    "TaskMode",
+    "TaskOptions",
+    "TaskToolOptions",
+    "check_task_tool",
+    "is_resumable",
+    "options_in",
+    "task_mode",
+]
 
 TaskMode = Literal["optional", "required"]
 TASK_MODES: tuple[TaskMode, ...] = ("optional", "required")

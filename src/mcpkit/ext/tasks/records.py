@@ -41,9 +41,19 @@ import orjson
 
 from mcpkit.protocol.principals import current_text
 
-__all__ = ["OUTSIDE_FIELDS", "TERMINAL_STATUSES", "TaskQuota", "TaskRecord", "TaskStore",
-           "TaskUsage", "owner_tag", "record_from_json", "record_size", "record_to_json",
-           "stored_json"]
+__all__ = [
+    "OUTSIDE_FIELDS",
+    "TERMINAL_STATUSES",
+    "TaskQuota",
+    "TaskRecord",
+    "TaskStore",
+    "TaskUsage",
+    "owner_tag",
+    "record_from_json",
+    "record_size",
+    "record_to_json",
+    "stored_json",
+]
 
 TERMINAL_STATUSES: Final = ("completed", "failed", "cancelled")
 """The statuses a task never leaves (TASK-5), as every engine's conditions name them."""

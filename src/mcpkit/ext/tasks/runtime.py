@@ -64,7 +64,10 @@ from mcpkit.server.extending import (
 if TYPE_CHECKING:
     pass
 
-__all__ = ["TaskRuntime", "new_task_id"]
+__all__ = [
+    "TaskRuntime",
+    "new_task_id",
+]
 
 log = logging.getLogger("mcpkit.tasks")
 

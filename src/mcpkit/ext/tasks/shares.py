@@ -37,7 +37,14 @@ from mcpkit.ext.tasks.records import TaskQuota, TaskStore, TaskUsage
 if TYPE_CHECKING:
     from mcpkit.ext.tasks.options import TaskOptions
 
-__all__ = ["Holder", "Room", "check_capacity", "quota", "refusal", "result_over_share"]
+__all__ = [
+    "Holder",
+    "Room",
+    "check_capacity",
+    "quota",
+    "refusal",
+    "result_over_share",
+]
 
 _ROOM_S: Final = 1.0
 """How long a share read from the store vouches for the places it found free (seconds)."""

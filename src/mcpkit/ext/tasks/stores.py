@@ -1,12 +1,12 @@
 """Which `TaskStore` a `TaskOptions.store` setting names.
 
 None is the embedded default: the SQLite file `tasks.sqlite3` in the user's data folder, so
-tasks survive a restart with no configuration. A path (or `sqlite:///path`) is an SQLite file
-there; `memory:` keeps them in this process only. A `TaskStore` instance is used as it is:
-that is how the shared engines (PostgreSQL, Redis) plug in, or their URL
-(`postgresql://...`, `redis://...`, `mcpkit.store.urls`). With no setting, a server whose own
-store URL is shared (`ServerOptions.store`, MCPKIT_STORE) keeps its tasks there too, so every
-replica sees every task.
+tasks survive a restart with no configuration. A string is read by the store URL grammar
+(`mcpkit.store.urls.parse_store_url`, with paths): a path or `sqlite:///path` is an SQLite
+file there, `memory:` keeps them in this process only, and `postgresql://...` or `redis://...`
+is that shared engine. A `TaskStore` instance is used as it is. With no setting, a server
+whose own store URL is shared (`ServerOptions.store`, MCPKIT_STORE) keeps its tasks there too,
+so every replica sees every task.
 """
 
 from __future__ import annotations
@@ -17,25 +17,24 @@ from typing import Any
 
 from mcpkit.ext.tasks.records import TaskStore
 
-__all__ = ["DEFAULT_FILE", "on_backend", "store_for"]
+__all__ = [
+    "DEFAULT_FILE",
+    "on_backend",
+    "store_for",
+]
 
 DEFAULT_FILE = "tasks.sqlite3"
-_SHARED_SCHEMES = frozenset({"postgresql", "postgres", "redis", "rediss"})
 
 
 def store_for(setting: TaskStore | str | Path | None, clock: Callable[[], float],
               backend: Any = None) -> TaskStore:
-    """The store `setting` names; ValueError for a URL of an engine this cannot open.
-    `backend` is the server's (`Sealer.backend`): its task store when `setting` is None and
-    it is shared."""
+    """The store `setting` names; `StoreURLError` (a ValueError) for a string of no form the
+    store URL grammar reads. `backend` is the server's (`Sealer.backend`): its task store when
+    `setting` is None and it is shared."""
     if isinstance(setting, TaskStore):
         return setting
     if setting is None and backend is not None and backend.shared:
         return on_backend(backend)
-    if isinstance(setting, str) and setting.partition("://")[0].lower() in _SHARED_SCHEMES:
-        from mcpkit.store.urls import open_backend
-
-        return on_backend(open_backend(setting, clock=clock))
     from mcpkit.ext.tasks.engines.sqlite import SQLiteTaskStore
 
     if setting is None:
@@ -47,19 +46,20 @@ def store_for(setting: TaskStore | str | Path | None, clock: Callable[[], float]
     if not isinstance(setting, str):
         raise TypeError(f"TaskOptions.store is a TaskStore, a path or a URL, not "
                         f"{type(setting).__name__}")
-    if setting == "memory:":
+    from mcpkit.store.urls import SHARED, StoreURLError, open_backend, parse_store_url
+
+    try:
+        parsed = parse_store_url(setting, paths=True)
+    except StoreURLError as exc:
+        instance = " (or a TaskStore instance)" if exc.reason.startswith("expected") else ""
+        raise StoreURLError(setting, f"TaskOptions.store: {exc.reason}{instance}") from None
+    if parsed.kind in SHARED:
+        return on_backend(open_backend(setting, clock=clock))
+    if parsed.kind == "memory":
         from mcpkit.ext.tasks.engines.memory import MemoryTaskStore
 
         return MemoryTaskStore(clock=clock)
-    if setting.startswith("sqlite:///"):
-        return SQLiteTaskStore(Path(setting.removeprefix("sqlite:///")), clock=clock)
-    scheme = setting.partition("://")[0] if "://" in setting else ""
-    if scheme:
-        raise ValueError(
-            f"TaskOptions.store {setting!r}: no task store for {scheme}:// URLs here; give a "
-            "TaskStore instance for a shared engine, a path or sqlite:///path for SQLite, or "
-            "memory:")
-    return SQLiteTaskStore(Path(setting), clock=clock)
+    return SQLiteTaskStore(Path(parsed.target), clock=clock)
 
 
 def on_backend(backend: Any) -> TaskStore:

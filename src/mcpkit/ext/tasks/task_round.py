@@ -21,7 +21,10 @@ from mcpkit.errors import MissingRequiredClientCapabilityError
 from mcpkit.protocol.envelope import missing_capabilities
 from mcpkit.server.extending import Question, Round, Sealer, check_question
 
-__all__ = ["Park", "TaskRound"]
+__all__ = [
+    "Park",
+    "TaskRound",
+]
 
 Park = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
 """Parks the task on these input requests (by key) and returns their raw answers by key."""

@@ -33,7 +33,12 @@ from mcpkit.server.extending import run_handler
 if TYPE_CHECKING:
     from mcpkit.ext.tasks.keeper import TaskKeeper
 
-__all__ = ["pick_up", "recover", "run_upkeep", "upkeep_once"]
+__all__ = [
+    "pick_up",
+    "recover",
+    "run_upkeep",
+    "upkeep_once",
+]
 
 log = logging.getLogger("mcpkit.tasks")
 

@@ -1,30 +1,29 @@
-"""The legacy session and event stores of each engine, as a backend (`mcpkit.store.urls.
-Backend`) hands them out: `sessions(state_type, max_sessions=, idle_s=)` and
-`events(max_events=, max_bytes=, max_total_bytes=)`, made when a server serving legacy
-clients asks, on the connection the backend's other seams share.
+"""The legacy session and event stores on a store URL's backend (`mcpkit.store.urls.Backend`):
+`session_store(backend, state_type, max_sessions=, idle_s=)` and `event_store(backend,
+max_events=, max_bytes=, max_total_bytes=)`, made when a server serving legacy clients asks, on
+the engine the backend's other seams share (`Backend.engine`): PostgreSQL and Redis keep them
+there, memory and SQLite in this process.
 
 Session states are kept as JSON: every state kept so far is a small dataclass.
 
-Imports: the standard library, orjson; each engine's store module when it is made.
+Imports: the standard library, orjson, `mcpkit.store`; each engine's store module when it is
+made.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
-__all__ = [
-    "memory_events",
-    "memory_sessions",
-    "postgres_stores",
-    "redis_stores",
-]
+from mcpkit.store.urls import Backend
 
-Factory = Callable[..., Any]
+__all__ = [
+    "event_store",
+    "session_store",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,51 +37,37 @@ class _DataclassCodec:
         return self.state_type(**orjson.loads(data))
 
 
-def memory_sessions(clock: Callable[[], float]) -> Factory:
-    """Sessions in this process (memory and SQLite backends alike)."""
-    def sessions(state_type: Any = None, *, max_sessions: int = 10_000,
-                 idle_s: float = 3600.0) -> Any:
-        from mcpkit.store.legacy.sessions import MemorySessionStore
+def session_store(backend: Backend, state_type: Any = None, *, max_sessions: int = 10_000,
+                  idle_s: float = 3600.0) -> Any:
+    """A session store on `backend`: in this process for memory and SQLite, on the shared
+    engine (states kept as JSON of `state_type`) for PostgreSQL and Redis."""
+    if backend.kind == "postgresql":
+        from mcpkit.store.legacy.postgres_sessions import PostgresSessionStore
 
-        return MemorySessionStore(max_sessions, idle_s, clock)
+        return PostgresSessionStore(backend.engine, _DataclassCodec(state_type),
+                                    max_sessions=max_sessions, idle_s=idle_s,
+                                    clock=backend.clock)
+    if backend.kind == "redis":
+        from mcpkit.store.legacy.redis_sessions import RedisSessionStore
 
-    return sessions
+        return RedisSessionStore(backend.engine, _DataclassCodec(state_type),
+                                 max_sessions=max_sessions, idle_s=idle_s, clock=backend.clock)
+    from mcpkit.store.legacy.sessions import MemorySessionStore
+
+    return MemorySessionStore(max_sessions, idle_s, backend.clock)
 
 
-def memory_events(**bounds: int) -> Any:
-    """Events in this process (memory and SQLite backends alike)."""
+def event_store(backend: Backend, **bounds: int) -> Any:
+    """An event store on `backend`: in this process for memory and SQLite, on the shared
+    engine for PostgreSQL and Redis."""
+    if backend.kind == "postgresql":
+        from mcpkit.store.legacy.postgres_events import PostgresEventStore
+
+        return PostgresEventStore(backend.engine, **bounds)
+    if backend.kind == "redis":
+        from mcpkit.store.legacy.redis_events import RedisEventStore
+
+        return RedisEventStore(backend.engine, **bounds)
     from mcpkit.store.legacy.events import MemoryEventStore
 
     return MemoryEventStore(**bounds)
-
-
-def postgres_stores(engine: Any, clock: Callable[[], float]) -> tuple[Factory, Factory]:
-    """Sessions and events on a `PostgresEngine`."""
-    from mcpkit.store.legacy.postgres_events import PostgresEventStore
-    from mcpkit.store.legacy.postgres_sessions import PostgresSessionStore
-
-    def sessions(state_type: Any, *, max_sessions: int = 10_000,
-                 idle_s: float = 3600.0) -> Any:
-        return PostgresSessionStore(engine, _DataclassCodec(state_type), max_sessions=max_sessions,
-                                    idle_s=idle_s, clock=clock)
-
-    def events(**bounds: int) -> Any:
-        return PostgresEventStore(engine, **bounds)
-
-    return sessions, events
-
-
-def redis_stores(engine: Any, clock: Callable[[], float]) -> tuple[Factory, Factory]:
-    """Sessions and events on a `RedisEngine`."""
-    from mcpkit.store.legacy.redis_events import RedisEventStore
-    from mcpkit.store.legacy.redis_sessions import RedisSessionStore
-
-    def sessions(state_type: Any, *, max_sessions: int = 10_000,
-                 idle_s: float = 3600.0) -> Any:
-        return RedisSessionStore(engine, _DataclassCodec(state_type), max_sessions=max_sessions,
-                                 idle_s=idle_s, clock=clock)
-
-    def events(**bounds: int) -> Any:
-        return RedisEventStore(engine, **bounds)
-
-    return sessions, events

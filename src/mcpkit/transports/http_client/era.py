@@ -19,7 +19,10 @@ from mcpkit.protocol.http import client_headers
 from mcpkit.types.era import MODERN, Era
 from mcpkit.types.methods import Method
 
-__all__ = ["HTTPEra", "ModernHTTP"]
+__all__ = [
+    "HTTPEra",
+    "ModernHTTP",
+]
 
 
 class HTTPEra(Protocol):

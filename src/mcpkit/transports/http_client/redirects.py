@@ -20,7 +20,10 @@ import httpx
 from mcpkit.errors import HTTPStatusError
 from mcpkit.protocol.http_redirects import is_redirect, next_hop
 
-__all__ = ["opened", "send"]
+__all__ = [
+    "opened",
+    "send",
+]
 
 
 async def send(client: httpx.AsyncClient, request: httpx.Request, what: str,

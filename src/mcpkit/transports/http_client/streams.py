@@ -24,7 +24,14 @@ from mcpkit.errors import BrokenStreamError, HTTPStatusError, TransportError
 from mcpkit.protocol.framing import SSEDecoder
 from mcpkit.protocol.http import Status
 
-__all__ = ["BlockSize", "describe", "json_reply", "read_response", "resume", "same_id"]
+__all__ = [
+    "BlockSize",
+    "describe",
+    "json_reply",
+    "read_response",
+    "resume",
+    "same_id",
+]
 
 log = logging.getLogger("mcpkit.client")
 

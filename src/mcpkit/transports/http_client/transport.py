@@ -6,7 +6,8 @@ whose `x-mcp-header` tables it has seen in a `tools/list` result or was given wi
 `remember_tools`). Legacy (2025-11-25) mode starts when an `initialize` succeeds: the session id
 and negotiated version go on every later POST, requests the server sends on a response stream
 are answered through the request handler, the session's GET stream feeds the notification
-handler, and `close()` ends the session with DELETE.
+handler (both `ServerMessages`, `mcpkit.transports.http_client.incoming`), and `close()` ends
+the session with DELETE.
 
 Responses are read as JSON or as SSE. Cancelling the awaiting task closes the response stream,
 which is the cancellation on HTTP. A stream that breaks before its response loses the request;
@@ -24,36 +25,30 @@ here too. httpx is imported with this module, never by `import mcpkit`.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Final
 from urllib.parse import urlsplit
 
 import httpx
-import orjson
 
 from mcpkit.auth.client_challenge import bearer_challenge
 from mcpkit.client.legacy.http_session import LegacyHTTPSession
 from mcpkit.errors import (
     AuthError,
     HTTPStatusError,
-    InternalError,
-    MethodNotFoundError,
-    RPCError,
     SessionExpiredError,
     TransportError,
 )
 from mcpkit.errors import BrokenStreamError as _BrokenStream
-from mcpkit.protocol.codec import RequestId, encode, result_message
-from mcpkit.protocol.framing import Allowance, SSEDecoder
+from mcpkit.protocol.codec import encode
+from mcpkit.protocol.framing import Allowance
 from mcpkit.protocol.http import ScreenedTools, Status, screen_tools
-from mcpkit.protocol.rejections import error_response
 from mcpkit.transports.http_client.era import HTTPEra, ModernHTTP
+from mcpkit.transports.http_client.incoming import ServerMessages, Tap
 from mcpkit.transports.http_client.redirects import opened, send
-from mcpkit.transports.http_client.streams import BlockSize as _BlockSize
 from mcpkit.transports.http_client.streams import describe as _describe
 from mcpkit.transports.http_client.streams import json_reply, read_response, resume
 from mcpkit.types.constants import Header
@@ -68,8 +63,6 @@ __all__ = [
 
 log = logging.getLogger("mcpkit.client")
 
-Tap = Callable[[str, dict[str, Any]], None]
-"""Sees each message as it passes: `("send" | "receive", message)`."""
 _ACCEPT: Final = "application/json, text/event-stream"
 _BASE_HEADERS: Final = {"accept": _ACCEPT, "content-type": "application/json"}
 DEFAULT_MAX_MESSAGE_BYTES: Final = 16 * 1024 * 1024
@@ -112,13 +105,12 @@ class HTTPClientTransport:
         })
         self._headers = {k.lower(): v for k, v in (headers or {}).items()}
         self._tool_params: dict[str, dict[str, tuple[str, ...]]] = {}
-        self._request_handler: Any = None
-        self._notification_handler: Any = None
-        self._tasks: set[asyncio.Task[None]] = set()
-        self._stream_task: asyncio.Task[None] | None = None
         self._era: HTTPEra = ModernHTTP(self._tool_params)
         """The era of the exchanges: modern until an `initialize` opens a legacy session."""
-        self.session_stream_open = asyncio.Event()
+        self._incoming = ServerMessages(
+            self.notify, lambda: self._open("GET", "the session's GET stream", None),
+            lambda: self._era.answers_requests, lambda: self.max_message_bytes, tap)
+        self.session_stream_open = self._incoming.stream_open
         """Set while the legacy session's GET stream is open (notifications flow from then)."""
 
     @property
@@ -139,12 +131,12 @@ class HTTPClientTransport:
     # -- the ClientTransport interface --------------------------------------------------------
 
     def set_request_handler(self, handler: Any) -> None:
-        self._request_handler = handler
+        self._incoming.request_handler = handler
 
     def set_notification_handler(self, handler: Any) -> None:
         """Notifications outside any request (a legacy session's GET stream)."""
-        self._notification_handler = handler
-        self._maybe_open_stream()
+        self._incoming.notification_handler = handler
+        self._incoming.open_stream(self.session_id)
 
     async def request(
         self, message: dict[str, Any], *, on_notification: Any = None, retries: int = 0
@@ -188,17 +180,11 @@ class HTTPClientTransport:
         if response.status_code >= Status.BAD_REQUEST:
             raise HTTPStatusError(response.status_code, response.content, f"{what} was refused")
         if message.get("method") == Method.INITIALIZED:
-            self._maybe_open_stream()
+            self._incoming.open_stream(self.session_id)
 
     async def close(self) -> None:
         """Stop background work, end a legacy session (DELETE), release connections."""
-        tasks = list(self._tasks)
-        if self._stream_task is not None:
-            tasks.append(self._stream_task)
-        for task in tasks:
-            task.cancel()
-        if tasks:
-            await asyncio.gather(*tasks, return_exceptions=True)
+        await self._incoming.close()
         if self.session_id is not None:
             with contextlib.suppress(httpx.HTTPError, TransportError):
                 async with self._open("DELETE", "the session's DELETE", None):
@@ -323,7 +309,7 @@ class HTTPClientTransport:
         def on_request(incoming: dict[str, Any]) -> None:
             if tap is not None:
                 tap("receive", incoming)
-            self._spawn(self._answer(incoming))
+            self._incoming.answer(incoming)
 
         return await read_response(response, message, on_notification, on_request,
                                    self._limit())
@@ -368,90 +354,7 @@ class HTTPClientTransport:
 
     def _forget_session(self) -> None:
         self._era.forget()
-        if self._stream_task is not None:
-            self._stream_task.cancel()
-            self._stream_task = None
-
-    def _spawn(self, work: Any) -> None:
-        task: asyncio.Task[None] = asyncio.get_running_loop().create_task(work)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
-    async def _answer(self, request: dict[str, Any]) -> None:
-        """Answer a request the server sent (legacy) and POST the answer back; in an era that
-        has none (`HTTPEra.answers_requests`) it is dropped, and costs no POST."""
-        if not self._era.answers_requests:
-            return
-        request_id: RequestId = request["id"]
-        method = request.get("method")
-        params = request.get("params")
-        try:
-            if method == Method.PING:
-                result: dict[str, Any] = {}
-            elif self._request_handler is None:
-                raise MethodNotFoundError(f"Method not found: this client does not handle {method}")
-            else:
-                result = await self._request_handler(method, params if isinstance(params, dict)
-                                                     else None)
-            reply = result_message(request_id, result)
-        except RPCError as exc:
-            reply = error_response(request_id, exc)
-        except Exception as exc:
-            log.exception("answering the server's %s failed", method)
-            reply = error_response(request_id, InternalError(
-                f"the client failed to answer {method}: {type(exc).__name__}"))
-        try:
-            await self.notify(reply)
-        except TransportError as exc:
-            log.warning("could not send the answer to %s: %s", method, exc)
-
-    def _maybe_open_stream(self) -> None:
-        if (self._notification_handler is None or self.session_id is None
-                or self._stream_task is not None):
-            return
-        with contextlib.suppress(RuntimeError):  # no running loop: opened on the next call
-            self._stream_task = asyncio.get_running_loop().create_task(self._session_stream())
-
-    async def _session_stream(self) -> None:
-        """The legacy GET stream: notifications and requests outside any POST. An event larger
-        than `max_message_bytes` closes it (with a warning), as it fails a request's stream:
-        otherwise a server could fill the client's memory with one event that never ends."""
-        try:
-            async with self._open("GET", "the session's GET stream", None) as response:
-                if response.status_code != Status.OK:
-                    return  # 405: the server offers no session stream
-                self.session_stream_open.set()
-                decoder = SSEDecoder()
-                block = _BlockSize()
-                async for chunk in response.aiter_bytes():
-                    block.add(chunk)
-                    if block.largest > self.max_message_bytes:
-                        log.warning("the session stream sent an SSE event larger than %d bytes "
-                                    "(max_message_bytes); it is closed", self.max_message_bytes)
-                        return
-                    for _event, data, _id, _retry in decoder.feed(chunk):
-                        await self._unsolicited(data)
-        except (httpx.HTTPError, TransportError) as exc:
-            log.info("the session stream ended: %s",
-                     _describe(exc) if isinstance(exc, httpx.HTTPError) else exc)
-        finally:
-            self.session_stream_open.clear()
-
-    async def _unsolicited(self, data: str) -> None:
-        if not data:
-            return
-        try:
-            incoming = orjson.loads(data)
-        except orjson.JSONDecodeError:
-            return
-        if not isinstance(incoming, dict) or "method" not in incoming:
-            return
-        if self._tap is not None:
-            self._tap("receive", incoming)
-        if "id" in incoming:
-            self._spawn(self._answer(incoming))
-        elif self._notification_handler is not None:
-            await self._notification_handler(incoming)
+        self._incoming.stop_stream()
 
 
 def _refused(method: Any, status: int, headers: httpx.Headers) -> AuthError:

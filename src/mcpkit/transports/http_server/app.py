@@ -58,7 +58,13 @@ from mcpkit.transports.legacy.routes import legacy_routes
 from mcpkit.transports.legacy.stores import shared_stores
 from mcpkit.types.constants import SUPPORTED_VERSIONS
 
-__all__ = ["HTTPApp", "HTTPOptions", "parse_address", "run_http", "serve_http"]
+__all__ = [
+    "HTTPApp",
+    "HTTPOptions",
+    "parse_address",
+    "run_http",
+    "serve_http",
+]
 
 Scope = dict[str, Any]
 

@@ -66,7 +66,11 @@ from mcpkit.protocol.http_refusals import Refusal
 from mcpkit.server.scopes import operation_scopes
 from mcpkit.transports.http_server.endpoint import Scope, Send, refuse
 
-__all__ = ["PRINCIPAL_SCOPE_KEY", "WELL_KNOWN", "AuthGate"]
+__all__ = [
+    "PRINCIPAL_SCOPE_KEY",
+    "WELL_KNOWN",
+    "AuthGate",
+]
 
 log = logging.getLogger("mcpkit.auth")
 

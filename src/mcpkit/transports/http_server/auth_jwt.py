@@ -39,7 +39,13 @@ from mcpkit.auth.server_config import Principal
 from mcpkit.errors import InvalidTokenError, VerifierUnavailableError
 from mcpkit.protocol.extras import require
 
-__all__ = ["ASYMMETRIC_ALGORITHMS", "JWTVerifier", "cache_seconds", "fetch_json", "principal_of"]
+__all__ = [
+    "ASYMMETRIC_ALGORITHMS",
+    "JWTVerifier",
+    "cache_seconds",
+    "fetch_json",
+    "principal_of",
+]
 
 log = logging.getLogger("mcpkit.auth")
 

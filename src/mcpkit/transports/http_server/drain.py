@@ -32,7 +32,12 @@ from mcpkit.protocol.rejections import error_response
 from mcpkit.transports.http_server.endpoint import Endpoint, Send
 from mcpkit.transports.http_server.exchange import plain_response
 
-__all__ = ["RETRY_AFTER_S", "drain_endpoints", "stopping_answer", "stopping_error"]
+__all__ = [
+    "RETRY_AFTER_S",
+    "drain_endpoints",
+    "stopping_answer",
+    "stopping_error",
+]
 
 RETRY_AFTER_S: Final = 1
 """What a request refused by a stopping server is told to wait: another replica serves it

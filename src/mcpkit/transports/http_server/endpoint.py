@@ -20,7 +20,13 @@ from mcpkit.protocol.headers import RequestHeaders
 from mcpkit.protocol.http_refusals import Refusal
 from mcpkit.transports.http_server.exchange import plain_response
 
-__all__ = ["Endpoint", "Receive", "Scope", "Send", "refuse"]
+__all__ = [
+    "Endpoint",
+    "Receive",
+    "Scope",
+    "Send",
+    "refuse",
+]
 
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]

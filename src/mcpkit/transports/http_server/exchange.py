@@ -24,7 +24,14 @@ from mcpkit.protocol.codec import encode
 from mcpkit.protocol.framing import sse_event
 from mcpkit.protocol.http import Status
 
-__all__ = ["WATCH_GRACE_S", "Exchange", "Watchlist", "json_headers", "plain_response", "send_last"]
+__all__ = [
+    "WATCH_GRACE_S",
+    "Exchange",
+    "Watchlist",
+    "json_headers",
+    "plain_response",
+    "send_last",
+]
 
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 Receive = Callable[[], Awaitable[dict[str, Any]]]

@@ -23,7 +23,10 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Final
 
-__all__ = ["Health", "HealthPaths"]
+__all__ = [
+    "Health",
+    "HealthPaths",
+]
 
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 

@@ -33,7 +33,12 @@ from mcpkit.protocol.http_head import HeadMeter, head_pattern
 from mcpkit.protocol.rejections import error_response
 from mcpkit.transports.http_server.limits import ListenerLimits
 
-__all__ = ["LimitedH11", "LimitedHttpTools", "protocol_for", "uvicorn_settings"]
+__all__ = [
+    "LimitedH11",
+    "LimitedHttpTools",
+    "protocol_for",
+    "uvicorn_settings",
+]
 
 log = logging.getLogger("mcpkit.transport")
 

@@ -9,7 +9,8 @@ process). The app tests `session_store is None`, never its truth: an empty store
 Its broker becomes a `SharedBroker` on the same engine (`mcpkit.server.broker.share_broker`),
 whether or not legacy clients are served.
 
-Imports: `mcpkit.legacy.session` (the state kept per session), `mcpkit.server.broker`.
+Imports: `mcpkit.legacy.session` (the state kept per session), `mcpkit.server.broker`,
+`mcpkit.store.legacy.opening` (the stores on the backend's engine).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 
 from mcpkit.legacy.session import LegacyState
 from mcpkit.server.broker import share_broker
+from mcpkit.store.legacy.opening import event_store, session_store
 
 __all__ = ["shared_stores"]
 
@@ -32,9 +34,9 @@ def shared_stores(server: Any, options: Any) -> Any:
     share_broker(server)  # changes, legacy answers, task controls between replicas
     changes: dict[str, Any] = {}
     if options.session_store is None:
-        changes["session_store"] = backend.sessions(
-            LegacyState, max_sessions=options.sessions.max_sessions,
+        changes["session_store"] = session_store(
+            backend, LegacyState, max_sessions=options.sessions.max_sessions,
             idle_s=options.session_idle_s)
     if options.event_store is None:
-        changes["event_store"] = backend.events()
+        changes["event_store"] = event_store(backend)
     return dataclasses.replace(options, **changes) if changes else options
