@@ -66,6 +66,22 @@ def test_server_options_refuse_an_unknown_extension_name_and_a_value_of_another_
         ServerOptions(extensions={"audti": AuditOptions()})
     with pytest.raises(TypeError, match=r"extensions\['audit'\] is a AuditOptions, not dict"):
         ServerOptions(extensions={"audit": {"prefix": "x"}})
+    with pytest.raises(TypeError, match=r"ServerOptions.extensions maps an extension's name to "
+                                        r"its options, not list"):
+        ServerOptions(extensions=[("audit", AuditOptions())])  # type: ignore[arg-type]
+
+
+def test_an_extensions_options_are_named_once_by_an_identifier() -> None:
+    register_options("audit", AuditOptions)  # the same pair again: nothing changes
+    with pytest.raises(ValueError, match="the extension options 'audit' are AuditOptions "
+                                         "already"):
+        register_options("audit", dict)
+    for name in ("", "two words", "a-b", 7):
+        with pytest.raises(ValueError, match="an extension's options are named by an "
+                                             f"identifier, not {name!r}"):
+            register_options(name, AuditOptions)  # type: ignore[arg-type]
+    assert ServerOptions(extensions={"audit": AuditOptions()}).extension(
+        "audit", AuditOptions) == AuditOptions()
 
 
 async def test_a_tool_option_an_extension_takes_is_checked_and_routes_its_calls(
