@@ -143,3 +143,22 @@ def test_every_public_exception_of_mcpkit_is_an_mcp_error() -> None:
         "mcpkit/errors/), or name them in OUTSIDE_MCP_ERROR with why")
     stale = sorted(set(OUTSIDE_MCP_ERROR) - set(found))
     assert not stale, f"OUTSIDE_MCP_ERROR names classes that are gone: {stale}"
+
+
+def _packed_all(tree: ast.Module) -> int | None:
+    """The line of an `__all__` of two or more names with two of them on one line."""
+    for node in tree.body:
+        if (isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__"
+                                                  for t in node.targets)
+                and isinstance(node.value, (ast.List, ast.Tuple)) and len(node.value.elts) > 1):
+            lines = [e.lineno for e in node.value.elts]
+            if len(set(lines)) < len(lines) or node.value.elts[0].lineno == node.lineno:
+                return node.lineno
+    return None
+
+
+def test_every_all_of_two_names_or_more_lists_one_name_per_line() -> None:
+    """A list packed onto a line or two hides how long a module really is."""
+    packed = [f"mcpkit/{p.relative_to(PACKAGE)}:{line}" for p in SOURCES
+              if (line := _packed_all(ast.parse(p.read_text(encoding="utf-8")))) is not None]
+    assert not packed, f"write one name per line in the __all__ of {packed}"
