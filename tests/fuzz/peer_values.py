@@ -9,6 +9,7 @@ type check raises TypeError or KeyError.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from hypothesis import strategies as st
@@ -50,8 +51,11 @@ _KEYS = st.text(max_size=8) | st.sampled_from(
 )
 
 
+@functools.cache
 def json_values(max_leaves: int = 12) -> st.SearchStrategy[Any]:
-    """Any JSON value orjson can write (integers within 64 bits, finite floats)."""
+    """Any JSON value orjson can write (integers within 64 bits, finite floats); one strategy
+    per size, since a composite that draws from it would otherwise rebuild and revalidate it at
+    every draw."""
     return st.recursive(
         _SCALARS,
         lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_KEYS, inner, max_size=4),

@@ -19,6 +19,7 @@ What must hold, from docs/openapi.md and docs/security.md (not from the code):
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from typing import Any
 
@@ -47,8 +48,11 @@ MEDIA = ["application/json", "application/problem+json", "text/plain",
          "image/png", "*/*"]
 
 
+@functools.cache
 def schemas(version: str) -> st.SearchStrategy[Any]:
-    """Schemas of the document's dialect, referring to the components it defines."""
+    """Schemas of the document's dialect, referring to the components it defines. Built once
+    per dialect: Hypothesis validates a strategy the first time it draws from it, and a
+    recursive one rebuilt at each draw cost most of the test's time."""
     kinds = ["string", "integer", "number", "boolean", "array", "object"]
     if version == "3.1":
         kinds.append("null")
@@ -94,10 +98,16 @@ def parameter(draw: st.DrawFn, version: str, location: str, name: str) -> dict[s
     return out
 
 
+@functools.cache
+def contents(version: str) -> st.SearchStrategy[dict[str, Any]]:
+    """A request body's or a response's `content`: media types, each with a schema or none."""
+    return st.dictionaries(st.sampled_from(MEDIA), st.fixed_dictionaries(
+        {}, optional={"schema": schemas(version)}), max_size=2)
+
+
 @st.composite
 def operations(draw: st.DrawFn, version: str, path_names: list[str], index: int) -> Any:
-    content = st.dictionaries(st.sampled_from(MEDIA), st.fixed_dictionaries(
-        {}, optional={"schema": schemas(version)}), max_size=2)
+    content = contents(version)
     op: dict[str, Any] = {"responses": draw(st.dictionaries(
         st.sampled_from(["200", "201", "204", "2XX", "404", "default"]),
         st.fixed_dictionaries({"description": st.just("r")}, optional={"content": content}),
