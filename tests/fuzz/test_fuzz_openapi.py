@@ -246,3 +246,19 @@ def test_any_document_is_refused_in_one_line_or_served_as_its_schemas_say(
     finally:
         logging.getLogger("mcpkit").removeHandler(tracebacks)
     assert not tracebacks.seen, tracebacks.seen
+
+
+def test_a_malformed_keyword_behind_a_reference_is_refused_in_one_line() -> None:
+    """Found by the fuzz test above: `"allOf": null` reached through a `$ref` broke the
+    document checker's own walk (a KeyError) instead of being reported."""
+    doc = {"openapi": "3.1.0", "info": {"title": "t", "version": "1"},
+           "paths": {"/a": {"get": {"responses": {"200": {"description": "r"}}}}},
+           "components": {"schemas": {
+               "x": {"allOf": [{"allOf": [{"$ref": "#/components/schemas/id"}]}]},
+               "id": {"allOf": None}}}}
+    try:
+        add_openapi(Server("t"), doc, client=asgi_client(API(200, b"", b"")))
+    except OpenAPIError as exc:
+        assert "\n" not in str(exc) and str(exc).startswith("the OpenAPI document: "), exc
+    else:
+        raise AssertionError("a document with a malformed schema was served")

@@ -318,6 +318,12 @@ def _validate(document: Document) -> None:
         error = next(iter(checker(document.data).iter_errors()), None)
     except RecursionError:
         raise OpenAPIError(f"{document.source}: nested too deeply to be checked") from None
+    except (KeyError, IndexError, TypeError, AttributeError) as exc:
+        # The checker walks `$ref`s before it checks what they point at, and a keyword of the
+        # wrong type there (`"allOf": null` behind a reference) breaks its walk.
+        raise OpenAPIError(f"{document.source}: not a valid OpenAPI {document.version} document:"
+                           f" a schema it refers to is malformed ({type(exc).__name__}: "
+                           f"{str(exc)[:80]!s})".replace("\n", " ")) from None
     if error is None:
         return
     message = str(getattr(error, "message", error)).strip().splitlines()[0]
