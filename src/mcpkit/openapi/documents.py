@@ -321,9 +321,10 @@ def _validate(document: Document) -> None:
     except (KeyError, IndexError, TypeError, AttributeError) as exc:
         # The checker walks `$ref`s before it checks what they point at, and a keyword of the
         # wrong type there (`"allOf": null` behind a reference) breaks its walk.
+        detail = " ".join(str(exc).split())[:80]
         raise OpenAPIError(f"{document.source}: not a valid OpenAPI {document.version} document:"
                            f" a schema it refers to is malformed ({type(exc).__name__}: "
-                           f"{str(exc)[:80]!s})".replace("\n", " ")) from None
+                           f"{detail})") from None
     if error is None:
         return
     message = str(getattr(error, "message", error)).strip().splitlines()[0]
