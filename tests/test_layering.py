@@ -526,11 +526,14 @@ ERA_IMPORTS: dict[tuple[str, str], str] = {
         "public names: close_sse_stream, for a handler serving a legacy request",
     ("transports/http_client/transport.py", "mcpkit.client.legacy.http_session"):
         "an answered initialize makes the transport's era a LegacyHTTPSession",
-    ("transports/http_server/app.py", "mcpkit.legacy.session_quota"):
+    ("transports/http_server/options.py", "mcpkit.legacy.session_quota"):
         "HTTPOptions.sessions, the limits of legacy sessions",
-    ("transports/http_server/app.py", "mcpkit.store.legacy.events"): "HTTPOptions.event_store",
-    ("transports/http_server/app.py", "mcpkit.store.legacy.sessions"):
+    ("transports/http_server/options.py", "mcpkit.store.legacy.events"):
+        "HTTPOptions.event_store",
+    ("transports/http_server/options.py", "mcpkit.store.legacy.sessions"):
         "HTTPOptions.session_store",
+    ("transports/http_server/running.py", "mcpkit.legacy.session_quota"):
+        "run_http and serve_http take the limits of legacy sessions (HTTPOptions.sessions)",
     ("transports/http_server/app.py", "mcpkit.transports.legacy.routes"):
         "the legacy routes in the app's table when legacy clients are served",
     ("transports/http_server/app.py", "mcpkit.transports.legacy.stores"):

@@ -34,8 +34,9 @@ if TYPE_CHECKING:
     from mcpkit.proxy import ProxyOptions, ProxyServer
     from mcpkit.server.options import ServerOptions
     from mcpkit.server.tools import Tool
-    from mcpkit.transports.http_server.app import HTTPApp, HTTPOptions
+    from mcpkit.transports.http_server.app import HTTPApp
     from mcpkit.transports.http_server.limits import ListenerLimits
+    from mcpkit.transports.http_server.options import HTTPOptions
 
 __all__ = ["Server"]
 
@@ -132,7 +133,7 @@ class Server(CoreServer):
         """This server as a plain ASGI application speaking Streamable HTTP (both eras).
 
         Run it under any ASGI server, or mount it in Starlette/FastAPI. Settings are those of
-        `mcpkit.transports.http_server.app.HTTPOptions`, e.g. `allowed_hosts=("mcp.example.com",)`.
+        `mcpkit.transports.http_server.options.HTTPOptions`, e.g. `allowed_hosts=("mcp.example.com",)`.
         """
         from mcpkit.transports.http_server.app import HTTPApp
 
@@ -183,7 +184,7 @@ class Server(CoreServer):
             _hint_on_a_terminal(self)
             run_stdio(self)
             return
-        from mcpkit.transports.http_server.app import run_http
+        from mcpkit.transports.http_server.running import run_http
 
         run_http(self, address, allowed_hosts=hosts, allowed_origins=origins,
                  listener=listener, sessions=sessions, session_idle_s=session_idle_s)
@@ -209,7 +210,7 @@ class Server(CoreServer):
     ) -> None:
         """Serve Streamable HTTP with uvicorn in the running event loop until interrupted or
         cancelled; the address and options are those of `run(http=...)`."""
-        from mcpkit.transports.http_server.app import serve_http
+        from mcpkit.transports.http_server.running import serve_http
 
         self.sealer.check_keys()
         await serve_http(self, _address(address),
@@ -230,7 +231,7 @@ def _server_settings(settings: dict[str, Any]) -> dict[str, Any]:
 def _address(http: object) -> str:
     """`run(http=...)`'s address, checked before anything starts: a port number, or the text
     `mcpkit run --http` takes."""
-    from mcpkit.transports.http_server.app import parse_address
+    from mcpkit.transports.http_server.running import parse_address
 
     if isinstance(http, bool) or not isinstance(http, str | int):
         raise TypeError(f"Server.run(http=...) takes an address such as '127.0.0.1:8000/mcp' "

@@ -30,7 +30,7 @@ from wire import LEGACY, MODERN, check_client_message, checked_count  # PYTHONPA
 
 from mcpkit import Context, Server
 from mcpkit.auth.server_config import DPoPSettings, ProtectedResource
-from mcpkit.transports.http_server.app import HTTPOptions
+from mcpkit.transports.http_server.options import HTTPOptions
 
 __all__ = ["build"]
 

@@ -33,7 +33,7 @@ from protected_server import SchemaGate  # PYTHONPATH from pytest
 from mcpkit import Context, Server, ServerOptions
 from mcpkit.auth.proxy import AuthProxy, ProxyLimits
 from mcpkit.auth.proxy.presets import upstream
-from mcpkit.transports.http_server.app import HTTPOptions
+from mcpkit.transports.http_server.options import HTTPOptions
 
 __all__ = ["build"]
 

@@ -24,8 +24,8 @@ from rs_peers import ISSUER, Issuer, KeyServer, key_server, protected, whoami_se
 
 import mcpkit
 from mcpkit.auth.server_config import ProtectedResource
-from mcpkit.transports.http_server.app import serve_http
 from mcpkit.transports.http_server.auth_jwt import JWTVerifier
+from mcpkit.transports.http_server.running import serve_http
 
 PUBLIC = "https://mcp.example.com/mcp"
 WELL_KNOWN = "/.well-known/oauth-protected-resource/mcp"

@@ -20,8 +20,8 @@ from mcpkit import Context, Server, ServerOptions
 from mcpkit.auth.server_config import ProtectedResource
 from mcpkit.ext.tasks import TaskOptions, runtime_of
 from mcpkit.protocol.extensions import TASKS
-from mcpkit.transports.http_server.app import HTTPOptions
 from mcpkit.transports.http_server.auth_jwt import JWTVerifier
+from mcpkit.transports.http_server.options import HTTPOptions
 
 CAPS = {"io.modelcontextprotocol/clientCapabilities": {"extensions": {TASKS: {}}}}
 WAIT_S = 20.0

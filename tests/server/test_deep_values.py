@@ -25,7 +25,7 @@ from mcpkit import Context, Server
 from mcpkit.protocol.codec import MAX_NESTING
 from mcpkit.protocol.extensions import TASKS
 from mcpkit.server.options import ServerOptions
-from mcpkit.transports.http_server.app import HTTPOptions
+from mcpkit.transports.http_server.options import HTTPOptions
 
 REFUSAL = ("tools/call: params nested too deeply; nest objects and arrays at most 250 levels "
            "deep (the most this side can keep and send back)")

@@ -56,7 +56,8 @@ from wire import LEGACY, check_client_message
 
 from mcpkit import Context, Server
 from mcpkit.store.legacy.sessions import MemorySessionStore
-from mcpkit.transports.http_server.app import HTTPApp, HTTPOptions
+from mcpkit.transports.http_server.app import HTTPApp
+from mcpkit.transports.http_server.options import HTTPOptions
 
 IDLE = 60.0
 VERSIONS = ["2025-11-25", "2025-06-18", "2025-03-26"]

@@ -10,7 +10,8 @@ from typing import Any
 from resume_peer import TIMEOUT
 
 from mcpkit import Context, Server
-from mcpkit.transports.http_server.app import HTTPApp, HTTPOptions
+from mcpkit.transports.http_server.app import HTTPApp
+from mcpkit.transports.http_server.options import HTTPOptions
 from mcpkit.transports.legacy.resume import close_sse_stream
 
 RETRY_MS = 30

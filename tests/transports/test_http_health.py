@@ -16,8 +16,9 @@ import uvicorn
 
 from mcpkit import Server
 from mcpkit.server.broker import SharedBroker
-from mcpkit.transports.http_server.app import HTTPApp, HTTPOptions
+from mcpkit.transports.http_server.app import HTTPApp
 from mcpkit.transports.http_server.health import HealthPaths
+from mcpkit.transports.http_server.options import HTTPOptions
 
 
 def make_server(broker: Any = None) -> Server:

@@ -27,7 +27,7 @@ from wire import LEGACY, MODERN, check_client_message, meta
 
 from mcpkit import Client, ClientOptions, HTTPConnector
 from mcpkit.store.legacy.events import MemoryEventStore
-from mcpkit.transports.http_server.app import HTTPOptions
+from mcpkit.transports.http_server.options import HTTPOptions
 from mcpkit.transports.legacy.resume import close_sse_stream
 
 

@@ -17,7 +17,7 @@ from http_peer import ROOT, Peer, ServerProcess
 
 from mcpkit import Server
 from mcpkit.legacy.session import LegacyState
-from mcpkit.transports.http_server.app import parse_address
+from mcpkit.transports.http_server.running import parse_address
 from mcpkit.transports.legacy.sessions import MemorySessionStore
 
 CALENDAR = "examples/calendar/server.py"

@@ -29,7 +29,8 @@ from mcpkit import Context, Server
 from mcpkit.legacy.session import LegacyState
 from mcpkit.protocol.http import SESSION
 from mcpkit.store.legacy.events import MemoryEventStore
-from mcpkit.transports.http_server.app import HTTPApp, HTTPOptions
+from mcpkit.transports.http_server.app import HTTPApp
+from mcpkit.transports.http_server.options import HTTPOptions
 from mcpkit.transports.legacy.sessions import MemorySessionStore
 
 TIMEOUT = 10.0

@@ -28,9 +28,9 @@ from listening import BOUND, Listening, listening
 from wire import MODERN, check_server_message
 
 from mcpkit import Server
-from mcpkit.transports.http_server.app import HTTPOptions
 from mcpkit.transports.http_server.limits import ListenerLimits
 from mcpkit.transports.http_server.listener import protocol_for, uvicorn_settings
+from mcpkit.transports.http_server.options import HTTPOptions
 
 LIMITS = ListenerLimits(max_header_bytes=8192, max_header_line_bytes=2048, max_headers=20,
                         header_timeout_s=0.5, body_timeout_s=0.5)
@@ -457,7 +457,7 @@ async def test_a_host_sent_twice_gets_400(site: Listening) -> None:
 
 
 async def test_serve_http_applies_the_limits_it_is_given() -> None:
-    from mcpkit.transports.http_server.app import serve_http
+    from mcpkit.transports.http_server.running import serve_http
 
     server = Server("given-limits", "1.0.0")
     announced: asyncio.Future[str] = asyncio.get_running_loop().create_future()

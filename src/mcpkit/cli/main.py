@@ -279,7 +279,7 @@ def port_taken(host: str, port: int) -> str | None:
 
 
 def _run_http(args: argparse.Namespace, store: object | None) -> int:
-    from mcpkit.transports.http_server.app import parse_address
+    from mcpkit.transports.http_server.running import parse_address
 
     try:
         host, port, _ = parse_address(args.http)
@@ -299,7 +299,7 @@ def _run_http(args: argparse.Namespace, store: object | None) -> int:
         from mcpkit.cli.reload import run_reloading
 
         return run_reloading(args.target, args.http, _passed_on(args))
-    from mcpkit.transports.http_server.app import run_http
+    from mcpkit.transports.http_server.running import run_http
 
     server = _load(args, store)
     if server is None:

@@ -116,7 +116,7 @@ def run_proxy(args: argparse.Namespace) -> int:
     from mcpkit.proxy import ProxyOptions, ProxyServer
     from mcpkit.server.options import ServerOptions
     from mcpkit.store.state_keys import KeyFileError
-    from mcpkit.transports.http_server.app import parse_address
+    from mcpkit.transports.http_server.running import parse_address
 
     try:
         connector = connector_for(args.upstream, headers=parse_headers(args.header),
@@ -159,7 +159,7 @@ def _serve(proxy: Any, args: argparse.Namespace) -> int:
             async with proxy:
                 await serve_stdio(proxy)
             return
-        from mcpkit.transports.http_server.app import serve_http
+        from mcpkit.transports.http_server.running import serve_http
 
         async with proxy:
             await serve_http(proxy, args.http, allowed_hosts=args.allow_host,

@@ -63,7 +63,7 @@ def snapshot(root: Path) -> dict[Path, int]:
 
 def _settled(address: str) -> str:
     """`address` with a port of 0 replaced by a free one, so every restart reuses it."""
-    from mcpkit.transports.http_server.app import parse_address
+    from mcpkit.transports.http_server.running import parse_address
 
     host, port, path = parse_address(address)
     if port:

@@ -135,7 +135,7 @@ def proxy_settings(args: argparse.Namespace, *, scopes: tuple[str, ...],
 def _loopback_url(address: str) -> str:
     """The served URL, when it is the one loopback address and port given to `--http`."""
     from mcpkit.auth.client_targets import is_loopback_host
-    from mcpkit.transports.http_server.app import parse_address
+    from mcpkit.transports.http_server.running import parse_address
 
     host, port, path = parse_address(address)
     if not is_loopback_host(host) or port == 0:

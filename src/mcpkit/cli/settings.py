@@ -133,7 +133,7 @@ def _task_store(text: str) -> str:
 
 
 def _address(text: str) -> str:
-    from mcpkit.transports.http_server.app import parse_address
+    from mcpkit.transports.http_server.running import parse_address
 
     parse_address(text)  # raises ValueError naming the form
     return text.strip()

@@ -76,7 +76,9 @@ def app() -> Any:
     from mcpkit.cli.settings_sources import resolve, server_option_changes
     from mcpkit.cli.target import load_server
     from mcpkit.protocol.http import LOOPBACK_HOSTS
-    from mcpkit.transports.http_server.app import HTTPApp, HTTPOptions, parse_address
+    from mcpkit.transports.http_server.app import HTTPApp
+    from mcpkit.transports.http_server.options import HTTPOptions
+    from mcpkit.transports.http_server.running import parse_address
 
     spec = json.loads(os.environ[SPEC_ENV])
     server = load_server(spec["target"])
@@ -106,9 +108,9 @@ def run_workers(target: str, address: str, workers: int, options: dict[str, Any]
     """Serve `target` on `address` with `workers` uvicorn worker processes until interrupted."""
     import uvicorn
 
-    from mcpkit.transports.http_server.app import parse_address
     from mcpkit.transports.http_server.limits import ListenerLimits
     from mcpkit.transports.http_server.listener import LimitedHttpTools, uvicorn_settings
+    from mcpkit.transports.http_server.running import parse_address
 
     host, port, path = parse_address(address)
     os.environ[SPEC_ENV] = spec_of(target, address, options)

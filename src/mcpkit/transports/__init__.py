@@ -33,11 +33,13 @@ if TYPE_CHECKING:
         HTTPStatusError,
         SessionExpiredError,
     )
-    from mcpkit.transports.http_server.app import HTTPApp, HTTPOptions, run_http, serve_http
+    from mcpkit.transports.http_server.app import HTTPApp
     from mcpkit.transports.http_server.auth_introspection import IntrospectionVerifier
     from mcpkit.transports.http_server.auth_jwt import JWTVerifier
     from mcpkit.transports.http_server.health import HealthPaths
     from mcpkit.transports.http_server.limits import ListenerLimits
+    from mcpkit.transports.http_server.options import HTTPOptions
+    from mcpkit.transports.http_server.running import run_http, serve_http
     from mcpkit.transports.legacy.resume import close_sse_stream
     from mcpkit.transports.memory import InMemory
     from mcpkit.transports.oauth.dpop import DPoPSigner
@@ -64,7 +66,7 @@ _WHERE = {
     "HTTPApp": "transports.http_server.app",
     "HTTPClientTransport": "transports.http_client.transport",
     "HTTPConnector": "transports.http_client.transport",
-    "HTTPOptions": "transports.http_server.app",
+    "HTTPOptions": "transports.http_server.options",
     "HTTPStatusError": "transports.http_client.transport",
     "HealthPaths": "transports.http_server.health",
     "InMemory": "transports.memory",
@@ -82,9 +84,9 @@ _WHERE = {
     "WorkloadIdentityGrant": "transports.oauth.grants",
     "close_sse_stream": "transports.legacy.resume",
     "open_in_browser": "transports.oauth.redirect",
-    "run_http": "transports.http_server.app",
+    "run_http": "transports.http_server.running",
     "run_stdio": "transports.stdio.server",
-    "serve_http": "transports.http_server.app",
+    "serve_http": "transports.http_server.running",
     "serve_stdio": "transports.stdio.server",
 }
 """Public name -> the module under `mcpkit` that holds it (the stores of legacy sessions and

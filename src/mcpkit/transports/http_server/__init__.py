@@ -1,7 +1,8 @@
-"""The Streamable HTTP server: the ASGI app (`app`), the `Endpoint` seam (`endpoint`) and its
-modern endpoint (`modern`), one response per message (`exchange`), the drain at shutdown
-(`drain`), health (`health`), the listener's limits (`listener`, `limits`) and the resource
-server's token checks (`auth`, `auth_jwt`, `auth_introspection`).
+"""The Streamable HTTP server: the ASGI app (`app`), what it is told (`options`), running it
+under uvicorn (`running`), the `Endpoint` seam (`endpoint`) and its modern endpoint
+(`modern`), one response per message (`exchange`), the drain at shutdown (`drain`), health
+(`health`), the listener's limits (`listener`, `limits`) and the resource server's token
+checks (`auth`, `auth_jwt`, `auth_introspection`).
 
 The legacy endpoints are `mcpkit.transports.legacy`'s: the app puts them in its table when
 legacy clients are served, and nothing here asks a request's era.

@@ -10,24 +10,21 @@ holds for it serves the request: `ModernEndpoint` (2026-07-28, stateless) or the
 sessions (`mcpkit.transports.legacy.routes`); that lookup is the app's one decision about eras.
 Refusals come from `mcpkit.protocol.http_refusals`. Raw ASGI: it runs under any ASGI server,
 mounts in Starlette or FastAPI and needs no lifespan; shutting down is `close()` or
-`app.lifespan`. Imports the layers below and the stdlib; uvicorn only in `run_http`/`serve_http`.
+`app.lifespan`. What it is told is `HTTPOptions` (`options`); running it under uvicorn is
+`running`'s. Imports the layers below and the stdlib.
 """
 
 from __future__ import annotations
 
 import asyncio
-import sys
-from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterable
+from collections.abc import AsyncIterator, Awaitable, Generator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from dataclasses import dataclass, field
 from typing import Any
 
 from mcpkit.errors import RPCError
-from mcpkit.legacy.session_quota import SessionLimits
 from mcpkit.protocol.codec import Message, decode
 from mcpkit.protocol.http import (
     LEGACY,
-    LOOPBACK_HOSTS,
     MODERN,
     SESSION,
     HostPolicy,
@@ -46,83 +43,24 @@ from mcpkit.protocol.http_refusals import (
     undecodable,
     unsupported_media,
 )
-from mcpkit.store.legacy.events import EventStore
-from mcpkit.store.legacy.sessions import SessionStore
 from mcpkit.transports.http_server.drain import drain_endpoints, stopping_answer
 from mcpkit.transports.http_server.endpoint import Endpoint, Receive, Send, refuse
 from mcpkit.transports.http_server.exchange import plain_response
-from mcpkit.transports.http_server.health import Health, HealthPaths
-from mcpkit.transports.http_server.limits import ListenerLimits
+from mcpkit.transports.http_server.health import Health
 from mcpkit.transports.http_server.modern import ModernEndpoint
+from mcpkit.transports.http_server.options import HTTPOptions
 from mcpkit.transports.legacy.routes import legacy_routes
 from mcpkit.transports.legacy.stores import shared_stores
-from mcpkit.types.constants import SUPPORTED_VERSIONS
 
 __all__ = [
     "HTTPApp",
     "HTTPOptions",
-    "parse_address",
-    "run_http",
-    "serve_http",
 ]
+"""`HTTPOptions` is `mcpkit.transports.http_server.options`', named here too: the app takes it.
+Running the app under uvicorn (`run_http`, `serve_http`, `parse_address`) is
+`mcpkit.transports.http_server.running`'."""
 
 Scope = dict[str, Any]
-
-
-@dataclass(frozen=True, slots=True)
-class HTTPOptions:
-    """How the HTTP endpoint behaves; every field has a safe default."""
-
-    path: str | None = None
-    """The one path served (others get 404); None serves every path (when mounted)."""
-    allowed_hosts: tuple[str, ...] | None = None
-    """`Host` values accepted (see `HostPolicy`); None: loopback names only."""
-    allowed_origins: tuple[str, ...] = ()
-    """Browser origins accepted besides those on an allowed host (see `HostPolicy`)."""
-    max_body_bytes: int | None = None
-    """Largest POST body; None: the server's `options.max_message_bytes` (4 MiB)."""
-    keepalive_s: float = 15.0
-    """Seconds of silence after which an open SSE stream gets a `:` comment; 0 disables."""
-    legacy: bool = True
-    """Serve 2025-11-25 clients (initialize, sessions, the GET stream) on the same URL."""
-    session_store: SessionStore[Any] | None = None
-    """Where legacy sessions live; None: a `MemorySessionStore` in this process."""
-    peer_timeout_s: float = 600.0
-    """How long a legacy request waits for the client to answer a request sent to it."""
-    event_store: EventStore | None = None
-    """Where legacy SSE events are kept for `Last-Event-ID` resumption; None: a bounded
-    `MemoryEventStore` in this process. (2026-07-28 streams have no resumption.)"""
-    sse_retry_ms: int | None = None
-    """Polling for legacy requests: one still running after `sse_poll_after_s` has its SSE
-    connection closed after an event carrying this `retry` (ms); the client resumes with GET +
-    `Last-Event-ID`, where the rest and the response arrive. None: connections stay open."""
-    sse_poll_after_s: float = 1.0
-    """How long a legacy stream keeps its connection in polling mode (`sse_retry_ms`)."""
-    session_idle_s: float = 3600.0
-    """A legacy session unused this long ends (the default store's idle expiry; `mcpkit run
-    --session-idle`): abandoned sessions, which clients rarely DELETE, do not pile up."""
-    sessions: SessionLimits = field(default_factory=SessionLimits)
-    """How many legacy sessions, how fast, per client and in all (see docs/security.md)."""
-    listener: ListenerLimits = field(default_factory=ListenerLimits)
-    """The listener's limits on heads, slow clients and connections, applied by `run_http`
-    (under another ASGI server, that server's settings apply)."""
-    auth: Any = None
-    """A `ProtectedResource` (`mcpkit.transports.http_server.auth`, both eras), or an `AuthProxy`
-    (`mcpkit.auth.proxy`: sign-in at an upstream identity provider); None: open to all."""
-    health: HealthPaths = field(default_factory=HealthPaths)
-    """Paths of the probes (`/healthz`, `/readyz`), served to anyone."""
-
-    def __post_init__(self) -> None:
-        if self.sse_retry_ms is not None and (type(self.sse_retry_ms) is not int
-                                              or self.sse_retry_ms < 0):
-            raise ValueError(f"HTTPOptions.sse_retry_ms must be None or milliseconds >= 0, not "
-                             f"{self.sse_retry_ms!r}")
-        if not self.sse_poll_after_s >= 0:
-            raise ValueError(f"HTTPOptions.sse_poll_after_s must be seconds >= 0, not "
-                             f"{self.sse_poll_after_s!r}")
-        if type(self.session_idle_s) not in (int, float) or not self.session_idle_s > 0:
-            raise ValueError(f"HTTPOptions.session_idle_s must be seconds > 0, not "
-                             f"{self.session_idle_s!r}")
 
 
 class HTTPApp:
@@ -400,160 +338,3 @@ def _mounted_path(scope: Scope) -> str:
         return path
     below = path[len(root):]
     return below or "/" if below[:1] in ("", "/") else path
-
-
-# -- running it -----------------------------------------------------------------------------------
-
-
-def parse_address(address: str) -> tuple[str, int, str]:
-    """`[HOST:]PORT[/PATH]` -> (host, port, path); host defaults to 127.0.0.1, path to /mcp."""
-    text = address.strip()
-    path = "/mcp"
-    slash = text.find("/")
-    if slash >= 0:
-        text, path = text[:slash], text[slash:]
-    if text.startswith("["):
-        end = text.find("]")
-        host, port_text = text[1:end], text[end + 2:] if end >= 0 else ""
-    elif ":" in text:
-        host, _, port_text = text.rpartition(":")
-    else:
-        host, port_text = "", text
-    if not port_text.isdigit() or not 0 <= int(port_text) <= 65535:
-        raise ValueError(
-            f"--http {address!r}: expected [HOST:]PORT[/PATH], e.g. 8000, 127.0.0.1:8000 or "
-            "0.0.0.0:8000/mcp"
-        )
-    return host or "127.0.0.1", int(port_text), path
-
-
-_ANSWER_S = 2.0
-"""How long past the grace uvicorn waits for the answers to the requests the drain stopped."""
-
-
-def _is_loopback(host: str) -> bool:
-    return host in ("localhost", "::1") or host.startswith("127.")
-
-
-def _protected_hosts(auth: Any, bound: str, hosts: tuple[str, ...]) -> tuple[str, ...]:
-    """The Host allow-list of a protected server bound to `bound`: the host its `public_url`
-    names besides `hosts`, never any host; without `public_url`, only on loopback, where its
-    URL is the address it listens on."""
-    public = auth.public_url
-    if public is None:
-        if not _is_loopback(bound):
-            raise ValueError(
-                f"a protected server bound to {bound} needs ProtectedResource.public_url, the "
-                "URL clients reach it by (the audience its tokens must name); only on a "
-                "loopback address is its URL the address it listens on")
-        return hosts
-    named = public.split("://", 1)[1].partition("/")[0]
-    return hosts if named in hosts else (*hosts, named)
-
-
-def run_http(
-    server: Any,
-    address: str = "127.0.0.1:8000/mcp",
-    *,
-    allowed_hosts: Iterable[str] = (),
-    allowed_origins: Iterable[str] = (),
-    announce: Callable[[str], None] | None = None,
-    listener: ListenerLimits | None = None,
-    sessions: SessionLimits | None = None,
-    session_idle_s: float | None = None,
-    auth: Any = None,
-) -> None:
-    """Serve `server` with uvicorn (one process, a loop of its own) until interrupted.
-
-    Bound to loopback, the Host allow-list is the loopback names plus `allowed_hosts`; bound
-    elsewhere, it is `allowed_hosts`, or any host (with a warning) when none is given.
-    `listener`, `sessions` and `session_idle_s` replace those of `HTTPOptions`' defaults.
-
-    `auth` (a `ProtectedResource`) protects it. Bound elsewhere than loopback, a protected
-    server needs `public_url` (a `ValueError` before anything is bound, otherwise), and takes
-    the host that URL names instead of any host; the URL's host is allowed wherever it is bound.
-    """
-    from mcpkit.transports.loop import freeze_startup_heap
-
-    runner = _uvicorn(server, address, tuple(allowed_hosts), tuple(allowed_origins), announce,
-                      {"listener": listener, "sessions": sessions,
-                       "session_idle_s": session_idle_s, "auth": auth})
-    freeze_startup_heap()
-    runner.run()
-
-
-async def serve_http(
-    server: Any,
-    address: str = "127.0.0.1:8000/mcp",
-    *,
-    allowed_hosts: Iterable[str] = (),
-    allowed_origins: Iterable[str] = (),
-    announce: Callable[[str], None] | None = None,
-    listener: ListenerLimits | None = None,
-    sessions: SessionLimits | None = None,
-    session_idle_s: float | None = None,
-    auth: Any = None,
-) -> None:
-    """`run_http` in the running event loop: serves until interrupted, or until the task
-    awaiting it is cancelled, which shuts the server down as an interrupt does (drained for
-    up to `ServerOptions.grace_s`) before the cancellation goes on."""
-    runner = _uvicorn(server, address, tuple(allowed_hosts), tuple(allowed_origins), announce,
-                      {"listener": listener, "sessions": sessions,
-                       "session_idle_s": session_idle_s, "auth": auth})
-    serving = asyncio.ensure_future(runner.serve())
-    try:
-        await asyncio.shield(serving)
-    except asyncio.CancelledError:
-        runner.should_exit = True
-        await serving
-        raise
-
-
-def _uvicorn(server: Any, address: str, allowed_hosts: tuple[str, ...],
-             allowed_origins: tuple[str, ...], announce: Callable[[str], None] | None,
-             limits: dict[str, Any]) -> Any:
-    """The uvicorn server `run_http` and `serve_http` run: it announces the URL it bound, and
-    drains the app as shutdown begins (`HTTPApp.drain`), while uvicorn waits for connections
-    to finish (its lifespan shutdown comes only after they have, too late for a listen stream
-    that stays open, or for a request that needs its retryable answer)."""
-    import uvicorn
-
-    from mcpkit.transports.http_server.listener import uvicorn_settings
-
-    host, port, path = parse_address(address)
-    hosts = LOOPBACK_HOSTS + allowed_hosts if _is_loopback(host) else allowed_hosts
-    auth = limits.get("auth")
-    if auth is not None:
-        hosts = _protected_hosts(auth, host, hosts)
-    if not hosts:
-        hosts = ("*",)
-        print(f"mcpkit: warning: serving on {host} with any Host header accepted; name the "
-              "public host with --allow-host to keep DNS-rebinding protection", file=sys.stderr)
-    app = HTTPApp(server, HTTPOptions(path=path, allowed_hosts=hosts,
-                                      allowed_origins=allowed_origins,
-                                      **{k: v for k, v in limits.items() if v is not None}))
-    say = announce or (lambda line: print(line, file=sys.stderr, flush=True))
-
-    class _Uvicorn(uvicorn.Server):
-        async def startup(self, sockets: Any = None) -> None:
-            await super().startup(sockets)
-            if self.servers and self.servers[0].sockets:
-                bound = self.servers[0].sockets[0].getsockname()
-                shown = f"[{bound[0]}]" if ":" in bound[0] else bound[0]
-                say(f"mcpkit: serving {server.name} at http://{shown}:{bound[1]}{path} "
-                    f"({', '.join(SUPPORTED_VERSIONS)})")
-
-        async def shutdown(self, sockets: Any = None) -> None:
-            # The drain runs beside uvicorn's own wait for the connections: it answers what
-            # is still running when the grace ends, before uvicorn would cancel it (a 500).
-            draining = asyncio.ensure_future(app.drain(grace))
-            await super().shutdown(sockets)
-            await draining
-
-    grace = server.options.grace_s
-    config = uvicorn.Config(
-        app, host=host, port=port, lifespan="on", log_level="warning", access_log=False,
-        server_header=False, timeout_graceful_shutdown=grace + _ANSWER_S,
-        **uvicorn_settings(app.options.listener),
-    )
-    return _Uvicorn(config)
