@@ -17,7 +17,8 @@ from cli_run import ROOT, environ, mcpkit
 from http_peer import ServerProcess, checked_transport
 
 from mcpkit.cli.main import _parser
-from mcpkit.cli.settings import CODE_ONLY, SETTINGS, settings_markdown
+from mcpkit.cli.settings import CODE_ONLY, SETTINGS
+from mcpkit.cli.settings_doc import settings_markdown
 from mcpkit.client import Client
 from mcpkit.ext.tasks import TaskOptions
 from mcpkit.server.options import ServerOptions

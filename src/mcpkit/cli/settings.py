@@ -3,15 +3,16 @@
 
 A `Setting` is a run option (`--http`, `--store`, `--session-idle`, read from `args` by the
 command) or a `ServerOptions` field (`page_size`, `tasks.lease_s`, set on the loaded server's
-options); it has a `Kind` that reads it from text and writes it back as text, the same for a
-flag's value, an environment variable and a line of an env file, so each is checked and
-refused the same way. Every setting has an environment variable, `MCPKIT_` and its name in
-capitals (`tasks.lease_s` is `MCPKIT_TASKS_LEASE_S`). A run option also has its flag. A
-`ServerOptions` field has none unless the table gives one: the flags stay the few a person
-types, and what an operator sets once lives in the environment or an env file.
+options); it has a `Kind` (`mcpkit.cli.setting_kinds`) that reads it from text and writes it
+back as text, the same for a flag's value, an environment variable and a line of an env file,
+so each is checked and refused the same way. Every setting has an environment variable,
+`MCPKIT_` and its name in capitals (`tasks.lease_s` is `MCPKIT_TASKS_LEASE_S`). A run option
+also has its flag. A `ServerOptions` field has none unless the table gives one: the flags stay
+the few a person types, and what an operator sets once lives in the environment or an env
+file.
 
 Adding an option is adding one `Setting` here: the parser (`add_flags`), the environment
-variable, `--show-config` and docs/settings.md (`settings_markdown`, written by
+variable, `--show-config` and docs/settings.md (`mcpkit.cli.settings_doc`, written by
 `scripts/settings-doc`; `tests/cli/test_settings.py` fails when the file is stale) follow.
 `ServerOptions` fields that cannot come from text (a clock, a store object) are listed in
 `CODE_ONLY` with why, and the test fails on a field that is in neither.
@@ -20,157 +21,46 @@ A dotted name whose head is no `ServerOptions` field names an extension's option
 `ServerOptions.extensions` (`tasks.lease_s` is `TaskOptions.lease_s`): `option_at` reads it,
 the modules of `EXTENSION_OPTIONS` registering those types.
 
-Imports the standard library, `mcpkit.cli.usage`, and for checking values the store URL
-forms (`mcpkit.store.urls`) and the HTTP address parser, when a value is read.
+Imports the standard library and `mcpkit.cli.setting_kinds`; the options of the server and of
+its extensions when they are looked up.
 """
 
 from __future__ import annotations
 
 import argparse
-import math
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Final
+
+from mcpkit.cli.setting_kinds import (
+    ADDRESS,
+    API_HEADERS,
+    CACHE,
+    COUNT,
+    GRACE,
+    KEYS,
+    NAMES,
+    SECONDS,
+    SECRET,
+    STORE,
+    SWITCH,
+    TASK_STORE,
+    TEXT,
+    Kind,
+)
 
 __all__ = [
     "CODE_ONLY",
     "EXTENSION_OPTIONS",
-    "FALSE_WORDS",
     "SETTINGS",
-    "SWITCH",
-    "TRUE_WORDS",
-    "Kind",
     "Setting",
     "add_flags",
     "by_name",
     "extension_kind",
     "option_at",
-    "settings_markdown",
 ]
-
-TRUE_WORDS: Final = frozenset({"1", "true", "yes", "on"})
-FALSE_WORDS: Final = frozenset({"0", "false", "no", "off"})
-
-
-@dataclass(frozen=True)
-class Kind:
-    """How a setting's value is read from text and written as text."""
-
-    read: Callable[[str], Any]
-    """Text to value; raises `ValueError` saying what was expected."""
-    text: Callable[[Any], str] = str
-    metavar: str = "VALUE"
-    secret: bool = False
-    """Shown as hidden by `--show-config`."""
-
-
-def _switch(text: str) -> bool:
-    value = text.strip().lower()
-    if value in TRUE_WORDS:
-        return True
-    if value in FALSE_WORDS:
-        return False
-    raise ValueError(f"expected 1, true, yes or on (or 0, false, no, off), not {text!r}")
-
-
-def _count(text: str) -> int:
-    try:
-        value = int(text.strip())
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise ValueError(f"expected a whole number above zero, not {text!r}")
-    return value
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not value > 0 or math.isinf(value):
-        raise ValueError(f"expected seconds above zero, e.g. 600, not {text!r}")
-    return value
-
-
-def _grace(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not value >= 0 or math.isinf(value):
-        raise ValueError(f"expected seconds, 0 or more, e.g. 30, not {text!r}")
-    return value
-
-
-def _names(text: str) -> tuple[str, ...]:
-    return tuple(part for part in text.replace(",", " ").split() if part)
-
-
-def _cache(text: str) -> Any:
-    from mcpkit.server.resources import CacheHint
-
-    ttl, _, scope = text.replace(" ", "").partition(",")
-    try:
-        return CacheHint(int(ttl), scope or "public")
-    except ValueError:
-        raise ValueError(f"expected TTL_MS[,public|private], e.g. 60000,public, not {text!r}"
-                         ) from None
-
-
-def _store(text: str, *, paths: bool = False) -> str:
-    from mcpkit.store.urls import StoreURLError, parse_store_url
-
-    try:
-        parse_store_url(text, paths=paths)
-    except StoreURLError as exc:
-        raise ValueError(exc.reason) from None
-    return text.strip()
-
-
-def _task_store(text: str) -> str:
-    return _store(text, paths=True)
-
-
-def _address(text: str) -> str:
-    from mcpkit.transports.http_server.running import parse_address
-
-    parse_address(text)  # raises ValueError naming the form
-    return text.strip()
-
-
-def _hidden_url(value: Any) -> str:
-    """A store URL with its password left out."""
-    from urllib.parse import urlsplit
-
-    text = str(value)
-    parts = urlsplit(text)
-    if parts.password:
-        return text.replace(f":{parts.password}@", ":***@", 1)
-    return text
-
-
-SWITCH: Final = Kind(_switch, lambda v: "true" if v else "false", "BOOL")
-COUNT: Final = Kind(_count, str, "N")
-SECONDS: Final = Kind(_seconds, lambda v: f"{v:g}", "SECONDS")
-GRACE: Final = Kind(_grace, lambda v: f"{v:g}", "SECONDS")
-TEXT: Final = Kind(str.strip, str, "TEXT")
-NAMES: Final = Kind(_names, lambda v: ",".join(v), "NAME[,NAME...]")
-CACHE: Final = Kind(_cache, lambda v: f"{v.ttl_ms},{v.scope}", "TTL_MS[,SCOPE]")
-STORE: Final = Kind(_store, _hidden_url, "URL")
-TASK_STORE: Final = Kind(_task_store, _hidden_url, "PATH/URL")
-ADDRESS: Final = Kind(_address, str, "[HOST:]PORT[/PATH]")
-SECRET: Final = Kind(str.strip, lambda v: "set", "TEXT", secret=True)
-def _api_headers(text: str) -> tuple[str, ...]:
-    from mcpkit.cli.run_openapi import header_lines
-
-    return header_lines(text)
-
-
-API_HEADERS: Final = Kind(_api_headers, lambda v: f"{len(v)} header{'s' * (len(v) != 1)}",
-                          "'NAME: VALUE'", secret=True)
-KEYS: Final = Kind(_names, lambda v: f"{len(v)} key{'s' * (len(v) != 1)}", "KEY[,KEY...]",
-                   secret=True)
+"""The kinds of value (`Kind`, `SWITCH`, ...) are `mcpkit.cli.setting_kinds`'; the page made
+from the table, `settings_markdown`, is `mcpkit.cli.settings_doc`'."""
 
 
 @dataclass(frozen=True)
@@ -386,77 +276,3 @@ def add_flags(parser: argparse.ArgumentParser, settings: Iterable[Setting] = SET
         else:
             target.add_argument(s.flag, dest=s.dest, default=None, metavar=s.shown_as,
                                 help=help_text)
-
-
-def _default_text(setting: Setting) -> str:
-    if setting.server_option:
-        from mcpkit.server.options import ServerOptions
-
-        value: Any = ServerOptions()
-        for part in setting.name.split("."):
-            value = option_at(value, part)
-    else:
-        value = setting.default
-    if value is None or value == ():
-        return "—"
-    return setting.kind.text(value)
-
-
-def _option_path(name: str) -> str:
-    """Where a server option lives, as code writes it: `ServerOptions.page_size`, or an
-    extension's `ServerOptions.extensions["tasks"].lease_s`."""
-    from mcpkit.server.options import ServerOptions
-
-    head, dot, rest = name.partition(".")
-    if not dot or head in ServerOptions.__dataclass_fields__:
-        return f"ServerOptions.{name}"
-    return f'ServerOptions.extensions["{head}"].{rest}'
-
-
-def settings_markdown() -> str:
-    """docs/settings.md, from `SETTINGS` (written by `scripts/settings-doc`)."""
-    rows = []
-    for s in SETTINGS:
-        flag = f"`{s.flag}`" if s.flag else "—"
-        sets = f"`{_option_path(s.name)}`" if s.server_option else "`mcpkit run`" + (
-            f", `ServerOptions.{s.also_sets}`" if s.also_sets else "")
-        words = s.help.replace("*", "\\*").replace("|", "\\|")
-        rows.append(f"| `{s.env}` | {flag} | {sets} | `{s.shown_as}` | "
-                    f"{_default_text(s)} | {words} |")
-    code_only = "\n".join(f"- `ServerOptions.{name}`: {why}." for name, why in CODE_ONLY.items())
-    return _PAGE.format(rows="\n".join(rows), code_only=code_only)
-
-
-_PAGE = """# Settings
-
-<!-- Generated from mcpkit.cli.settings.SETTINGS by scripts/settings-doc; edit that table, not
-this file (tests/cli/test_settings.py fails when the two differ). -->
-
-Every option of `mcpkit run`, and every `ServerOptions` field that text can give, has an
-environment variable. A value is taken from the first of these that has it:
-
-1. the flag on the command line (for the settings that have one);
-2. the environment (`MCPKIT_...`);
-3. the env file given with `mcpkit run --env-file FILE` (`NAME=value` lines, `#` comments,
-   quotes as a shell writes them); its other variables reach the server's code as environment
-   variables too, unless the environment already has them;
-4. the server file's own `ServerOptions`, else the default below.
-
-`mcpkit run TARGET --show-config` prints each value and where it came from (a secret is
-shown hidden), and serves nothing. A value that does not fit its setting is refused before
-the server starts, in one line naming the flag or variable, where it came from and what is
-expected; so is an `MCPKIT_` name in an env file that is no setting, and one in the
-environment close to a setting's name gets a warning (`MCPKIT_PAGESIZE`: did you mean
-`MCPKIT_PAGE_SIZE`?).
-
-A switch is `1`, `true`, `yes` or `on` (`0`, `false`, `no`, `off`); a list is comma- or
-space-separated; `MCPKIT_HTTP=1` serves on the default address.
-
-| variable | flag | sets | value | default | what it does |
-| --- | --- | --- | --- | --- | --- |
-{rows}
-
-Not settable from outside the server's code:
-
-{code_only}
-"""

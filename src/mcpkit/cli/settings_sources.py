@@ -31,7 +31,8 @@ from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from mcpkit.cli.settings import SETTINGS, SWITCH, TRUE_WORDS, Setting, option_at
+from mcpkit.cli.setting_kinds import SWITCH, TRUE_WORDS
+from mcpkit.cli.settings import SETTINGS, Setting, option_at
 from mcpkit.cli.usage import UsageError
 
 __all__ = [
