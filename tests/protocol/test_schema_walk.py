@@ -9,15 +9,13 @@ import pytest
 from child_memory import traced
 
 from mcpkit.client.tools import vet_tool
+from mcpkit.schema import pointers as schema_pointers
 from mcpkit.schema import walk as schema_walk
+from mcpkit.schema import walked as schema_walked
 from mcpkit.schema.bounds import check_structure
-from mcpkit.schema.walk import (
-    MISSING,
-    Limits,
-    Wording,
-    check_schema_structure,
-    resolve_pointer,
-)
+from mcpkit.schema.pointers import MISSING, resolve_pointer
+from mcpkit.schema.walk import check_schema_structure
+from mcpkit.schema.walked import Limits, Wording
 
 WORDS = Wording(
     too_many="{where}: more than {max_nodes}",
@@ -177,7 +175,8 @@ def peak_memory(schema: str, limits: Limits = COSTED) -> int:
     """Bytes allocated at the peak of one check of the schema the expression `schema` builds
     (the schema itself excluded), in an interpreter of its own (tests/child_memory.py)."""
     return traced(f"""
-        from mcpkit.schema.walk import Limits, Wording, check_schema_structure
+        from mcpkit.schema.walk import check_schema_structure
+        from mcpkit.schema.walked import Limits, Wording
         schema = {schema}
 
         def work():
@@ -322,14 +321,15 @@ def test_a_place_is_spelled_out_only_for_a_refusal(monkeypatch: pytest.MonkeyPat
     # first attempt fails at once instead of running on.
     spelt: list[str] = []
     accepting = True
-    spell = schema_walk._pointer
+    spell = schema_pointers.pointer
 
     def counted(path: Any) -> str:
         spelt.append(text := spell(path))
         assert not accepting, f"a place spelt out for an accepted schema: {text[:80]}"
         return text
 
-    monkeypatch.setattr(schema_walk, "_pointer", counted)
+    for module in (schema_walk, schema_walked):  # each module that spells a place
+        monkeypatch.setattr(module, "pointer", counted)
     schema = {"properties": {"k" * 400_000: {"allOf": [{"$ref": "#/$defs/a"}] * 9_000}},
               "$defs": {"a": {}}}
     limits = Limits(max_nodes=20_000, max_depth=64, max_fan_out=10**5, max_expanded=10**6)

@@ -40,7 +40,8 @@ import orjson
 from mcpkit.errors import OpenAPIError
 from mcpkit.openapi.options import OpenAPIOptions
 from mcpkit.protocol.extras import require
-from mcpkit.schema.walk import Limits, Wording, check_schema_structure
+from mcpkit.schema.walk import check_schema_structure
+from mcpkit.schema.walked import Limits, Wording
 
 __all__ = [
     "MAX_DEPTH",

@@ -7,7 +7,7 @@ stays recursive instead of being unrolled. Every `$ref` was checked when the doc
 (`mcpkit.openapi.documents`): it stays in the document, names something, and no chain of them
 loops; the hop limit here is a second guard only.
 
-Imports: the standard library and `mcpkit.schema.walk`.
+Imports: the standard library and `mcpkit.schema.pointers`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 from mcpkit.openapi.documents import Document, OpenAPIError
-from mcpkit.schema.walk import MISSING, resolve_pointer
+from mcpkit.schema.pointers import MISSING, resolve_pointer
 
 __all__ = [
     "deref",

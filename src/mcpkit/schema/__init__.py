@@ -52,7 +52,8 @@ from mcpkit.schema.places import places_of
 from mcpkit.schema.problems import json_type
 from mcpkit.schema.validators import compile_output
 from mcpkit.schema.values import output_to_json
-from mcpkit.schema.walk import Limits, Wording, check_schema_structure
+from mcpkit.schema.walk import check_schema_structure
+from mcpkit.schema.walked import Limits, Wording
 
 __all__ = [
     "DEFAULT_DIALECT",

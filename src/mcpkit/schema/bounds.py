@@ -13,7 +13,7 @@ what the server accepts and how it says no to a server author. Refused:
 What this cannot bound, recursion that descends into the value, is bounded per call by
 `mcpkit.schema.raw`.
 
-Imports: the standard library and `mcpkit.schema.walk`.
+Imports: the standard library, `mcpkit.schema.walk` and `mcpkit.schema.walked`.
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from mcpkit.schema.walk import Limits, Wording, check_schema_structure
+from mcpkit.schema.walk import check_schema_structure
+from mcpkit.schema.walked import Limits, Wording
 
 __all__ = [
     "MAX_DEPTH",
