@@ -564,3 +564,56 @@ def test_only_named_places_import_the_eras_rooms() -> None:
         "ERA_IMPORTS")
     stale = sorted(f"{rel} -> {module}" for rel, module in ERA_IMPORTS.keys() - found)
     assert not stale, f"ERA_IMPORTS names imports that are gone: {stale}"
+
+
+# -- the core Server and its parts ----------------------------------------------------------------
+# `Server` (server/server.py) is made of the server's modules; none of them may name it back,
+# not even under TYPE_CHECKING or inside a function: each takes the narrow view it reads
+# (`mcpkit.server.view`, `mcpkit.server.composition.Composed`), so the class and its parts form
+# no loop, hidden from the runtime or not.
+
+SERVER_CLASS = "mcpkit.server.server"
+
+
+def _module_path(module: str) -> Path | None:
+    """The source of a module of the package, or None for a name that is no module (an
+    attribute imported with `from a import b`)."""
+    base = PACKAGE.parent.joinpath(*module.split("."))
+    for path in (base.with_suffix(".py"), base / "__init__.py"):
+        if path.is_file():
+            return path
+    return None
+
+
+def server_parts() -> dict[str, set[str]]:
+    """Every module of `mcpkit.server` that server/server.py imports, directly or through
+    others (every import counts), -> the modules of `mcpkit.server` it imports itself."""
+    parts: dict[str, set[str]] = {}
+    todo = [SERVER_CLASS]
+    while todo:
+        module = todo.pop()
+        path = _module_path(module)
+        if path is None or module in parts:
+            continue
+        imported = {name for _, name in mcpkit_imports(ast.parse(path.read_text(encoding="utf-8")))
+                    if name == "mcpkit.server" or name.startswith("mcpkit.server.")}
+        parts[module] = imported
+        todo += sorted(imported)
+    del parts[SERVER_CLASS]
+    return parts
+
+
+def test_no_part_of_the_core_server_imports_the_class() -> None:
+    parts = server_parts()
+    assert {"mcpkit.server.dispatch", "mcpkit.server.mounting", "mcpkit.server.lifespan",
+            "mcpkit.server.view"} <= parts.keys()
+    loops = sorted(module for module, imported in parts.items() if SERVER_CLASS in imported)
+    assert not loops, (
+        f"{loops} import {SERVER_CLASS}, which imports them: take the narrow view of the "
+        "server the module reads (mcpkit.server.view) instead of the class")
+
+
+def test_a_part_naming_the_class_under_type_checking_is_found() -> None:
+    source = ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+              "    from mcpkit.server.server import Server\n")
+    assert mcpkit_imports(ast.parse(source)) == [(3, SERVER_CLASS)]

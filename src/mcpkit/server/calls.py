@@ -12,21 +12,20 @@ progress is not reported (the caller's own reports must keep rising), its log me
 the mounted server's own chain and method, with a `Context` of its own (its `server`, its
 lifespan), for the same client and request.
 
-Imports the server's own modules and `mcpkit.errors`.
+Imports the server's own modules and `mcpkit.errors`; of a mounted server it reads its view
+`Routed` (`mcpkit.server.view`).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from mcpkit.errors import InternalError, InvalidParamsError, MethodNotFoundError
 from mcpkit.protocol.envelope import RequestMeta
 from mcpkit.server.context import Context, called_by, caller_of
 from mcpkit.server.mrtr import InputRequired
 from mcpkit.server.scopes import operation_scopes
-
-if TYPE_CHECKING:
-    from mcpkit.server.server import Server
+from mcpkit.server.view import Routed
 
 __all__ = [
     "call_in",
@@ -34,7 +33,7 @@ __all__ = [
 ]
 
 
-async def _serve(server: Server, method: str, params: dict[str, Any], ctx: Context
+async def _serve(server: Routed, method: str, params: dict[str, Any], ctx: Context
                  ) -> dict[str, Any]:
     handler = server.routes.get(method)
     if handler is None:
@@ -83,7 +82,7 @@ async def call_own(caller: Context, method: str, params: dict[str, Any]) -> dict
     return result
 
 
-async def call_in(server: Server, method: str, params: dict[str, Any], caller: Context
+async def call_in(server: Routed, method: str, params: dict[str, Any], caller: Context
                   ) -> dict[str, Any]:
     """`method(params)` served by the mounted `server` for the caller's request."""
     ctx = Context(server, method, caller.request_id, caller.meta, caller._notify,

@@ -29,7 +29,8 @@ added are merged: a method this server does not serve is routed to it; an extens
 by both with different settings is a collision. A mounted server's completion handler
 completes its prompts and templates.
 
-Imports the server's own modules, `mcpkit.errors` and `mcpkit.types`; the `Server` for its type.
+Imports the server's own modules, `mcpkit.errors` and `mcpkit.types`; of the servers it joins
+it reads and writes their view `Composed`, defined here.
 """
 
 from __future__ import annotations
@@ -37,7 +38,8 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Final
+from contextlib import AbstractAsyncContextManager
+from typing import TYPE_CHECKING, Any, Final, Protocol, runtime_checkable
 
 from mcpkit.server.calls import call_in
 from mcpkit.server.context import Context
@@ -46,10 +48,16 @@ from mcpkit.types.constants import SERVER_INFO_KEY
 from mcpkit.types.methods import Method
 
 if TYPE_CHECKING:
-    from mcpkit.server.server import Server
+    from mcpkit.server.extensions import Extensions
+    from mcpkit.server.prompts import Prompt
+    from mcpkit.server.resources import Resource, ResourceTemplate
+    from mcpkit.server.tool_filters import ToolFilter
+    from mcpkit.server.tools import Tool
+    from mcpkit.server.view import Handler, RunsRequests
 
 __all__ = [
     "KINDS",
+    "Composed",
     "Link",
     "namespaced_name",
     "namespaced_uri",
@@ -64,6 +72,45 @@ resources and templates)."""
 
 _NOUN: Final = {"tools": "tool", "resources": "resource", "templates": "resource template",
                 "prompts": "prompt"}
+
+
+@runtime_checkable
+class Composed(Protocol):
+    """A server as a link sees the two it joins (`Server` is one by its shape): the registries
+    it fills and reads, the extensions, routes and filters it merges, the admission of a tool
+    and an update's announcement; and of a mounted server what its parent asks of it (its
+    completion handler, the servers below it, being held running and by whom)."""
+
+    tools: dict[str, Tool]
+    prompts: dict[str, Prompt]
+    resources: dict[str, Resource]
+    templates: list[ResourceTemplate]
+    routes: dict[str, Handler]
+    tool_filters: list[ToolFilter]
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def extensions(self) -> Extensions: ...
+
+    @property
+    def chain(self) -> RunsRequests | None: ...
+
+    @property
+    def completion(self) -> Callable[..., Any] | None: ...
+
+    def admit_tool(self, tool: Tool) -> None: ...
+
+    def notify_resource_updated(self, uri: str, *, changes: int = 1) -> None: ...
+
+    def running(self) -> AbstractAsyncContextManager[Any]: ...
+
+    def _descendants(self) -> list[Composed]: ...
+
+    def _held_by(self, link: Link) -> None: ...
+
+    def _completes(self) -> bool: ...
 
 
 def namespaced_name(namespace: str | None, name: str) -> str:
@@ -166,7 +213,7 @@ class Link:
     (`include`)."""
 
     def __init__(
-        self, parent: Server, child: Server, namespace: str | None, live: bool,
+        self, parent: Composed, child: Composed, namespace: str | None, live: bool,
         claim: Callable[[str, str], None], announce: Callable[[str | None], None],
     ) -> None:
         if namespace is not None and not _NAMESPACE.match(namespace):
@@ -315,7 +362,7 @@ class Link:
         self.parent.notify_resource_updated(self.uri(uri), changes=count)
 
 
-def _keys(server: Server, kind: str) -> set[Any]:
+def _keys(server: Composed, kind: str) -> set[Any]:
     if kind == "tools":
         return set(server.tools)
     if kind == "prompts":
@@ -347,7 +394,7 @@ def merge_extensions(link: Link) -> None:
         parent.tool_filters.append(_scoped_filter(link, admits))
 
 
-def _routed(child: Server, method: str) -> Callable[..., Any]:
+def _routed(child: Composed, method: str) -> Callable[..., Any]:
     async def routed(params: dict[str, Any], ctx: Context) -> dict[str, Any]:
         return await call_in(child, method, params, ctx)
     return routed

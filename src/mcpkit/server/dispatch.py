@@ -15,8 +15,8 @@ capability and params checks (`guards.py`); the function lives beside what it se
 (`tools.py`, `resources.py`, `prompts.py`, `discover.py`, `completion.py`, `subscriptions.py`).
 
 Imports `mcpkit.protocol`, `mcpkit.errors`, `mcpkit.types`, `mcpkit.tracing` (the span `serve`
-runs a request in while a tracer provider is set) and the server's own modules; the `Server`
-only for its type.
+runs a request in while a tracer provider is set) and the server's own modules; of the server
+it reads only its view `Served` (`mcpkit.server.view`, where `Handler` is defined too).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from mcpkit.errors import InternalError, MethodNotFoundError, RPCError
 from mcpkit.protocol.codec import Request, RequestId, error_message, result_message
@@ -38,11 +38,9 @@ from mcpkit.server.resources import list_resources, list_templates, read_resourc
 from mcpkit.server.subscriptions import listen
 from mcpkit.server.tool_calls import call_tool
 from mcpkit.server.tools import list_tools
+from mcpkit.server.view import Handler, Served
 from mcpkit.tracing.spans import active, server_span
 from mcpkit.types.methods import METHODS, Method
-
-if TYPE_CHECKING:
-    from mcpkit.server.server import Server
 
 __all__ = [
     "SERVED_BY",
@@ -53,11 +51,9 @@ __all__ = [
     "routes",
     "serve",
 ]
+"""`Handler` is `mcpkit.server.view`'s, named here too: the routes built here hold them."""
 
 log = logging.getLogger("mcpkit.server")
-
-Handler = Callable[[dict[str, Any], Context], Awaitable[dict[str, Any]]]
-"""A method: the request's params and its `Context` -> the result; raises RPCError."""
 
 Work = Awaitable[dict[str, Any]]
 """What `serve` awaits for one request: the result, or an exception to turn into an error."""
@@ -123,7 +119,7 @@ async def serve(
     return result_message(request.id, result)
 
 
-async def handle(server: Server, request: Request, notify: Notify | None,
+async def handle(server: Served, request: Request, notify: Notify | None,
                  principal: Any) -> dict[str, Any]:
     """`serve` of `call` for one modern request in one coroutine rather than two
     (`Server.handle`: every request's path); the same steps and the same errors."""
@@ -141,7 +137,7 @@ async def handle(server: Server, request: Request, notify: Notify | None,
 
 
 async def call(
-    server: Server,
+    server: Served,
     method: str,
     params: dict[str, Any] | None,
     request_id: RequestId | None,
@@ -159,7 +155,7 @@ async def call(
     return result
 
 
-def _opened(server: Server, method: str, params: dict[str, Any] | None,
+def _opened(server: Served, method: str, params: dict[str, Any] | None,
             request_id: RequestId | None, notify: Notify | None, principal: Any,
             in_request_only: bool = False) -> Work:
     """`call`'s checks and routing: the method's work to await for its result (through the

@@ -20,7 +20,7 @@ factory's `yield`); one that fails to start stops the transport before it serves
 What it yields is `ctx.lifespan_context` in every handler (and `Server.lifespan_context`).
 The servers mounted in it (`Server.mount`) are entered with it, after it, and exited before.
 
-Imports the standard library only; the `Server` for its type.
+Imports the standard library; of the server it reads its view `Held` (`mcpkit.server.view`).
 """
 
 from __future__ import annotations
@@ -29,10 +29,9 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
-if TYPE_CHECKING:
-    from mcpkit.server.server import Server
+from mcpkit.server.view import Held
 
 __all__ = [
     "Lifespan",
@@ -52,7 +51,7 @@ class LifespanState:
 
     __slots__ = ("_factory", "_holders", "_lock", "_loop", "_stack", "server", "value")
 
-    def __init__(self, server: Server, factory: Lifespan | None) -> None:
+    def __init__(self, server: Held, factory: Lifespan | None) -> None:
         if factory is not None and not callable(factory):
             raise TypeError(f"Server(lifespan=...) takes a function of the server returning an "
                             f"async context manager (@asynccontextmanager), not {factory!r}")

@@ -5,20 +5,19 @@ is paged the same way: an opaque cursor bound to the registry's generation, the 
 size, its list caching hint and `serverInfo`, and the page kept until the registry changes. A
 method of a kind the server registered none of is unknown to it (-32601), naming the kind.
 
-Imports `mcpkit.protocol`, `mcpkit.errors` and `mcpkit.types`; the `Server` only for its type.
+Imports `mcpkit.protocol`, `mcpkit.errors` and `mcpkit.types`; of the server it reads its view
+`Listed` (`mcpkit.server.view`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from mcpkit.errors import MethodNotFoundError
 from mcpkit.protocol.cursor import decode_cursor, encode_cursor
+from mcpkit.server.view import Listed
 from mcpkit.types.methods import Method
-
-if TYPE_CHECKING:
-    from mcpkit.server.server import Server
 
 __all__ = [
     "page",
@@ -26,7 +25,7 @@ __all__ = [
 ]
 
 
-def require(server: Server, kind: str, method: str) -> None:
+def require(server: object, kind: str, method: str) -> None:
     """Refuse `method` when the server offers no `kind` ("tools", "prompts")."""
     if not getattr(server, kind):
         raise MethodNotFoundError(
@@ -34,7 +33,7 @@ def require(server: Server, kind: str, method: str) -> None:
         )
 
 
-def page(server: Server, kind: str, key: str, params: dict[str, Any],
+def page(server: Listed, kind: str, key: str, params: dict[str, Any],
          items: Callable[[], list[Any]], seen_by: Hashable | None = None
          ) -> dict[str, Any]:
     """The page of `kind`'s list that `params.cursor` points at, as a list result under `key`;

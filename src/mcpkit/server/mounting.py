@@ -6,13 +6,10 @@ The links themselves, and what each installs, are `mcpkit.server.composition`'s.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 from mcpkit.server.announcing import Announcing
-from mcpkit.server.composition import Link, merge_extensions, merged_extensions
-
-if TYPE_CHECKING:
-    from mcpkit.server.server import Server
+from mcpkit.server.composition import Composed, Link, merge_extensions, merged_extensions
 
 __all__ = [
     "Mounting",
@@ -20,36 +17,39 @@ __all__ = [
 
 
 class Mounting(Announcing):
-    """The composition of `Server` (its attributes are set by `Server.__init__`)."""
+    """The composition of `Server` (its attributes are set by `Server.__init__`). The servers
+    it holds, and itself as their parent, are what a link sees of them (`Composed`): a
+    `Server` is one, and this base, below the registries it fills, is not yet."""
 
     name: str
     completion: Callable[..., Any] | None
     _links: list[Link]
 
-    def mounted_servers(self) -> list[Server]:
+    def mounted_servers(self) -> list[Composed]:
         """The servers `mount`ed here (their lifespans are entered with this one's)."""
         return [link.child for link in self._links if link.live]
 
-    def mount(self, other: Server, namespace: str | None = None) -> None:
+    def mount(self, other: Composed, namespace: str | None = None) -> None:
         """Serve `other`'s tools, resources and prompts here, live, under `namespace`
         (`billing_pay`, `invoice://billing/...`; `mcpkit.server.composition`): what it
         registers later appears here, and its calls are served by it, with its middleware and
         lifespan. A name or URI that would collide is refused (ValueError naming each)."""
         self._compose(other, namespace, live=True)
 
-    def include(self, other: Server, prefix: str | None = None) -> None:
+    def include(self, other: Composed, prefix: str | None = None) -> None:
         """Copy `other`'s tools, resources and prompts here, under `prefix` (namespaced as
         `mount` does): they are this server's own from now on, run with its middleware and
         lifespan; later changes of `other` do not appear."""
         self._compose(other, prefix, live=False)
 
-    def _compose(self, other: Server, namespace: str | None, *, live: bool) -> None:
+    def _compose(self, other: Composed, namespace: str | None, *, live: bool) -> None:
         how = "mount" if live else "include"
         if not isinstance(other, Mounting):
             raise TypeError(f"{how}() takes a Server, not {type(other).__name__}")
-        if other is self or self in other._descendants():
+        parent = cast("Composed", self)  # the `Server` this base is one of (see the class)
+        if other is parent or parent in other._descendants():
             raise ValueError(f"{how}({other.name!r}): a server cannot hold itself")
-        link = Link(cast("Server", self), other, namespace, live, self._claim, self._changed)
+        link = Link(parent, other, namespace, live, self._claim, self._changed)
         collisions = link.collisions() + merged_extensions(link)
         if collisions:
             raise ValueError(
@@ -64,8 +64,8 @@ class Mounting(Announcing):
         for kind in ("tools", "resources", "prompts"):
             self._changed(kind)
 
-    def _descendants(self) -> list[Server]:
-        found: list[Server] = []
+    def _descendants(self) -> list[Composed]:
+        found: list[Composed] = []
         for link in self._links:
             found += [link.child, *link.child._descendants()]
         return found

@@ -14,10 +14,10 @@ from __future__ import annotations
 import inspect
 import logging
 import re
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import Any, Protocol, TypedDict
 from urllib.parse import unquote
 
 from mcpkit.errors import (
@@ -35,9 +35,6 @@ from mcpkit.server.listing import page
 from mcpkit.server.mrtr import in_rounds
 from mcpkit.server.scopes import viewer, visible
 from mcpkit.types.methods import Method
-
-if TYPE_CHECKING:
-    from mcpkit.server.server import Server
 
 __all__ = [
     "CacheHint",
@@ -290,7 +287,20 @@ def _unsendable(uri: str, problem: str) -> InternalError:
     return InternalError(message, {"uri": uri})
 
 
-def _require(server: Server, method: str) -> None:
+class _Offers(Protocol):
+    """What refusing a resource method reads of the server: whether it offers any resource."""
+
+    @property
+    def resources(self) -> Mapping[str, Resource]: ...
+
+    @property
+    def templates(self) -> Sequence[ResourceTemplate]: ...
+
+    @property
+    def resource_fallback(self) -> Fallback | None: ...
+
+
+def _require(server: _Offers, method: str) -> None:
     if not server.resources and not server.templates and server.resource_fallback is None:
         raise MethodNotFoundError(
             f"Method not found: {method} (this server offers no resources)", {"method": method}

@@ -11,7 +11,6 @@ import asyncio
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from mcpkit.server.dispatch import Handler
 from mcpkit.server.extension_options import tool_option_owner
 from mcpkit.server.extensions import (
     Extensions,
@@ -23,6 +22,7 @@ from mcpkit.server.extensions import (
 from mcpkit.server.mounting import Mounting
 from mcpkit.server.tool_filters import ToolFilter
 from mcpkit.server.tools import CORE_TOOL_OPTIONS, Tool
+from mcpkit.server.view import Handler
 
 __all__ = [
     "ExtensionSeams",
