@@ -11,7 +11,10 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-CEILING = 143
+CEILING = 144
+"""143 until the HTTP app's module was split by responsibility: `HTTPOptions` (options.py) and
+`run_http`/`serve_http` (running.py) each import the era's `SessionLimits` they name, where the
+one module imported it once; no era code was added."""
 
 
 def test_the_era_outside_its_rooms_does_not_grow() -> None:
