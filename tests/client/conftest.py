@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 from schema_tap import RAW_SERVER, SchemaTap
 
-from mcpkit.client import Client, ClientOptions
+from mcpkit.client import ClientOptions
+from mcpkit.clients import Client
 from mcpkit.transports.memory import InMemory
 from mcpkit.transports.stdio.client import StdioServer
 

@@ -12,7 +12,8 @@ import pytest
 from schema_tap import SchemaTap
 from task_peer import TASKS, TaskPeer, confirm, done, state
 
-from mcpkit.client import Client, ClientOptions
+from mcpkit.client import ClientOptions
+from mcpkit.clients import Client
 from mcpkit.errors import (
     InputRoundsExceededError,
     InternalError,
