@@ -26,7 +26,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Mapping, Sequence
-from typing import Any, TypeVar, Unpack, overload
+from typing import Any, Self, TypeVar, Unpack, overload
 
 from mcpkit._version import __version__
 from mcpkit.client.calls import call
@@ -169,13 +169,13 @@ class Client:
 
     # -- connection ------------------------------------------------------------------------
 
-    async def __aenter__(self) -> Client:
+    async def __aenter__(self) -> Self:
         return await self.connect()
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
-    async def connect(self) -> Client:
+    async def connect(self) -> Self:
         """Open the transport and settle the era (done on first use when not called)."""
         await self._core.connect()
         return self

@@ -27,7 +27,7 @@ import asyncio
 import threading
 import weakref
 from collections.abc import Coroutine, Iterator, Mapping, Sequence
-from typing import Any, TypeVar, Unpack, overload
+from typing import Any, Self, TypeVar, Unpack, overload
 
 from mcpkit.client.client import DEFAULT_TIMEOUT, Client, Structured
 from mcpkit.client.listen import Subscription
@@ -183,13 +183,13 @@ class SyncClient:
 
     # -- connection ------------------------------------------------------------------------
 
-    def __enter__(self) -> SyncClient:
+    def __enter__(self) -> Self:
         return self.connect()
 
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def connect(self) -> SyncClient:
+    def connect(self) -> Self:
         """Open the transport and settle the era (done on first use when not called)."""
         self._runner.run(self.client.connect())
         return self
