@@ -41,7 +41,7 @@ from wire import MODERN, check_server_message
 from mcpkit.ext.tasks import runtime_of
 from mcpkit.ext.tasks.records import TaskStore
 from mcpkit.ext.tasks.stores import store_for
-from mcpkit.protocol.tasks import TERMINAL, check_get_task_result
+from mcpkit.ext.tasks.wire import TERMINAL, check_get_task_result
 from mcpkit.server.options import ServerOptions
 from mcpkit.testing import ServerWire
 

@@ -25,12 +25,6 @@ SERVER_SEAMS = {"mcpkit.server.extending", "mcpkit.server.options", "mcpkit.serv
 `ServerOptions` (where its options are kept)."""
 
 CORE_NAMING_TASKS = {
-    # The client half (TaskHandle, TaskWatch, admit_task): `Client.start_tool` and
-    # `Client.task` are the core client's own API today.
-    "client/__init__.py", "client/calls.py", "client/client.py", "client/sync.py",
-    "client/task_watch.py", "client/tasks.py", "client/tool_calls.py",
-    # The wire shapes and method rows both halves share, below the client.
-    "protocol/tasks.py",
     # The official extensions' identifiers, Tasks' among Skills' and Apps'.
     "protocol/extensions.py",
 }

@@ -100,11 +100,11 @@ USER_FILE = textwrap.dedent('''
 
     async def main() -> None:
         async with Client(InMemory(server)) as client:
-            reveal_type(client)  # mcpkit.client.client.Client
+            reveal_type(client)  # mcpkit.clients.Client
             reveal_type(client.era)  # Literal['modern'] | Literal['legacy'] | None
             reveal_type(client.protocol_version)  # str | None
         async with connect(server) as client:
-            reveal_type(client)  # mcpkit.client.client.Client
+            reveal_type(client)  # mcpkit.clients.Client
 
 
     asyncio.run(main())

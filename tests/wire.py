@@ -65,13 +65,13 @@ def _shape(checker: Any, value: Any, what: str) -> None:
 
 
 def _create_task_result(result: dict[str, Any]) -> None:
-    from mcpkit.protocol.tasks import check_create_task_result
+    from mcpkit.ext.tasks.wire import check_create_task_result
 
     _shape(check_create_task_result, result, "CreateTaskResult")
 
 
 def _get_task_result(result: dict[str, Any]) -> None:
-    from mcpkit.protocol.tasks import check_get_task_result
+    from mcpkit.ext.tasks.wire import check_get_task_result
 
     _shape(check_get_task_result, result, "GetTaskResult")
 
@@ -216,7 +216,7 @@ def check_server_message(revision: str, message: dict[str, Any], method: str | N
             check(revision, "InputRequiredResult", result)
         elif method in EXTENSION_RESULTS or result.get("resultType") == "task":
             # The Tasks extension's results: the core schema knows their envelope only, so
-            # their shapes are held to mcpkit.protocol.tasks' checks of the ext-tasks schema.
+            # their shapes are held to mcpkit.ext.tasks.wire' checks of the ext-tasks schema.
             check(revision, "Result", result)
             EXTENSION_RESULTS.get(method if result.get("resultType") != "task" else "",
                                   _create_task_result)(result)
@@ -229,7 +229,7 @@ def check_server_message(revision: str, message: dict[str, Any], method: str | N
     elif "id" in message:
         check(revision, REQUEST_TYPES[message["method"]], message)
     elif message["method"] == "notifications/tasks":
-        from mcpkit.protocol.tasks import check_detailed_task
+        from mcpkit.ext.tasks.wire import check_detailed_task
 
         check(revision, "JSONRPCNotification", message)
         _shape(check_detailed_task, message["params"], "TaskStatusNotification params")

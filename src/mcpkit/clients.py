@@ -6,7 +6,10 @@ layer sits below `transports/` and never imports one. Starting a client from an 
 file (`from_config(path, name)`) means building a `StdioServer` or an `HTTPConnector` from an
 entry, so it is added here, a layer above the transports, as `mcpkit.Server` adds serving to the
 core server in `mcpkit.app`. Each subclass is its core class in every other way
-(`isinstance(mcpkit.Client(...), mcpkit.client.Client)` holds).
+(`isinstance(mcpkit.Client(...), mcpkit.client.Client)` holds), plus the client halves of the
+extensions: the core client knows no tasks, and `mcpkit.Client` mixes in the Tasks extension's
+(`mcpkit.ext.tasks.TaskClient`: `start_tool`, `task`, `call_tool` waiting on a task), as
+`mcpkit.Server` installs its runtime.
 
 `Clients` is several servers as one, for agent builders: one `list_tools()` over every server,
 each tool's name prefixed with its server's (`calendar__create_event`), and `call_tool` sending
@@ -26,9 +29,10 @@ from mcpkit.client.client import Structured
 from mcpkit.client.results import CallToolResult, Tool
 from mcpkit.client.server_entries import ServerEntry, read_entries, read_entry
 from mcpkit.client.sync import SyncClient as CoreSyncClient
-from mcpkit.client.tool_calls import CallOptions
 from mcpkit.client.transport import ClientTransport, Connector
 from mcpkit.errors import InvalidParamsError
+from mcpkit.ext.tasks.client import TaskCallOptions, TaskClient
+from mcpkit.ext.tasks.sync import SyncTaskClient
 from mcpkit.transports.entries import connector_for
 
 __all__ = [
@@ -53,7 +57,7 @@ def _connector(entry: ServerEntry, options: ConnectorOptions) -> Connector:
     return connector_for(entry, **dict(given or {}))
 
 
-class Client(CoreClient):
+class Client(TaskClient, CoreClient):
     """An MCP client (`mcpkit.client.Client`), which can also be started from the `mcpServers`
     file an MCP host reads: `Client.from_config("~/.cursor/mcp.json", "calendar")`."""
 
@@ -71,9 +75,11 @@ class Client(CoreClient):
         return cls(_connector(entry, connector_options), **client_options)
 
 
-class SyncClient(CoreSyncClient):
-    """A client without `await` (`mcpkit.client.sync.SyncClient`), which can also be started
-    from an `mcpServers` file."""
+class SyncClient(SyncTaskClient, CoreSyncClient):
+    """A client without `await` (`mcpkit.client.sync.SyncClient`) of an `mcpkit.Client`,
+    which can also be started from an `mcpServers` file."""
+
+    client_class = Client
 
     @classmethod
     def from_config(cls: type[S], path: ConfigPath, name: str, *,
@@ -195,22 +201,30 @@ class Clients:
 
     @overload
     async def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None, *,
-                        result: None = None, **options: Unpack[CallOptions]
+                        result: None = None, **options: Unpack[TaskCallOptions]
                         ) -> CallToolResult[Structured]: ...
 
     @overload
     async def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None, *,
-                        result: type[T], **options: Unpack[CallOptions]
+                        result: type[T], **options: Unpack[TaskCallOptions]
                         ) -> CallToolResult[T]: ...
 
     async def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None, *,
-                        result: Any = None, **options: Unpack[CallOptions]
+                        result: Any = None, **options: Unpack[TaskCallOptions]
                         ) -> CallToolResult[Any]:
         """Call `SERVER{separator}TOOL` on its server (`Client.call_tool`, every argument
         the same)."""
         server, tool = self.split(name)
-        answer: CallToolResult[Any] = await self.clients[server].call_tool(
-            tool, arguments, result=result, **options)
+        client = self.clients[server]
+        if isinstance(client, TaskClient):
+            followed: CallToolResult[Any] = await client.call_tool(
+                tool, arguments, result=result, **options)
+            return followed
+        if options.pop("on_status", None) is not None:
+            raise TypeError(f"Clients: server {server!r} is a core client, which follows no "
+                            "tasks: on_status needs an mcpkit.Client")
+        answer: CallToolResult[Any] = await client.call_tool(
+            tool, arguments, result=result, **options)  # type: ignore[call-overload]
         return answer
 
     def __repr__(self) -> str:

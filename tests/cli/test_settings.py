@@ -19,7 +19,7 @@ from http_peer import ServerProcess, checked_transport
 from mcpkit.cli.main import _parser
 from mcpkit.cli.settings import CODE_ONLY, SETTINGS
 from mcpkit.cli.settings_doc import settings_markdown
-from mcpkit.client import Client
+from mcpkit.clients import Client
 from mcpkit.ext.tasks import TaskOptions
 from mcpkit.server.options import ServerOptions
 

@@ -10,7 +10,9 @@ from typing import Any
 import pytest
 from schema_tap import RAW_SERVER, SchemaTap
 
-from mcpkit.client import Client, ClientOptions
+from mcpkit.client import ClientOptions
+from mcpkit.client.client import Client as CoreClient
+from mcpkit.clients import Client
 from mcpkit.transports.memory import InMemory
 from mcpkit.transports.stdio.client import StdioServer
 
@@ -57,14 +59,17 @@ def raw_client(
 ) -> Callable[..., Client]:
     """A Client on `raw_server.py MODE`, a real subprocess."""
 
-    def make(mode: str, *, options: ClientOptions | None = None, **kwargs: Any) -> Client:
+    def make(mode: str, *, options: ClientOptions | None = None, core: bool = False,
+             **kwargs: Any) -> Client:
+        """`core`: the core `mcpkit.client.Client`, without the extensions' halves."""
         tap = SchemaTap(check_server=False)
         taps.append(tap)
         connector = StdioServer(
             [sys.executable, RAW_SERVER, mode], env={"RAW_SERVER_LOG": str(raw_log)},
             stderr="capture", tap=tap,
         )
-        client = Client(connector, options=options or ClientOptions(probe_timeout=5), **kwargs)
+        cls = CoreClient if core else Client
+        client = cls(connector, options=options or ClientOptions(probe_timeout=5), **kwargs)
         client.tap = tap  # type: ignore[attr-defined]
         clients.append(client)
         return client

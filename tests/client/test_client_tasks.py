@@ -12,8 +12,8 @@ import pytest
 from schema_tap import SchemaTap
 from task_peer import TASKS, TaskPeer, confirm, done, state
 
-from mcpkit.client import Client, ClientOptions
-from mcpkit.client.task_watch import MAX_POLL_S, MIN_POLL_S, TaskWatch, poll_delay
+from mcpkit.client import ClientOptions
+from mcpkit.clients import Client
 from mcpkit.errors import (
     InputRoundsExceededError,
     InternalError,
@@ -22,6 +22,7 @@ from mcpkit.errors import (
     RequestTimeoutError,
     TaskCancelledError,
 )
+from mcpkit.ext.tasks.watch import MAX_POLL_S, MIN_POLL_S, TaskWatch, poll_delay
 
 TID = "t" * 24
 DECLARE = ClientOptions(extensions={TASKS: {}}, timeout=10)

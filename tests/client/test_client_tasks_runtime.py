@@ -14,7 +14,8 @@ import pytest
 from http_peer import ServerProcess
 from task_server import make
 
-from mcpkit.client import Client, ClientOptions
+from mcpkit.client import ClientOptions
+from mcpkit.clients import Client
 from mcpkit.errors import InternalError, TaskCancelledError
 from mcpkit.transports.http_client.transport import HTTPConnector
 

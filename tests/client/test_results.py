@@ -23,7 +23,6 @@ from mcpkit import Image, Server, ServerOptions
 from mcpkit.client import (
     BlobResourceContents,
     CallToolResult,
-    Client,
     ClientOptions,
     EmbeddedResource,
     ImageContent,
@@ -36,6 +35,7 @@ from mcpkit.client import (
     TextResourceContents,
     Tool,
 )
+from mcpkit.clients import Client
 from mcpkit.errors import ProtocolViolation, ResultTypeError, ToolError
 from mcpkit.ext.tasks import TaskOptions
 from mcpkit.testing import WireRecorder, connect

@@ -11,7 +11,7 @@ import pytest
 from wire import LEGACY, MODERN, SPEC_DIR, spec_available
 
 from mcpkit import Server
-from mcpkit.protocol.tasks import TaskMethod
+from mcpkit.ext.tasks.wire import TaskMethod
 from mcpkit.server.dispatch import SERVED_BY
 from mcpkit.types.era import LEGACY as LEGACY_ERA
 from mcpkit.types.era import MODERN as MODERN_ERA

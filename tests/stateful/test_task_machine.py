@@ -53,7 +53,7 @@ from mcpkit.errors import InternalError
 from mcpkit.ext.tasks import TaskOptions, runtime_of
 from mcpkit.ext.tasks.stores import store_for
 from mcpkit.ext.tasks.upkeep import upkeep_once
-from mcpkit.protocol.tasks import TERMINAL, check_get_task_result
+from mcpkit.ext.tasks.wire import TERMINAL, check_get_task_result
 from mcpkit.server.options import ServerOptions
 from mcpkit.testing import ServerWire
 

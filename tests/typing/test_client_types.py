@@ -89,7 +89,7 @@ EXPECTED = {
     "schema": "dict[str, Any]",
     "contents": "list[mcpkit.client.content.TextResourceContents"
                 " | mcpkit.client.content.BlobResourceContents]",
-    "TaskHandle[Point]": "mcpkit.client.tasks.TaskHandle[user.Point]",
+    "TaskHandle[Point]": "mcpkit.ext.tasks.handles.TaskHandle[user.Point]",
     "Client": "mcpkit.clients.Client",
     "prompts": "list[mcpkit.client.results.Prompt]",
 }

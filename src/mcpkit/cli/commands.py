@@ -172,7 +172,8 @@ def run_command(args: argparse.Namespace) -> int:
 async def _run(args: argparse.Namespace) -> int:
     from mcpkit._version import __version__
     from mcpkit.cli.given_answers import Answering, input_source, parse_given
-    from mcpkit.client import Client, ClientOptions
+    from mcpkit.client import ClientOptions
+    from mcpkit.clients import Client
     from mcpkit.errors import MCPError, RPCError, SignInNeeded, StepUpNeeded, UsageError
 
     stderr = args.stderr_mode = "inherit" if args.server_stderr else "capture"

@@ -56,8 +56,7 @@ from mcpkit.client.results import (
     Tool,
 )
 from mcpkit.client.server_entries import ServerEntry, read_entries, read_entry
-from mcpkit.client.sync import SyncClient, SyncSubscription, SyncTaskHandle
-from mcpkit.client.tasks import StatusHandler, TaskHandle
+from mcpkit.client.sync import SyncClient, SyncSubscription
 from mcpkit.client.tools import RejectedTool
 from mcpkit.client.transport import ClientTransport, Connector
 from mcpkit.client.wire_object import ResultAsDictWarning, WireObject
@@ -104,13 +103,10 @@ __all__ = [
     "SamplingHandler",
     "ServerConfigError",
     "ServerEntry",
-    "StatusHandler",
     "Subscription",
     "SyncClient",
     "SyncSubscription",
-    "SyncTaskHandle",
     "TaskCancelledError",
-    "TaskHandle",
     "TextContent",
     "TextResourceContents",
     "Tool",

@@ -3,9 +3,9 @@ its `resultType` calls for.
 
 A call (`tools/call`, `resources/read`, `prompts/get`) is the one kind of request that may not
 be answered at once. `complete` ends it; `input_required` enters the MRTR loop
-(`mcpkit.client.inputs.run_rounds`); `task` is admitted only for a request that may have one
-and declared the Tasks extension (`mcpkit.client.tasks.admit_task`, TASK-3) and is returned
-for the caller to wait on. The lists and `complete` do not come here: they are answered at once.
+(`mcpkit.client.inputs.run_rounds`); a kind an extension registered (`mcpkit.client.result_kinds`: the Tasks
+extension's `task`) is admitted by the extension's check and returned for the caller to follow;
+any other is refused. The lists and `complete` do not come here: they are answered at once.
 
 Takes the client's `ClientCore` (`mcpkit.client.core`). May import `mcpkit.types`,
 `mcpkit.errors` and the client's own lower modules.
@@ -19,8 +19,7 @@ from typing import Any
 from mcpkit.client.core import DEFAULT_TIMEOUT, ClientCore
 from mcpkit.client.inputs import run_rounds
 from mcpkit.client.options import LogHandler, ProgressHandler, call_notifications
-from mcpkit.client.tasks import admit_task
-from mcpkit.protocol.tasks import is_create_task_result
+from mcpkit.client.result_kinds import admit, is_extension_kind
 from mcpkit.types.constants import LOG_LEVELS
 
 __all__ = ["call"]
@@ -38,7 +37,7 @@ async def call(
     timeout: Any = DEFAULT_TIMEOUT,
     meta: Mapping[str, Any] | None = None,
 ) -> tuple[dict[str, Any], bool]:
-    """The call's result (a complete one, or an admitted `CreateTaskResult`), and whether it
+    """The call's result (a complete one, or an admitted extension kind), and whether it
     took input rounds; `progress` and `log` hear its notifications (`log`, else the client's
     `on_log`)."""
     await core.connect()
@@ -59,10 +58,10 @@ async def call(
     result = await core.adapter.call(lambda: send(params), what)
     kind = result.get("resultType")
     rounds = False
-    if kind is not None and kind not in ("complete", "task"):
+    if kind is not None and kind != "complete" and not is_extension_kind(result):
         result = await run_rounds(send, params, result, what, core.inputs, core.server_info,
                                   core.options.max_rounds)
         rounds = True
-    if is_create_task_result(result):
-        admit_task(method, params, what)
+    if is_extension_kind(result):
+        admit(method, params, result, what)
     return result, rounds

@@ -10,9 +10,12 @@ era. The modern adapter is `mcpkit.client.modern`; the legacy one, and everythin
 2025-11-25 era means on the client, is `mcpkit.client.legacy`.
 
 The request path is short on purpose: build params, one transport round trip, look at
-`resultType` (`mcpkit.client.calls`). Only an `input_required` result enters the MRTR loop, only
-a `task` result the wait on a task (`mcpkit.client.tasks`), and only list and read results touch
-the cache.
+`resultType` (`mcpkit.client.calls`). Only an `input_required` result enters the MRTR loop, and
+only list and read results touch the cache. A kind an extension registered
+(`mcpkit.client.result_kinds`) is the extension's client class's to follow: `mcpkit.Client`
+mixes in the Tasks extension's (`mcpkit.ext.tasks.TaskClient`: `start_tool`, `task`, and
+`call_tool` waiting on a task), over the public `core` and the pieces of
+`mcpkit.client.tool_calls`.
 
 May import `mcpkit.types`, `mcpkit.errors`, `mcpkit.protocol`, `mcpkit._version`; transports
 arrive as objects (a `Connector` or a `ClientTransport`), never by import.
@@ -23,7 +26,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Mapping, Sequence
-from typing import Any, TypeVar, Unpack, overload
+from typing import Any, Self, TypeVar, Unpack, overload
 
 from mcpkit._version import __version__
 from mcpkit.client.calls import call
@@ -44,6 +47,7 @@ from mcpkit.client.options import (
     log_options,
 )
 from mcpkit.client.paging import list_through_cache
+from mcpkit.client.result_kinds import refuse_unfollowed
 from mcpkit.client.results import (
     CallToolResult,
     GetPromptResult,
@@ -53,23 +57,11 @@ from mcpkit.client.results import (
     ResourceTemplate,
     Tool,
 )
-from mcpkit.client.structured import ResultReader, reader_for
-from mcpkit.client.tasks import TaskHandle, task_meta
-from mcpkit.client.tool_calls import (
-    CallOptions,
-    StartOptions,
-    call_once,
-    checked_result,
-    handle_for,
-    know_tool,
-    reattached,
-    tool_call,
-)
+from mcpkit.client.tool_calls import CallOptions, call_once, checked_result, reader_of, tool_call
 from mcpkit.client.tools import RejectedTool
 from mcpkit.client.transport import ClientTransport, Connector
 from mcpkit.client.wire_object import typed_list
 from mcpkit.errors import InvalidParamsError
-from mcpkit.protocol.tasks import is_create_task_result
 from mcpkit.types.methods import Method
 
 __all__ = [
@@ -126,6 +118,12 @@ class Client:
     # -- what the core knows -----------------------------------------------------------------
 
     @property
+    def core(self) -> ClientCore:
+        """What the client is made of (its connection, options, handlers, tool list): the
+        seam an extension's client half builds on, as `mcpkit.ext.tasks.TaskClient` does."""
+        return self._core
+
+    @property
     def options(self) -> ClientOptions:
         return self._core.options
 
@@ -171,13 +169,13 @@ class Client:
 
     # -- connection ------------------------------------------------------------------------
 
-    async def __aenter__(self) -> Client:
+    async def __aenter__(self) -> Self:
         return await self.connect()
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
-    async def connect(self) -> Client:
+    async def connect(self) -> Self:
         """Open the transport and settle the era (done on first use when not called)."""
         await self._core.connect()
         return self
@@ -277,77 +275,15 @@ class Client:
         that does not fit raises `ResultTypeError`.
 
         `progress(progress, total, message)` and `log(level, data, logger)` see this call's
-        notifications; `timeout` bounds each round trip (None: wait forever). When the
-        request declares Tasks (`ClientOptions.extensions`) and the server makes it a task,
-        the task is waited on (`on_status` hears each state) and its result returned; then
-        `timeout` also bounds the whole wait, and a wait that times out, fails on this side
-        or is cancelled cancels the task (`tasks/cancel`, best effort).
+        notifications; `timeout` bounds each round trip (None: wait forever). A call the
+        server makes a task is followed by `mcpkit.Client` (`mcpkit.ext.tasks.TaskClient`);
+        this core class refuses one, as it does any result kind it does not follow.
         """
-        on_status = options.pop("on_status", None)
-        reader = await self._reader(name, result)
+        reader = await reader_of(self._core, self.list_tools, name, result)
         fields, what = tool_call(name, arguments)
         answer = await call_once(self._core, self.list_tools, fields, what, **options)
-        if is_create_task_result(answer):
-            handle = handle_for(self._core, answer, what, name, reader)
-            timeout = options.get("timeout", DEFAULT_TIMEOUT)
-            try:
-                return await handle.wait(on_status=on_status, timeout=self.options.timeout
-                                         if timeout is DEFAULT_TIMEOUT else timeout)
-            except BaseException:
-                if not handle.done:
-                    await handle.cancel_quietly()
-                raise
+        refuse_unfollowed(answer, what)
         return checked_result(self._core, name, answer, what, reader)
-
-    async def _reader(self, name: str, result: Any) -> ResultReader[Any] | None:
-        """The reader of the type a call names (compiled before anything is sent)."""
-        if result is None:
-            return None
-        reader = reader_for(result)
-        await self._core.connect()
-        await know_tool(self._core, self.list_tools, name)
-        return reader
-
-    @overload
-    async def start_tool(self, name: str, arguments: Mapping[str, Any] | None = None, *,
-                         result: None = None, **options: Unpack[StartOptions]
-                         ) -> TaskHandle[Structured]: ...
-
-    @overload
-    async def start_tool(self, name: str, arguments: Mapping[str, Any] | None = None, *,
-                         result: type[T], **options: Unpack[StartOptions]
-                         ) -> TaskHandle[T]: ...
-
-    async def start_tool(self, name: str, arguments: Mapping[str, Any] | None = None, *,
-                         result: Any = None, **options: Unpack[StartOptions]
-                         ) -> TaskHandle[Any]:
-        """Call a tool and return its task's handle at once, declaring Tasks for this request
-        whatever `ClientOptions.extensions` says. A server that answers at once gives a
-        handle already done (`task_id` None); `handle.wait()` returns the result either way,
-        read into `result=` as `call_tool` reads it. The options are `call_tool`'s.
-        """
-        core = self._core
-        await core.connect()
-        reader = await self._reader(name, result)
-        fields, what = tool_call(name, arguments)
-        options["meta"] = task_meta(core, options.get("meta"))
-        answer = await call_once(core, self.list_tools, fields, what, **options)
-        if is_create_task_result(answer):
-            return handle_for(core, answer, what, name, reader)
-        return TaskHandle(core, None, checked_result(core, name, answer, what, reader))
-
-    @overload
-    def task(self, task_id: str, *, result: None = None) -> TaskHandle[Structured]: ...
-
-    @overload
-    def task(self, task_id: str, *, result: type[T]) -> TaskHandle[T]: ...
-
-    def task(self, task_id: str, *, result: Any = None) -> TaskHandle[Any]:
-        """The handle of a task started earlier, by its id (after a restart, say); its first
-        `status()` or `wait()` asks the server about it. `result=` reads its result's
-        structured content as `call_tool` does (the tool is unknown, so its `outputSchema`
-        is not checked)."""
-        return reattached(self._core, task_id, None if result is None else reader_for(result))
 
     async def read_resource(
         self,

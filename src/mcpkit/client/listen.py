@@ -10,8 +10,9 @@ Legacy era (2025-11-25 has no listen): the same object is fed from what a legacy
 offers (`mcpkit.client.legacy.listeners`). Which of the two happens is the client's era
 adapter's to say (`EraAdapter.listen`); the subscription only holds the stream and the queue.
 
-`task_ids` asks for `notifications/tasks` of those tasks (TASK-13); such a stream is opened by
-`mcpkit.client.tasks` with `meta` declaring the extension.
+`fields` adds an extension's own request fields to `notifications` (the Tasks extension asks
+for its tasks' notifications with `{"taskIds": [...]}`, TASK-13, from `mcpkit.ext.tasks`, with
+`meta` declaring the extension); the acknowledgement says which the server honours.
 
 Every notification also reaches the client's cache first, so a stale entry is gone before the
 application reacts to the change (CACHE-7).
@@ -46,14 +47,12 @@ class Subscription:
         prompts: bool = False,
         resources: bool = False,
         uris: Sequence[str] = (),
-        task_ids: Sequence[str] = (),
+        fields: Mapping[str, Any] | None = None,
         ack_timeout: float | None = 30.0,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
         if isinstance(uris, str):
             raise TypeError("listen: uris must be a list of URIs, not one string")
-        if isinstance(task_ids, str):
-            raise TypeError("listen: task_ids must be a list of task ids, not one string")
         self._client = client
         self._meta = meta
         self.requested: dict[str, Any] = {}
@@ -65,8 +64,11 @@ class Subscription:
             self.requested["resourcesListChanged"] = True
         if uris:
             self.requested["resourceSubscriptions"] = list(uris)
-        if task_ids:
-            self.requested["taskIds"] = list(task_ids)  # the Tasks extension's (TASK-13)
+        if fields:
+            clash = sorted(set(fields) & set(self.requested))
+            if clash:
+                raise ValueError(f"listen: fields may not redefine {', '.join(clash)}")
+            self.requested.update(fields)  # an extension's own (the Tasks' taskIds)
         self.acknowledged: dict[str, Any] | None = None
         """The subset of `requested` the server will honour (SUB-3)."""
         self._ack_timeout = ack_timeout

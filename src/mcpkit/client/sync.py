@@ -13,8 +13,9 @@ raises `RuntimeError` at once instead of hanging.
 
 `close()` (or leaving `with`) closes the client (a stdio server ends), then stops the loop and
 joins the thread; a `SyncClient` that is dropped unclosed does the same when collected or at
-exit. The API is `Client`'s, method for method, and a test holds the two to the same names and
-parameters; the one design rule it bends (one way to do each thing) is bent here only, as a thin
+exit. The API is `Client`'s, method for method (an extension's client half adds its own, as
+`mcpkit.ext.tasks.SyncTaskClient` adds `start_tool` and `task` to `mcpkit.SyncClient`), and a
+test holds the two to the same names and parameters; the one design rule it bends (one way to do each thing) is bent here only, as a thin
 shell over the async client, with no logic of its own.
 
 May import the client's own modules and the standard library.
@@ -26,7 +27,7 @@ import asyncio
 import threading
 import weakref
 from collections.abc import Coroutine, Iterator, Mapping, Sequence
-from typing import Any, Generic, TypeVar, Unpack, overload
+from typing import Any, Self, TypeVar, Unpack, overload
 
 from mcpkit.client.client import DEFAULT_TIMEOUT, Client, Structured
 from mcpkit.client.listen import Subscription
@@ -40,14 +41,12 @@ from mcpkit.client.results import (
     ResourceTemplate,
     Tool,
 )
-from mcpkit.client.tasks import StatusHandler, TaskHandle
-from mcpkit.client.tool_calls import CallOptions, StartOptions
+from mcpkit.client.tool_calls import CallOptions
 from mcpkit.client.tools import RejectedTool
 
 __all__ = [
     "SyncClient",
     "SyncSubscription",
-    "SyncTaskHandle",
 ]
 
 T = TypeVar("T")
@@ -110,39 +109,6 @@ def _shut(runner: _LoopThread, client: Client) -> None:
             runner.stop()
 
 
-class SyncTaskHandle(Generic[T]):
-    """`TaskHandle` without `await` (`SyncClient.start_tool`, `SyncClient.task`)."""
-
-    def __init__(self, handle: TaskHandle[T], runner: _LoopThread) -> None:
-        self._handle = handle
-        self._runner = runner
-
-    @property
-    def task_id(self) -> str | None:
-        return self._handle.task_id
-
-    @property
-    def latest(self) -> dict[str, Any]:
-        return self._handle.latest
-
-    @property
-    def done(self) -> bool:
-        return self._handle.done
-
-    def status(self) -> dict[str, Any]:
-        return self._runner.run(self._handle.status())
-
-    def update(self, responses: Mapping[str, Mapping[str, Any]]) -> None:
-        self._runner.run(self._handle.update(responses))
-
-    def cancel(self) -> None:
-        self._runner.run(self._handle.cancel())
-
-    def wait(self, *, on_status: StatusHandler | None = None,
-             timeout: float | None = None) -> CallToolResult[T]:
-        return self._runner.run(self._handle.wait(on_status=on_status, timeout=timeout))
-
-
 class SyncSubscription:
     """A listen stream without `await`: `with client.listen(tools=True) as sub: for note in
     sub: ...`."""
@@ -203,8 +169,13 @@ class SyncClient:
     `Client` method of the same name, run on the client's own thread (see the module).
     """
 
+    client_class: type[Client] = Client
+    """The async client made for a `target` that is not one already (`mcpkit.SyncClient`
+    makes an `mcpkit.Client`, with what its extensions add)."""
+
     def __init__(self, target: Any, **client_options: Any) -> None:
-        client = target if isinstance(target, Client) else Client(target, **client_options)
+        client = target if isinstance(target, Client) else \
+            self.client_class(target, **client_options)
         self.client: Client = client
         """The async client underneath (its methods must run on the client's loop)."""
         self._runner = _LoopThread()
@@ -212,13 +183,13 @@ class SyncClient:
 
     # -- connection ------------------------------------------------------------------------
 
-    def __enter__(self) -> SyncClient:
+    def __enter__(self) -> Self:
         return self.connect()
 
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def connect(self) -> SyncClient:
+    def connect(self) -> Self:
         """Open the transport and settle the era (done on first use when not called)."""
         self._runner.run(self.client.connect())
         return self
@@ -230,6 +201,11 @@ class SyncClient:
     @property
     def closed(self) -> bool:
         return not self._closer.alive
+
+    def run(self, coro: Coroutine[Any, Any, R]) -> R:
+        """Run `coro` on the client's loop and wait for its end: how a method of this class
+        waits, and the seam an extension's client half builds on (`mcpkit.ext.tasks`)."""
+        return self._runner.run(coro)
 
     # -- what the client knows -------------------------------------------------------------
 
@@ -310,32 +286,6 @@ class SyncClient:
         called: CallToolResult[Any] = self._runner.run(
             self.client.call_tool(name, arguments, result=result, **options))
         return called
-
-    @overload
-    def start_tool(self, name: str, arguments: Mapping[str, Any] | None = None, *,
-                   result: None = None, **options: Unpack[StartOptions]
-                   ) -> SyncTaskHandle[Structured]: ...
-
-    @overload
-    def start_tool(self, name: str, arguments: Mapping[str, Any] | None = None, *,
-                   result: type[T], **options: Unpack[StartOptions]) -> SyncTaskHandle[T]: ...
-
-    def start_tool(self, name: str, arguments: Mapping[str, Any] | None = None, *,
-                   result: Any = None, **options: Unpack[StartOptions]) -> SyncTaskHandle[Any]:
-        """`Client.start_tool`: the task's handle, at once."""
-        handle: TaskHandle[Any] = self._runner.run(
-            self.client.start_tool(name, arguments, result=result, **options))
-        return SyncTaskHandle(handle, self._runner)
-
-    @overload
-    def task(self, task_id: str, *, result: None = None) -> SyncTaskHandle[Structured]: ...
-
-    @overload
-    def task(self, task_id: str, *, result: type[T]) -> SyncTaskHandle[T]: ...
-
-    def task(self, task_id: str, *, result: Any = None) -> SyncTaskHandle[Any]:
-        """`Client.task`: the handle of a task started earlier."""
-        return SyncTaskHandle(self.client.task(task_id, result=result), self._runner)
 
     def read_resource(
         self, uri: str, *, fresh: bool = False, progress: ProgressHandler | None = None,

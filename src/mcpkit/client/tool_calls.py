@@ -1,10 +1,11 @@
-"""A `tools/call` as the client makes it, under `Client.call_tool` and `Client.start_tool`.
+"""A `tools/call` as the client makes it, under `Client.call_tool` (and an extension's client
+half: `mcpkit.ext.tasks` starts and follows calls that become tasks with these same pieces).
 
-Three things every tool call needs beyond the request path (`mcpkit.client.calls`): the one
-retry after -32020 (HTTP-17: the mirrored headers came from an old tool list, so the list is
-fetched again first), the checks of the result (`content` is a list; `structuredContent` fits
-the tool's `outputSchema` when `ClientOptions.validate_output` asks), and, when the server
-made the call a task, the `TaskHandle` whose final result gets those same checks.
+Three things every tool call needs beyond the request path (`mcpkit.client.calls`): the reader
+of the type a call names, compiled before anything is sent (`reader_of`); the one retry after
+-32020 (HTTP-17: the mirrored headers came from an old tool list, so the list is fetched again
+first); and the checks of the result (`content` is a list; `structuredContent` fits the tool's
+`outputSchema` when `ClientOptions.validate_output` asks).
 
 Takes the client's `ClientCore` (`mcpkit.client.core`), whose `tools` are the last tool list
 read, and how to read it again (`Relist`), so it does not import `mcpkit.client.client`. May import
@@ -21,27 +22,23 @@ from mcpkit.client.core import ClientCore
 from mcpkit.client.messages import require_list
 from mcpkit.client.options import LogHandler, ProgressHandler
 from mcpkit.client.results import CallToolResult
-from mcpkit.client.structured import ResultReader
-from mcpkit.client.task_watch import TaskWatch
-from mcpkit.client.tasks import StatusHandler, TaskHandle
+from mcpkit.client.structured import ResultReader, reader_for
 from mcpkit.errors import HeaderMismatchError, InvalidParamsError
 from mcpkit.types.methods import Method
 
 __all__ = [
     "CallOptions",
     "Relist",
-    "StartOptions",
     "call_once",
     "checked_result",
-    "handle_for",
     "know_tool",
-    "reattached",
+    "reader_of",
     "tool_call",
 ]
 
 
-class StartOptions(TypedDict, total=False):
-    """The options of one tool call, by keyword (`start_tool(..., progress=show)`)."""
+class CallOptions(TypedDict, total=False):
+    """The options of one tool call, by keyword (`call_tool(..., progress=show)`)."""
 
     progress: ProgressHandler | None
     """Hears this call's `notifications/progress`: `(progress, total, message)`."""
@@ -53,13 +50,6 @@ class StartOptions(TypedDict, total=False):
     """Seconds to wait for each round trip (None: forever; absent: `ClientOptions.timeout`)."""
     meta: Mapping[str, Any] | None
     """Added to the request's `_meta`."""
-
-
-class CallOptions(StartOptions, total=False):
-    """`StartOptions`, and what `call_tool` hears of a call the server makes a task."""
-
-    on_status: StatusHandler | None
-    """Hears each state of the task, when the call became one."""
 
 
 class Relist(Protocol):
@@ -78,7 +68,7 @@ def tool_call(name: str, arguments: Mapping[str, Any] | None) -> tuple[dict[str,
 
 async def call_once(core: ClientCore, relist: Relist, fields: dict[str, Any], what: str,
                     **kw: Any) -> dict[str, Any]:
-    """The call's round trip(s): a complete result, or a CreateTaskResult already admitted."""
+    """The call's round trip(s): a complete result, or an extension's kind already admitted."""
     try:
         result, _ = await call(core, Method.TOOLS_CALL, fields, what, **kw)
     except HeaderMismatchError:
@@ -98,6 +88,18 @@ async def know_tool(core: ClientCore, relist: Relist, name: str) -> None:
         await relist()
 
 
+async def reader_of(core: ClientCore, relist: Relist, name: str, result: Any
+                    ) -> ResultReader[Any] | None:
+    """The reader of the type a call names (`result=`, None: none), compiled before anything
+    is sent, with the tool list read first when the tool is not known yet."""
+    if result is None:
+        return None
+    reader = reader_for(result)
+    await core.connect()
+    await know_tool(core, relist, name)
+    return reader
+
+
 def checked_result(core: ClientCore, name: str | None, result: dict[str, Any], what: str,
                    reader: ResultReader[Any] | None = None) -> CallToolResult[Any]:
     """`result` once it passed the checks of a CallToolResult (and of the tool's output
@@ -110,21 +112,3 @@ def checked_result(core: ClientCore, name: str | None, result: dict[str, Any], w
     if reader is None or result.get("isError") is True:
         return CallToolResult(result, what)
     return CallToolResult(result, what, data=reader.read(result.get("structuredContent"), what))
-
-
-def handle_for(core: ClientCore, created: Mapping[str, Any], what: str, name: str,
-               reader: ResultReader[Any] | None = None) -> TaskHandle[Any]:
-    """The handle of the task a call to tool `name` became."""
-    watch = TaskWatch.created(created, what, core.options.max_rounds)
-    return TaskHandle(core, watch, None, lambda r: checked_result(core, name, r, what, reader))
-
-
-def reattached(core: ClientCore, task_id: str, reader: ResultReader[Any] | None = None
-               ) -> TaskHandle[Any]:
-    """The handle of a task known by id only (the tool is unknown: its result gets the
-    CallToolResult checks, not a tool's output schema)."""
-    if not isinstance(task_id, str) or not task_id:
-        raise ValueError(f"task: a task id is a non-empty string, not {task_id!r}")
-    what = "tasks/get"  # messages then read "tasks/get: task '...' was cancelled"
-    watch = TaskWatch.reattached(task_id, what, core.options.max_rounds)
-    return TaskHandle(core, watch, None, lambda r: checked_result(core, None, r, what, reader))

@@ -19,7 +19,7 @@ from typing import Any, Final
 
 import orjson
 
-from mcpkit.protocol.tasks import TaskMethod
+from mcpkit.ext.tasks.wire import TaskMethod
 from mcpkit.types.methods import Method
 
 __all__ = [

@@ -1,6 +1,6 @@
 """The inspector's connection to its target: one real `Client`, opened, switched, reopened.
 
-The client is the public `mcpkit.client.Client` as any application holds it: it probes the
+The client is the public `mcpkit.Client` as any application holds it: it probes the
 era (or is pinned to one when the page switches era), declares MCP Apps (so a server shows its
 app-only tools too) and answers the server's questions through the page (`asking`). The
 connector is the one the CLI builds for the same SERVER argument (`connector_for`), with this
@@ -25,7 +25,8 @@ from typing import Any, Final
 from mcpkit._version import __version__
 from mcpkit.cli.servers import connector_for
 from mcpkit.cli.usage import UsageError
-from mcpkit.client import Client, ClientOptions
+from mcpkit.client import ClientOptions
+from mcpkit.clients import Client
 from mcpkit.dev.asking import Questions
 from mcpkit.dev.catalogue import counted, evidence, gather
 from mcpkit.dev.events import EventHub

@@ -19,10 +19,10 @@ import asyncio
 from collections.abc import Mapping
 from typing import Any
 
-from mcpkit.client import TaskHandle
 from mcpkit.dev.events import EventHub
 from mcpkit.dev.meanings import meaning
 from mcpkit.errors import MCPError, RPCError, TaskCancelledError
+from mcpkit.ext.tasks import TaskHandle
 
 __all__ = [
     "TaskBoard",

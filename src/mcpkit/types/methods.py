@@ -13,7 +13,7 @@ where they are), so adding a core method is one row here, its handler and its cl
 
 An extension builds its own rows the same way (`MethodInfo(name, message_type, ...)`, with
 `extension=` its identifier) and adds them with `add_rows` from the module that defines its
-method names (the Tasks extension's are in `mcpkit.protocol.tasks`); the table's core rows
+method names (the Tasks extension's are in `mcpkit.ext.tasks.wire`); the table's core rows
 name no extension but Skills.
 
 Imports `mcpkit.types` only; no I/O.
@@ -223,7 +223,7 @@ del _rows
 
 def add_rows(*rows: MethodInfo) -> None:
     """Add the rows of an extension's methods to `METHODS`, from the module that defines them
-    (at its import, before any server or client uses them: `mcpkit.protocol.tasks` adds the
+    (at its import, before any server or client uses them: `mcpkit.ext.tasks.wire` adds the
     Tasks extension's). Each row names its extension; a name the table holds already is
     refused, unless it is that very row again (a module imported twice). ValueError, and
     nothing added, for a row refused."""

@@ -26,7 +26,7 @@ from test_task_shares import CAPS, Caller
 from mcpkit import Context, Server
 from mcpkit.ext.tasks import TaskOptions, runtime_of
 from mcpkit.ext.tasks.upkeep import upkeep_once
-from mcpkit.protocol.tasks import check_get_task_result
+from mcpkit.ext.tasks.wire import check_get_task_result
 from mcpkit.server.options import ServerOptions
 
 WAIT_S = 10.0

@@ -29,7 +29,7 @@ from mcpkit.ext.tasks import TaskOptions, runtime_of
 from mcpkit.ext.tasks.records import TaskQuota, TaskUsage
 from mcpkit.ext.tasks.shares import Room
 from mcpkit.ext.tasks.upkeep import upkeep_once
-from mcpkit.protocol.tasks import check_get_task_result
+from mcpkit.ext.tasks.wire import check_get_task_result
 from mcpkit.server.options import ServerOptions
 from mcpkit.testing import ServerWire
 

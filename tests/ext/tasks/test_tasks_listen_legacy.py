@@ -7,7 +7,7 @@ from typing import Any
 
 from tasks_server import DECLARING, tasks_server
 
-from mcpkit.protocol.tasks import check_detailed_task
+from mcpkit.ext.tasks.wire import check_detailed_task
 
 LISTEN_ID = 900
 

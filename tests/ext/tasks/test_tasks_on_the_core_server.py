@@ -11,7 +11,7 @@ import pytest
 from tasks_server import DECLARING
 
 from mcpkit.ext.tasks import TaskOptions, enable_tasks, runtime_of
-from mcpkit.protocol.tasks import check_create_task_result
+from mcpkit.ext.tasks.wire import check_create_task_result
 from mcpkit.server.server import Server as CoreServer
 
 

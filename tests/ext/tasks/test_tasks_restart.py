@@ -18,8 +18,8 @@ import httpx
 import pytest
 from wire import MODERN, check_server_message
 
+from mcpkit.ext.tasks.wire import check_create_task_result, check_get_task_result
 from mcpkit.protocol.extensions import TASKS
-from mcpkit.protocol.tasks import check_create_task_result, check_get_task_result
 from mcpkit.types.constants import CLIENT_CAPABILITIES_KEY, PROTOCOL_VERSION_KEY
 
 SERVER = Path(__file__).with_name("restart_server.py")

@@ -1,5 +1,5 @@
 """The Tasks extension over a real stream connection, every message the server sends checked
-against the schema (tests/wire.py: the core envelope, and protocol/tasks' shapes for the rest)."""
+against the schema (tests/wire.py: the core envelope, and ext/tasks/wire's shapes for the rest)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 from tasks_server import DECLARING, tasks_server
 
 from mcpkit.ext.tasks import runtime_of
+from mcpkit.ext.tasks.wire import check_create_task_result, check_get_task_result
 from mcpkit.protocol.extensions import TASKS
-from mcpkit.protocol.tasks import check_create_task_result, check_get_task_result
 
 Reply = dict[str, Any]
 

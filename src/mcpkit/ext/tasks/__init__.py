@@ -1,5 +1,11 @@
-"""The Tasks extension (`io.modelcontextprotocol/tasks`) on the server: durable tasks for
-long-running tools.
+"""The Tasks extension (`io.modelcontextprotocol/tasks`): durable tasks for long-running
+tools, both halves.
+
+The client half (`handles`, `watch`, `client`, `sync`) is what `mcpkit.Client` and
+`mcpkit.SyncClient` mix in: `TaskHandle`, `start_tool`, `task`, and `call_tool` waiting on a
+task; it registers the `task` result kind with the core client at import
+(`mcpkit.client.result_kinds`). The wire shapes and the method rows both halves share are in
+`wire`. The rest is the server half.
 
 `enable_tasks(server)` offers the extension in `server/discover`, adds `tasks/get`,
 `tasks/update` and `tasks/cancel` through `Server.add_method`, the `taskIds` of
@@ -17,17 +23,26 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from mcpkit.ext.tasks.client import TaskCallOptions, TaskClient
+from mcpkit.ext.tasks.handles import StatusHandler, TaskHandle
 from mcpkit.ext.tasks.methods import TaskMethods
 from mcpkit.ext.tasks.options import TASK_TOOL_OPTIONS, TaskOptions, check_task_tool
 from mcpkit.ext.tasks.runtime import TaskRuntime
+from mcpkit.ext.tasks.sync import SyncTaskClient, SyncTaskHandle
+from mcpkit.ext.tasks.wire import TaskMethod
 from mcpkit.protocol.extensions import TASKS
-from mcpkit.protocol.tasks import TaskMethod
 
 if TYPE_CHECKING:
     from mcpkit.server.server import Server
 
 __all__ = [
     "TASKS",
+    "StatusHandler",
+    "SyncTaskClient",
+    "SyncTaskHandle",
+    "TaskCallOptions",
+    "TaskClient",
+    "TaskHandle",
     "TaskOptions",
     "TaskRuntime",
     "enable_tasks",

@@ -26,8 +26,8 @@ from mcpkit.ext.tasks.options import TaskOptions, options_in
 from mcpkit.ext.tasks.records import TaskRecord, TaskStore
 from mcpkit.ext.tasks.shares import Room, result_over_share
 from mcpkit.ext.tasks.stores import store_for
+from mcpkit.ext.tasks.wire import RELATED_TASK_KEY, Task, TaskStatus, detailed_task, iso_timestamp
 from mcpkit.protocol.envelope import RequestMeta
-from mcpkit.protocol.tasks import RELATED_TASK_KEY, Task, TaskStatus, detailed_task, iso_timestamp
 from mcpkit.server.extending import Change, Context
 from mcpkit.types.constants import MODERN_VERSION
 

@@ -15,9 +15,7 @@ from typing import TYPE_CHECKING, Any
 from mcpkit.errors import InvalidParamsError, MissingRequiredClientCapabilityError
 from mcpkit.ext.tasks.bus import announce
 from mcpkit.ext.tasks.upkeep import pick_up
-from mcpkit.protocol.codec import RequestId, notification_message
-from mcpkit.protocol.extensions import TASKS, declared, requirement
-from mcpkit.protocol.tasks import (
+from mcpkit.ext.tasks.wire import (
     TERMINAL,
     TaskMethod,
     acknowledgement,
@@ -26,6 +24,8 @@ from mcpkit.protocol.tasks import (
     listen_task_ids,
     task_notification_params,
 )
+from mcpkit.protocol.codec import RequestId, notification_message
+from mcpkit.protocol.extensions import TASKS, declared, requirement
 from mcpkit.server.extending import Change, Context, principal_key
 from mcpkit.types.constants import SUBSCRIPTION_ID_KEY
 

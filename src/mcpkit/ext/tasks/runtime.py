@@ -46,12 +46,12 @@ from mcpkit.ext.tasks.records import TaskRecord
 from mcpkit.ext.tasks.shares import check_capacity, quota, refusal
 from mcpkit.ext.tasks.task_round import TaskRound
 from mcpkit.ext.tasks.upkeep import recover, run_upkeep
-from mcpkit.protocol.extensions import TASKS, declared, requirement
-from mcpkit.protocol.tasks import (
+from mcpkit.ext.tasks.wire import (
     TERMINAL,
     create_task_result,
     task_id_param,
 )
+from mcpkit.protocol.extensions import TASKS, declared, requirement
 from mcpkit.server.extending import (
     Context,
     InputRequired,

@@ -27,7 +27,7 @@ from mcpkit.ext.tasks.jobs import Job
 from mcpkit.ext.tasks.options import task_mode
 from mcpkit.ext.tasks.records import TaskRecord
 from mcpkit.ext.tasks.task_round import TaskRound
-from mcpkit.protocol.tasks import iso_timestamp
+from mcpkit.ext.tasks.wire import iso_timestamp
 from mcpkit.server.extending import run_handler
 
 if TYPE_CHECKING:

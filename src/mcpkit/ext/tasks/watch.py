@@ -2,10 +2,10 @@
 
 Waiting on a task is a loop of observations (a `tasks/get` answer, a `notifications/tasks`),
 answers to the input it asks for, and pauses. The decisions in that loop are kept here, apart
-from the loop (`mcpkit.client.tasks`), so each can be tested without an event loop:
+from the loop (`mcpkit.ext.tasks.handles`), so each can be tested without an event loop:
 
 - what arrived is a task at all, and the one waited on (`check_create_task_result`,
-  `check_detailed_task` of `mcpkit.protocol.tasks`; anything else is a `ProtocolViolation`);
+  `check_detailed_task` of `mcpkit.ext.tasks.wire`; anything else is a `ProtocolViolation`);
 - a terminal status is final: a later observation never brings a finished task back;
 - which input requests are new: a key answered once is never answered again, however many
   polls repeat it (TASK-10), and a task asking past `max_rounds` rounds is given up on, as an
@@ -27,7 +27,7 @@ from typing import Any, Final
 from mcpkit.client.inputs import MAX_INPUT_REQUESTS
 from mcpkit.client.options import InputRoundsExceededError
 from mcpkit.errors import ProtocolViolation, RPCError, TaskCancelledError
-from mcpkit.protocol.tasks import (
+from mcpkit.ext.tasks.wire import (
     check_create_task_result,
     check_detailed_task,
     is_terminal,

@@ -1,22 +1,25 @@
 """The client's side of the Tasks extension (`io.modelcontextprotocol/tasks`): `TaskHandle`.
 
 A server that speaks Tasks may answer a `tools/call` with a `CreateTaskResult` instead of the
-tool's result (TASK-3), but only when that request declared the extension. `Client.call_tool`
-then waits here, transparently: it observes the task until it ends and returns its result, as
-if the server had answered at once. `Client.start_tool` hands the application the handle
-itself (status, wait, update, cancel), and `Client.task(task_id)` rebuilds one after a restart.
+tool's result (TASK-3), but only when that request declared the extension: this module
+registers the `task` result kind with the core's request path at import
+(`mcpkit.client.result_kinds`), with `admit_task` as its check. `mcpkit.Client.call_tool`
+(`mcpkit.ext.tasks.client.TaskClient`) then waits here, transparently: it observes the task
+until it ends and returns its result, as if the server had answered at once. `start_tool`
+hands the application the handle itself (status, wait, update, cancel), and
+`task(task_id)` rebuilds one after a restart.
 
 Observing is `notifications/tasks` on a `subscriptions/listen` stream when the server agrees
 to send them for the task (its acknowledgement lists the id), with a `tasks/get` now and then
 as a backstop, or `tasks/get` at the server's `pollIntervalMs` otherwise. What the task asks
 for (`inputRequests`) goes through the same handlers, and the same checks, as an MRTR round
-(`InputHandlers.answer`), each key once (`mcpkit.client.task_watch`), and the answers go back
+(`InputHandlers.answer`), each key once (`mcpkit.ext.tasks.watch`), and the answers go back
 in one `tasks/update`. Every `tasks/*` request (and `start_tool`'s `tools/call`) declares the
 extension in its own `_meta` to a server that offers it, even when `ClientOptions.extensions`
 does not: the server refuses them otherwise (TASK-14).
 
-Takes the client's `ClientCore` (`mcpkit.client.core`). May import `mcpkit.types`,
-`mcpkit.errors`, `mcpkit.protocol` and the client's own lower modules.
+Takes the client's `ClientCore` (`mcpkit.client.core`, `Client.core`), and uses only the
+client's public modules.
 """
 
 from __future__ import annotations
@@ -31,11 +34,14 @@ from typing import Any, Final, Generic, Protocol, TypeVar
 from mcpkit.client.core import ClientCore
 from mcpkit.client.inputs import InputRequest
 from mcpkit.client.listen import Subscription
+from mcpkit.client.result_kinds import register_result_kind
 from mcpkit.client.results import CallToolResult
-from mcpkit.client.task_watch import MAX_POLL_S, TaskWatch, poll_delay
+from mcpkit.client.structured import ResultReader
+from mcpkit.client.tool_calls import checked_result
 from mcpkit.errors import MCPError, ProtocolViolation, RequestTimeoutError
+from mcpkit.ext.tasks.watch import MAX_POLL_S, TaskWatch, poll_delay
+from mcpkit.ext.tasks.wire import CREATE_TASK_RESULT_TYPE, TaskMethod
 from mcpkit.protocol.extensions import TASKS, declared
-from mcpkit.protocol.tasks import TaskMethod
 from mcpkit.types.constants import CLIENT_CAPABILITIES_KEY
 from mcpkit.types.methods import Method
 
@@ -45,6 +51,8 @@ __all__ = [
     "StatusHandler",
     "TaskHandle",
     "admit_task",
+    "handle_for",
+    "reattached",
     "task_meta",
 ]
 
@@ -288,7 +296,8 @@ class _Follower:
         core = self.core
         if TASKS not in _offered(core):
             return  # a server that does not offer Tasks has no notifications of them
-        sub = Subscription(core, task_ids=[self.watch.task_id], meta=task_meta(core))
+        sub = Subscription(core, fields={"taskIds": [self.watch.task_id]},
+                           meta=task_meta(core))
         try:
             await sub.start()
         except MCPError as exc:
@@ -341,3 +350,24 @@ async def _heard(handler: StatusHandler | None, task: dict[str, Any]) -> None:
             await reply
     except Exception:
         log.exception("the task status handler failed (the wait goes on)")
+
+
+def handle_for(core: ClientCore, created: Mapping[str, Any], what: str, name: str,
+               reader: ResultReader[Any] | None = None) -> TaskHandle[Any]:
+    """The handle of the task a call to tool `name` became."""
+    watch = TaskWatch.created(created, what, core.options.max_rounds)
+    return TaskHandle(core, watch, None, lambda r: checked_result(core, name, r, what, reader))
+
+
+def reattached(core: ClientCore, task_id: str, reader: ResultReader[Any] | None = None
+               ) -> TaskHandle[Any]:
+    """The handle of a task known by id only (the tool is unknown: its result gets the
+    CallToolResult checks, not a tool's output schema)."""
+    if not isinstance(task_id, str) or not task_id:
+        raise ValueError(f"task: a task id is a non-empty string, not {task_id!r}")
+    what = "tasks/get"  # messages then read "tasks/get: task '...' was cancelled"
+    watch = TaskWatch.reattached(task_id, what, core.options.max_rounds)
+    return TaskHandle(core, watch, None, lambda r: checked_result(core, None, r, what, reader))
+
+
+register_result_kind(CREATE_TASK_RESULT_TYPE, admit_task)

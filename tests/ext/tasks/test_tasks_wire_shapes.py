@@ -1,4 +1,4 @@
-"""mcpkit.protocol.tasks: the builders make what the ext-tasks schema says, and the checks the
+"""mcpkit.ext.tasks.wire: the builders make what the ext-tasks schema says, and the checks the
 client relies on refuse each way a peer's task can be wrong, naming the field."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from mcpkit.protocol.tasks import (
+from mcpkit.ext.tasks.wire import (
     TERMINAL,
     Task,
     check_create_task_result,
