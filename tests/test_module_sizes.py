@@ -16,12 +16,6 @@ SOURCES = sorted(PACKAGE.rglob("*.py"))
 MAX_MODULE_LINES = 450
 MAX_FUNCTION_LINES = 80
 
-PENDING: frozenset[str] = frozenset({"client/client.py"})
-"""Modules over the line bound while their split is under way elsewhere. It may only shrink:
-a module is taken out once it is under the bound (the test fails on a stale entry), and none
-is ever added."""
-
-
 def _rel(path: Path) -> str:
     return path.relative_to(PACKAGE).as_posix()
 
@@ -57,16 +51,9 @@ def long_functions(tree: ast.AST) -> list[tuple[str, int]]:
 
 def test_no_module_is_over_the_line_bound() -> None:
     over = long_modules()
-    offenders = sorted(f"{rel} ({n} lines)" for rel, n in over.items() if rel not in PENDING)
+    offenders = sorted(f"{rel} ({n} lines)" for rel, n in over.items())
     assert not offenders, (
         f"modules over {MAX_MODULE_LINES} lines: {offenders}; split each by responsibility")
-
-
-def test_the_pending_modules_are_still_over_the_bound() -> None:
-    # PENDING may only shrink: an entry whose module is split (or gone) is taken out.
-    over = long_modules()
-    stale = sorted(rel for rel in PENDING if rel not in over)
-    assert not stale, f"take these out of PENDING, they are within the bound now: {stale}"
 
 
 def test_no_function_is_over_the_line_bound() -> None:
