@@ -42,8 +42,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(REPO / "tests" / "scaleout"), str(REPO / "tests"), str(REPO / "bench")]
 
 from benchkit.httpclient import build_request, load  # noqa: E402
+from helpers.services import free_port  # noqa: E402
 from nginx import Balancer, Replica  # noqa: E402
-from services import free_port  # noqa: E402
 
 SERVER = str(REPO / "bench" / "servers" / "mcpkit_echo_async.py")
 META = {

@@ -20,7 +20,7 @@ Two calls need the store, a third must not touch it, and a fourth is the Tasks e
 Each call goes through mcpkit's ASGI app (no sockets, no ASGI server), so each figure is
 mcpkit's work plus the store's round trips over loopback; the median and 90th percentile of
 `--n` timed calls are printed in µs, with the difference from memory. Without URLs it starts
-its own PostgreSQL and Redis like the tests do (tests/services.py), in a temporary folder.
+its own PostgreSQL and Redis like the tests do (tests/helpers/services.py), in a temporary folder.
 """
 
 from __future__ import annotations
@@ -209,7 +209,7 @@ async def measure(store: str | None, n: int) -> dict[str, list[float]]:
 @contextlib.contextmanager
 def services(postgres: str | None, redis: str | None) -> Iterator[dict[str, str]]:
     """The URLs to measure, starting the servers that were not given."""
-    from services import _Postgres, _Redis
+    from helpers.services import _Postgres, _Redis
 
     started: list[Any] = []
     with tempfile.TemporaryDirectory(prefix="mcpkit-bench-") as folder:

@@ -13,7 +13,7 @@ import pytest
 
 # With the schema checks' hooks (the pytest_* names): under CI a run without the schemas stops
 # at start; elsewhere the header warns and the summary counts the checks made (0: they were off).
-from wire import (  # noqa: F401
+from helpers.wire import (  # noqa: F401
     LEGACY,
     MODERN,
     check_server_message,
@@ -28,10 +28,10 @@ from wire import (  # noqa: F401
 from mcpkit.testing import ServerWire
 
 pytest_plugins = [
-    "real_parts",  # every real part required under CI; elsewhere the skips counted last
-    "hypothesis_profiles",  # local (derandomized), ci (a fresh seed, a time budget), long
-    "services",  # real PostgreSQL and Redis: postgres_url, redis_url, restartable
-    "failure_reports",  # a failure pytest cannot format still reports (CPython 3.11's ast)
+    "helpers.real_parts",  # every real part required under CI; elsewhere the skips counted last
+    "helpers.hypothesis_profiles",  # local (derandomized), ci (a fresh seed, a time budget), long
+    "helpers.services",  # real PostgreSQL and Redis: postgres_url, redis_url, restartable
+    "helpers.failure_reports",  # a failure pytest cannot format still reports (CPython 3.11's ast)
 ]
 
 CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
@@ -44,7 +44,7 @@ _DATA_DIR = tempfile.TemporaryDirectory(prefix="mcpkit-test-data-")
 def pytest_sessionstart(session: pytest.Session) -> None:
     """Give the processes tests start the folders pytest's `pythonpath` gives the tests.
 
-    A fake server run as a script (`python tests/client/raw_server.py`), the relay in front of
+    A fake server run as a script (`python tests/helpers/client/raw_server.py`), the relay in front of
     one, and `mcpkit call` with the server it runs import helper modules by name (fake_wire,
     wire) as the tests do. Each inherits this process's environment, so PYTHONPATH is set here,
     once, for all of them.

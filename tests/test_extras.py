@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from wire import MODERN, check_client_message, check_server_message
+from helpers.wire import MODERN, check_client_message, check_server_message
 
 from mcpkit import MissingExtraError, Server
 from mcpkit.client.tools import OutputChecker, vet_tool

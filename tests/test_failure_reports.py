@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from failure_reports import MISMATCH
+from helpers.failure_reports import MISMATCH
 
 HERE = Path(__file__).resolve().parent
 
@@ -41,7 +41,7 @@ def test_after():
 
 
 def run(tmp_path: Path, error: str,
-        plugins: tuple[str, ...] = ("failure_reports",)) -> subprocess.CompletedProcess[str]:
+        plugins: tuple[str, ...] = ("helpers.failure_reports",)) -> subprocess.CompletedProcess[str]:
     (tmp_path / "conftest.py").write_text(
         f"pytest_plugins = {plugins!r}\n" + BROKEN_REPORT.format(error=error))
     (tmp_path / "test_it.py").write_text(TESTS)

@@ -1,4 +1,4 @@
-"""The suite's Hypothesis profiles (tests/hypothesis_profiles.py) as a run gets them: derandomized
+"""The suite's Hypothesis profiles (tests/helpers/hypothesis_profiles.py) as a run gets them: derandomized
 outside CI; under CI a fresh seed each run, printed with its replay command, that replays the
 same draw when given back; a time budget after which the properties still to run draw fewer
 examples; rule-based state machines inheriting all of it; failing examples kept in the example
@@ -15,8 +15,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis_profiles import CI_EXAMPLES, LOCAL_EXAMPLES
-from real_parts import REQUIRE_VARIABLE
+from helpers.hypothesis_profiles import CI_EXAMPLES, LOCAL_EXAMPLES
+from helpers.real_parts import REQUIRE_VARIABLE
 
 TESTS = Path(__file__).resolve().parent
 
@@ -97,7 +97,7 @@ def run(tmp_path: Path, module: str, ini: str = "", **env_extra: str) -> tuple[s
     env.update(PYTHONPATH=str(TESTS), DRAWN=str(drawn),
                MCPKIT_HYPOTHESIS_DB=str(tmp_path / "examples"), **env_extra)
     out = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "hypothesis_profiles",
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "helpers.hypothesis_profiles",
          "test_drawn.py"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     lines = drawn.read_text().splitlines() if drawn.exists() else []
     return out, [json.loads(line) for line in lines]

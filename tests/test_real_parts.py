@@ -12,8 +12,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from real_parts import POSTGRES_LIB_VARIABLE, REQUIRE_VARIABLE, required
-from wire import SPEC_DIR
+from helpers.real_parts import POSTGRES_LIB_VARIABLE, REQUIRE_VARIABLE, required
+from helpers.wire import SPEC_DIR
 
 ROOT = Path(__file__).resolve().parent.parent
 SELECTED = ["tests/store/test_backends.py", "-k",
@@ -86,6 +86,6 @@ def test_one_function_decides_and_the_script_agrees(
     monkeypatch.setenv("CI", ci)
     monkeypatch.setenv(REQUIRE_VARIABLE, flag)
     assert required() is expected
-    script = subprocess.run([sys.executable, str(ROOT / "tests" / "real_parts.py"), "required"],
+    script = subprocess.run([sys.executable, str(ROOT / "tests" / "helpers" / "real_parts.py"), "required"],
                             env={**os.environ}, timeout=60)
     assert (script.returncode == 0) is expected

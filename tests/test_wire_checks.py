@@ -1,7 +1,7 @@
 """The schema checks cannot switch themselves off unseen: under CI a run without the official
 schemas stops before any test, elsewhere it passes but its summary counts the checks made (0,
 naming MCPKIT_SPEC_DIR). Each case is a real pytest run in a subprocess, since the schema folder
-is read once, when tests/wire.py is imported."""
+is read once, when tests/helpers/wire.py is imported."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from real_parts import REQUIRE_VARIABLE
-from wire import SPEC_DIR, SPEC_MISSING, spec_available
+from helpers.real_parts import REQUIRE_VARIABLE
+from helpers.wire import SPEC_DIR, SPEC_MISSING, spec_available
 
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
@@ -20,7 +20,7 @@ ROOT = TESTS.parent
 # A tiny test module: three checks of values, then one server message (two checks: the
 # JSON-RPC envelope and the result type of the method it answers).
 TINY = '''
-from wire import MODERN, check, check_server_message
+from helpers.wire import MODERN, check, check_server_message
 
 
 def test_a_few_checks() -> None:
@@ -49,11 +49,11 @@ def run_pytest(
 
 def tiny_run(tmp_path: Path, *, spec_dir: Path, ci: bool, plugin: bool = True
              ) -> subprocess.CompletedProcess[str]:
-    """TINY under its own empty ini, with tests/wire.py as its plugin (`-p wire`) if asked."""
+    """TINY under its own empty ini, with tests/helpers/wire.py as its plugin (`-p helpers.wire`) if asked."""
     (tmp_path / "pytest.ini").write_text(
         "[pytest]\nasyncio_default_fixture_loop_scope = function\n", encoding="utf-8")
     (tmp_path / "test_tiny.py").write_text(TINY, encoding="utf-8")
-    args = ["-p", "wire"] if plugin else []
+    args = ["-p", "helpers.wire"] if plugin else []
     return run_pytest([*args, "test_tiny.py"], spec_dir=spec_dir, ci=ci, cwd=tmp_path)
 
 
@@ -66,7 +66,7 @@ def test_under_ci_the_suite_refuses_to_run_without_the_schemas(tmp_path: Path) -
 
 
 def test_under_ci_each_schema_check_fails_without_the_schemas(tmp_path: Path) -> None:
-    """Even where the plugin is not loaded (a peer process importing tests/wire.py)."""
+    """Even where the plugin is not loaded (a peer process importing tests/helpers/wire.py)."""
     absent = tmp_path / "no-spec-here"
     out = tiny_run(tmp_path, spec_dir=absent, ci=True, plugin=False)
     assert out.returncode == pytest.ExitCode.TESTS_FAILED, out.stdout + out.stderr

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from as_process import AuthServer, ProtectedServer
-from oidc_process import OIDCProvider
+from helpers.auth.as_process import AuthServer, ProtectedServer
+from helpers.auth.oidc_process import OIDCProvider
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import pytest
-from as_process import AuthServer
+from helpers.auth.as_process import AuthServer
 from joserfc import jwt
 from joserfc.jwk import KeySet
 

@@ -1,5 +1,5 @@
 """A real browser sign-in: `mcpkit login URL --no-browser` prints the authorization URL, and
-headless Chromium (driven over DevTools, `tests/devtools.py`) opens it, fills in
+headless Chromium (driven over DevTools, `tests/helpers/devtools.py`) opens it, fills in
 node-oidc-provider's own login page, approves its consent page, and follows the redirect to
 the CLI's loopback listener, whose page says the sign-in is done. The CLI then holds tokens a
 later `mcpkit call` uses. The browser reaches 127.0.0.1 only (the provider's pages name a web
@@ -12,10 +12,10 @@ import os
 import sys
 from pathlib import Path
 
-from as_process import ProtectedServer
-from devtools import LOOPBACK_ONLY, Page, launched
-from oidc_process import OIDCProvider
-from signin_cli import mcpkit
+from helpers.auth.as_process import ProtectedServer
+from helpers.auth.oidc_process import OIDCProvider
+from helpers.auth.signin_cli import mcpkit
+from helpers.devtools import LOOPBACK_ONLY, Page, launched
 
 WAIT = 60.0
 

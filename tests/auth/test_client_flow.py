@@ -11,8 +11,8 @@ from typing import Any
 
 import httpx
 import pytest
-from oauth_peer import Browser, Peer
-from resume_peer import on_free_port
+from helpers.auth.oauth_peer import Browser, Peer
+from helpers.transports.resume_peer import on_free_port
 
 from mcpkit import Client, ClientOptions, HTTPConnector
 from mcpkit.errors import AuthError

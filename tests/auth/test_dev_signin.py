@@ -15,10 +15,10 @@ from urllib.parse import urlsplit
 
 import httpx
 import pytest
-from as_process import AuthServer
-from http_peer import ServerProcess
-from schema_tap import SchemaTap
-from signin_cli import mcpkit, no_secret_in
+from helpers.auth.as_process import AuthServer
+from helpers.auth.signin_cli import mcpkit, no_secret_in
+from helpers.client.schema_tap import SchemaTap
+from helpers.transports.http_peer import ServerProcess
 
 from mcpkit.dev.command import inspector
 from mcpkit.dev.targets import read_target

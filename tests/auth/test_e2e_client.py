@@ -12,8 +12,8 @@ from urllib.parse import parse_qsl, urlsplit
 
 import httpx
 import pytest
-from as_process import AuthServer, ProtectedServer
-from schema_tap import SchemaTap, TappedConnector
+from helpers.auth.as_process import AuthServer, ProtectedServer
+from helpers.client.schema_tap import SchemaTap, TappedConnector
 
 from mcpkit.client import Client
 from mcpkit.errors import AuthError

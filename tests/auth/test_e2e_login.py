@@ -16,8 +16,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from as_process import AuthServer, ProtectedServer
-from signin_cli import kept, mcpkit, no_secret_in, tokens_of
+from helpers.auth.as_process import AuthServer, ProtectedServer
+from helpers.auth.signin_cli import kept, mcpkit, no_secret_in, tokens_of
 
 
 @pytest.fixture(scope="module")

@@ -8,8 +8,8 @@ import json
 
 import httpx
 import pytest
-from grant_peer import Peer
-from grant_peer import peer as peer  # the fixture, shared
+from helpers.auth.grant_peer import Peer
+from helpers.auth.grant_peer import peer as peer  # the fixture, shared
 from joserfc import jws
 
 from mcpkit import Client, HTTPConnector

@@ -10,8 +10,8 @@ from typing import Any
 
 import httpx
 import pytest
-from grant_peer import Peer
-from grant_peer import peer as peer  # the fixture, shared
+from helpers.auth.grant_peer import Peer
+from helpers.auth.grant_peer import peer as peer  # the fixture, shared
 from joserfc import jwt
 from joserfc.jwk import ECKey, OKPKey
 

@@ -20,11 +20,12 @@ from pathlib import Path
 
 import httpx
 import pytest
-from as_process import ProtectedServer, started, stopped
-from cimd_host import certificates
+from helpers import HELPERS
+from helpers.auth.as_process import ProtectedServer, started, stopped
+from helpers.auth.cimd_host import certificates
+from helpers.auth.oidc_process import OIDCProvider
+from helpers.auth.signin_cli import FORM_BROWSER, kept, mcpkit, tokens_of
 from joserfc.jwk import ECKey
-from oidc_process import OIDCProvider
-from signin_cli import FORM_BROWSER, kept, mcpkit, tokens_of
 
 HERE = Path(__file__).resolve().parent
 
@@ -46,7 +47,7 @@ def rs(oidc: OIDCProvider) -> Iterator[ProtectedServer]:
 
 @pytest.fixture(scope="module")
 def cimd_url(tls: tuple[Path, Path, Path]) -> Iterator[str]:
-    process, url = started([sys.executable, str(HERE / "cimd_host.py"), str(tls[1]),
+    process, url = started([sys.executable, str(HELPERS / "auth" / "cimd_host.py"), str(tls[1]),
                             str(tls[2])])
     yield url
     stopped(process)

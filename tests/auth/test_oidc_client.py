@@ -13,10 +13,10 @@ from typing import Any
 
 import httpx
 import pytest
-from as_process import ProtectedServer
-from form_login import sign_in_at
+from helpers.auth.as_process import ProtectedServer
+from helpers.auth.form_login import sign_in_at
+from helpers.auth.oidc_process import OIDCProvider
 from joserfc.jwk import ECKey, RSAKey
-from oidc_process import OIDCProvider
 
 from mcpkit import Client, ClientOptions, HTTPConnector
 from mcpkit.auth.dpop import DPoPKey

@@ -1,5 +1,5 @@
 """A real browser through the authorization proxy: `mcpkit login URL --no-browser` prints the
-proxy's authorization URL, and headless Chromium (over DevTools, `tests/devtools.py`) opens
+proxy's authorization URL, and headless Chromium (over DevTools, `tests/helpers/devtools.py`) opens
 it, reads the proxy's consent page and allows, signs in on node-oidc-provider's login page,
 approves its consent page, and follows the redirects back to the CLI's listener. The
 browser keeps and sends the proxy's cookie as a browser does (SameSite=Lax across the
@@ -15,10 +15,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from devtools import LOOPBACK_ONLY, Page, launched
-from oidc_process import OIDCProvider
-from proxy_process import ProxiedServer, free_port, upstream_for
-from signin_cli import mcpkit
+from helpers.auth.oidc_process import OIDCProvider
+from helpers.auth.proxy_process import ProxiedServer, upstream_for
+from helpers.auth.signin_cli import mcpkit
+from helpers.devtools import LOOPBACK_ONLY, Page, launched
+from helpers.services import free_port
 
 WAIT = 60.0
 PORT = free_port()

@@ -18,14 +18,16 @@ from pathlib import Path
 
 import httpx
 import pytest
-from as_process import started, stopped
-from cimd_host import certificates
-from oidc_process import OIDCProvider
-from proxy_process import CLIENT_ID, CLIENT_SECRET, free_port, upstream_for
-from signin_cli import FORM_BROWSER, kept, mcpkit, no_secret_in, tokens_of
+from helpers import HELPERS
+from helpers.auth.as_process import started, stopped
+from helpers.auth.cimd_host import certificates
+from helpers.auth.oidc_process import OIDCProvider
+from helpers.auth.proxy_process import CLIENT_ID, CLIENT_SECRET, upstream_for
+from helpers.auth.signin_cli import FORM_BROWSER, kept, mcpkit, no_secret_in, tokens_of
+from helpers.services import free_port
 
 HERE = Path(__file__).resolve().parent
-SERVER = str(HERE / "upstream_tools.py")
+SERVER = str(HELPERS / "auth" / "upstream_tools.py")
 PORT = free_port()
 WAIT_S = 30.0
 
@@ -83,7 +85,7 @@ def proxied(upstream: OIDCProvider, tls: tuple[Path, Path, Path],
 
 @pytest.fixture(scope="module")
 def cimd_url(tls: tuple[Path, Path, Path]) -> Iterator[str]:
-    process, url = started([sys.executable, str(HERE / "cimd_host.py"), str(tls[1]),
+    process, url = started([sys.executable, str(HELPERS / "auth" / "cimd_host.py"), str(tls[1]),
                             str(tls[2])])
     yield url
     stopped(process)

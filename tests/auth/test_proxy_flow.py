@@ -15,9 +15,10 @@ from typing import Any
 
 import httpx
 import pytest
-from oidc_process import OIDCProvider
-from proxy_process import ProxiedServer, free_port, upstream_for
-from proxy_walk import RawClient, Walk, list_tools, pkce, query_of
+from helpers.auth.oidc_process import OIDCProvider
+from helpers.auth.proxy_process import ProxiedServer, upstream_for
+from helpers.auth.proxy_walk import RawClient, Walk, list_tools, pkce, query_of
+from helpers.services import free_port
 
 from mcpkit import Client, ClientOptions, HTTPConnector
 from mcpkit.store.tokens import MemoryTokenStorage
@@ -305,7 +306,7 @@ def test_consent_cannot_be_skipped_forged_or_replayed(raw: RawClient,
     browser = Walk()
     page = browser.http.get(raw.authorization_url(challenge))
     assert page.status_code == 200 and "Allow access to" in page.text
-    from proxy_walk import Forms
+    from helpers.auth.proxy_walk import Forms
 
     forms = Forms()
     forms.feed(page.text)

@@ -15,10 +15,11 @@ from collections.abc import AsyncIterator, Iterator
 import httpx
 import pytest
 import uvicorn
-from oidc_process import OIDCProvider
-from proxy_process import CLIENT_ID, CLIENT_SECRET, free_port, upstream_for
-from proxy_server import build
-from proxy_walk import Forms, RawClient, Walk, list_tools, pkce
+from helpers.auth.oidc_process import OIDCProvider
+from helpers.auth.proxy_process import CLIENT_ID, CLIENT_SECRET, upstream_for
+from helpers.auth.proxy_server import build
+from helpers.auth.proxy_walk import Forms, RawClient, Walk, list_tools, pkce
+from helpers.services import free_port
 
 PORT = free_port()
 LIMITS = {"code_ttl_s": 20, "pending_ttl_s": 60, "access_token_ttl_s": 100,

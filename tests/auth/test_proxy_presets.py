@@ -9,7 +9,7 @@ keys."""
 from __future__ import annotations
 
 import pytest
-from provider_documents import DOCUMENTS, TENANTS
+from helpers.auth.provider_documents import DOCUMENTS, TENANTS
 
 from mcpkit.auth.proxy.presets import PRESETS, discovered, issuer, parse_spec, preset, upstream
 

@@ -13,9 +13,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from oidc_process import OIDCProvider
-from proxy_process import ProxiedServer, free_port, upstream_for
-from proxy_walk import RawClient, Walk, list_tools, pkce, query_of
+from helpers.auth.oidc_process import OIDCProvider
+from helpers.auth.proxy_process import ProxiedServer, upstream_for
+from helpers.auth.proxy_walk import RawClient, Walk, list_tools, pkce, query_of
+from helpers.services import free_port
 
 PORTS = (free_port(), free_port())
 

@@ -15,10 +15,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from oidc_process import OIDCProvider
-from proxy_process import ProxiedServer, free_port, upstream_for
-from proxy_walk import Walk
-from sdk_process import (
+from helpers.auth.oidc_process import OIDCProvider
+from helpers.auth.proxy_process import ProxiedServer, upstream_for
+from helpers.auth.proxy_walk import Walk
+from helpers.auth.sdk_process import (
     PYTHON_SDKS,
     SCRIPTS,
     TS_SDKS,
@@ -26,6 +26,7 @@ from sdk_process import (
     install_typescript,
     run_client,
 )
+from helpers.services import free_port
 
 PORT = free_port()
 LEGACY = "2025-11-25"

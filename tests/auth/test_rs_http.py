@@ -12,9 +12,9 @@ from typing import Any
 import httpx
 import orjson
 import pytest
-from http_peer import Peer
-from rs_peers import ISSUER, Issuer, KeyServer, key_server, protected
-from store_urls import KINDS, make_url
+from helpers.auth.rs_peers import ISSUER, Issuer, KeyServer, key_server, protected
+from helpers.store_urls import KINDS, make_url
+from helpers.transports.http_peer import Peer
 
 import mcpkit
 from mcpkit.auth.dpop import DPoPKey

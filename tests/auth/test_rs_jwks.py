@@ -13,8 +13,8 @@ from typing import Any
 
 import httpx
 import pytest
-from http_peer import Peer, Reply
-from rs_peers import ISSUER, Issuer, KeyServer, key_server, protected, whoami_server
+from helpers.auth.rs_peers import ISSUER, Issuer, KeyServer, key_server, protected, whoami_server
+from helpers.transports.http_peer import Peer, Reply
 
 import mcpkit
 from mcpkit.auth.server_config import ProtectedResource

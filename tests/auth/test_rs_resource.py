@@ -19,8 +19,8 @@ import httpx
 import orjson
 import pytest
 import uvicorn
-from http_peer import Peer, Reply, meta
-from rs_peers import ISSUER, Issuer, KeyServer, key_server, protected, whoami_server
+from helpers.auth.rs_peers import ISSUER, Issuer, KeyServer, key_server, protected, whoami_server
+from helpers.transports.http_peer import Peer, Reply, meta
 
 import mcpkit
 from mcpkit.auth.server_config import ProtectedResource

@@ -155,7 +155,7 @@ async def test_lists_leave_out_what_the_principal_is_not_granted_when_asked(
     server = _server(scoped)
     principal = Principal("p", scopes=frozenset(granted),
                           hierarchy=ScopeHierarchy({"super": ["admin"]}))
-    from wire import MODERN, check_server_message, meta
+    from helpers.wire import MODERN, check_server_message, meta
 
     from mcpkit.protocol.codec import Request
 

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import httpx
 import pytest
-from as_process import AuthServer
-from http_peer import ServerProcess
-from oidc_process import OIDCProvider
-from signin_cli import FORM_BROWSER, mcpkit, tokens_of
+from helpers.auth.as_process import AuthServer
+from helpers.auth.oidc_process import OIDCProvider
+from helpers.auth.signin_cli import FORM_BROWSER, mcpkit, tokens_of
+from helpers.transports.http_peer import ServerProcess
 
 ROOT = Path(__file__).resolve().parents[2]
 CALENDAR = str(ROOT / "examples" / "calendar" / "server.py")

@@ -12,9 +12,9 @@ import asyncio
 from typing import Any
 
 import httpx
-from as_process import AuthServer
-from http_peer import Peer
-from listening import listening
+from helpers.auth.as_process import AuthServer
+from helpers.transports.http_peer import Peer
+from helpers.transports.listening import listening
 
 from mcpkit import Context, Server, ServerOptions
 from mcpkit.auth.server_config import ProtectedResource

@@ -1,22 +1,23 @@
 """Running `mcpkit` as a user does, for the first-hour tests: a real process, its own caches,
-the server behind the schema-checking relay (tests/client/checked_relay.py) so every message
+the server behind the schema-checking relay (tests/helpers/client/checked_relay.py) so every message
 the command sends and every one the server answers is checked against the official schema."""
 
 from __future__ import annotations
 
 import os
 import shlex
-import socket
 import subprocess
 import sys
 from pathlib import Path
 from typing import IO, Any
 
+from helpers import HELPERS
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 SERVER = str(HERE / "first_hour_server.py")
 CALENDAR = str(ROOT / "examples" / "calendar" / "server.py")
-RELAY = str(ROOT / "tests" / "client" / "checked_relay.py")
+RELAY = str(HELPERS / "client" / "checked_relay.py")
 
 
 def checked(target: str, *run_args: str) -> str:
@@ -43,7 +44,3 @@ def mcpkit(tmp_path: Path, *args: str, stdin: str | None = "", devnull: bool = F
                           env={**environ(tmp_path), **(env or {})})
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 from cli_run import SERVER
-from http_peer import ServerProcess
+from helpers.transports.http_peer import ServerProcess
 
 
 @pytest.fixture(scope="module")

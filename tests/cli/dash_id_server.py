@@ -1,4 +1,4 @@
-"""The task server of tests/client/task_server.py with task ids that start with `-`, as
+"""The task server of tests/helpers/client/task_server.py with task ids that start with `-`, as
 another server may choose them (an id is the server's to choose): for the tests that every
 `mcpkit task` command, and the hints they print, take such an id."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import secrets
 
-from task_server import make
+from helpers.client.task_server import make
 
 import mcpkit.ext.tasks.runtime as runtime
 

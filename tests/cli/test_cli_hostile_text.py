@@ -1,5 +1,5 @@
 """Every `mcpkit` command that prints what a server says, against a server whose every word is
-hostile (tests/client/hostile_text.py, a real stdio process): window titles, screen clears, C1
+hostile (tests/helpers/client/hostile_text.py, a real stdio process): window titles, screen clears, C1
 controls, BEL, a carriage return and backspaces that would overwrite a line with a fake "ok",
 bidi overrides. None of it may reach the terminal raw: each command's stdout and stderr hold
 the escaped text instead, `--json` output decodes to exactly what the server sent, and every
@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from cli_run import environ, mcpkit
-from hostile_text import FILES, HOSTILE, LONG_NAME, TASK_ID
-from listening import listening
-from wire import MODERN, check_client_message
+from helpers import HELPERS
+from helpers.client.hostile_text import FILES, HOSTILE, LONG_NAME, TASK_ID
+from helpers.transports.listening import listening
+from helpers.wire import MODERN, check_client_message
 
-SERVER = shlex.join([sys.executable, str(Path(__file__).parents[1] / "client" /
-                                          "hostile_text.py")])
+SERVER = shlex.join([sys.executable, str(HELPERS / "client" / "hostile_text.py")])
 RAW = ("\x1b", "\x07", "\x9b", "\u202e", "\u2066", "\b", "\r")
 """What must never reach a terminal from a server."""
 ESCAPED = "\\x1b]0;owned\\x07\\x1b[2J\\x9b31m\\u202etxt.exe\\u2066\\x08\\x08\\rok"

@@ -57,7 +57,7 @@ def test_an_unexpected_failure_over_http_says_where_the_details_are(
 
 
 def test_a_server_run_with_dev_is_not_told_to_run_with_dev(tmp_path: Path) -> None:
-    from http_peer import ServerProcess
+    from helpers.transports.http_peer import ServerProcess
 
     server = ServerProcess.start(SERVER, "--dev")
     try:

@@ -14,10 +14,11 @@ from typing import Any
 
 import httpx
 import pytest
-from cli_run import HERE, ROOT, SERVER, environ, free_port, mcpkit
-from http_peer import ServerProcess, checked_transport
-from stdio_peer import StdioPeer, meta
-from wire import LEGACY, check_server_message
+from cli_run import HERE, ROOT, SERVER, environ, mcpkit
+from helpers.services import free_port
+from helpers.transports.http_peer import ServerProcess, checked_transport
+from helpers.transports.stdio_peer import StdioPeer, meta
+from helpers.wire import LEGACY, check_server_message
 
 from mcpkit.client import Client, ClientOptions
 from mcpkit.server.sealing import new_state_key

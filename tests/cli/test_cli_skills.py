@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 
 from cli_run import HERE, RELAY, SERVER, mcpkit
-from http_peer import ServerProcess
-from schema_tap import SchemaTap, TappedConnector
+from helpers.client.schema_tap import SchemaTap, TappedConnector
+from helpers.transports.http_peer import ServerProcess
 
 from mcpkit.client import Client, ClientOptions
 from mcpkit.ext.skills import SKILLS, SkillsClient

@@ -9,7 +9,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cli_run import free_port, mcpkit
+from cli_run import mcpkit
+from helpers.services import free_port
 
 
 def test_an_address_without_a_scheme_gets_the_url_it_meant(tmp_path: Path) -> None:

@@ -1,6 +1,6 @@
 """`mcpkit call` on a tool the server runs as a task, and `mcpkit task get|wait|cancel|answer`,
 as a user runs them: real `mcpkit` processes against a real server with the Tasks runtime
-(tests/client/task_server.py), over HTTP so a task outlives the command that started it, and
+(tests/helpers/client/task_server.py), over HTTP so a task outlives the command that started it, and
 over stdio behind the schema-checking relay for a whole call in one command."""
 
 from __future__ import annotations
@@ -16,9 +16,10 @@ from pathlib import Path
 
 import pytest
 from cli_run import ROOT, checked, environ, mcpkit
-from http_peer import ServerProcess
+from helpers import HELPERS
+from helpers.transports.http_peer import ServerProcess
 
-TASK_SERVER = str(ROOT / "tests" / "client" / "task_server.py")
+TASK_SERVER = str(HELPERS / "client" / "task_server.py")
 
 
 @pytest.fixture(scope="module")

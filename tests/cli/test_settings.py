@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 from cli_run import ROOT, environ, mcpkit
-from http_peer import ServerProcess, checked_transport
+from helpers import HELPERS
+from helpers.transports.http_peer import ServerProcess, checked_transport
 
 from mcpkit.cli.main import _parser
 from mcpkit.cli.settings import CODE_ONLY, SETTINGS
@@ -23,7 +24,7 @@ from mcpkit.clients import Client
 from mcpkit.ext.tasks import TaskOptions
 from mcpkit.server.options import ServerOptions
 
-CONFIGURED = str(ROOT / "tests" / "client" / "config_server.py")
+CONFIGURED = str(HELPERS / "client" / "config_server.py")
 QUICKSTART = str(ROOT / "examples" / "quickstart" / "server.py")
 LONG_JOB = str(ROOT / "examples" / "long_job" / "server.py")
 

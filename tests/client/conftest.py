@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from schema_tap import RAW_SERVER, SchemaTap
+from helpers.client.schema_tap import RAW_SERVER, SchemaTap
 
 from mcpkit.client import ClientOptions
 from mcpkit.client.client import Client as CoreClient

@@ -162,7 +162,7 @@ def test_rich_2020_12_schemas_with_local_references_are_kept() -> None:
 async def test_the_client_keeps_usable_tools_verbatim_and_reports_the_rest(
     raw_client: MakeRaw,
 ) -> None:
-    from raw_server import TOOLS
+    from helpers.client.raw_server import TOOLS
 
     client = raw_client("modern")
     tools = await client.list_tools()

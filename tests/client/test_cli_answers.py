@@ -14,26 +14,27 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from at_terminal import at_terminal
-from schema_tap import ROOT
-from wire import LEGACY, MODERN, check, check_client_message
+from helpers import HELPERS
+from helpers.at_terminal import at_terminal
+from helpers.client.schema_tap import ROOT
+from helpers.wire import LEGACY, MODERN, check, check_client_message
 
 from mcpkit.cli.answers import elicit_form, elicit_url, parse_answer, shown
 from mcpkit.cli.terminal import json_text
 from mcpkit.client import InputRequest, read_form
 
 HERE = Path(__file__).resolve().parent
-FORM_SERVER = str(HERE / "form_server.py")
+FORM_SERVER = str(HELPERS / "client" / "form_server.py")
 # The form server behind a relay that checks every message both ways (checked_relay.py).
-CHECKED_FORM_SERVER = shlex.join([sys.executable, str(HERE / "checked_relay.py"),
+CHECKED_FORM_SERVER = shlex.join([sys.executable, str(HELPERS / "client" / "checked_relay.py"),
                                   sys.executable, "-m", "mcpkit", "run", FORM_SERVER])
-URL_SERVER = str(HERE / "url_elicit_server.py")
-BROWSER = f"{sys.executable} {HERE / 'visit_page.py'} %s"
+URL_SERVER = str(HELPERS / "client" / "url_elicit_server.py")
+BROWSER = f"{sys.executable} {HELPERS / 'client' / 'visit_page.py'} %s"
 
 
 def mcpkit(tmp_path: Path, *args: str, stdin: str = "",
            env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """`mcpkit ARGS`; with `stdin`, its lines typed at a terminal (tests/at_terminal.py)."""
+    """`mcpkit ARGS`; with `stdin`, its lines typed at a terminal (tests/helpers/at_terminal.py)."""
     environ = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
     environ.pop("BROWSER", None)  # a page is only ever "opened" by the tests' own visitor
     environ.update(env or {})
@@ -107,7 +108,7 @@ class ClientChecks:
             check_client_message(LEGACY if legacy else MODERN, message)
         except (ValueError, AssertionError, AttributeError) as exc:
             self.problems.append(f"{exc}: {body[:200]!r}")
-        from resume_peer import replaying
+        from helpers.transports.resume_peer import replaying
 
         await self.app(scope, replaying(body, receive), send)
 
@@ -116,8 +117,8 @@ class ClientChecks:
 async def test_the_form_is_asked_the_same_over_http(tmp_path: Path, era: str) -> None:
     # The form server over Streamable HTTP (in its modern or legacy session mode), every
     # message it sends checked by the recorder and every one the CLI sends by ClientChecks.
-    from form_server import server
-    from resume_peer import serving
+    from helpers.client.form_server import server
+    from helpers.transports.resume_peer import serving
 
     clients = ClientChecks(server.asgi())
     async with serving(clients) as (url, recorder):
@@ -233,7 +234,7 @@ def test_json_too_deep_to_print_is_a_protocol_violation_not_a_recursion_error() 
 
 # -- a server that asks whatever it likes (asking_server.py) ---------------------------------
 
-ASKING_SERVER = HERE / "asking_server.py"
+ASKING_SERVER = HELPERS / "client" / "asking_server.py"
 FORBIDDEN_ON_A_TERMINAL = ("\x1b", "\x07", "\x9b", "\u202e", "\u2066", "\r")
 
 
@@ -425,10 +426,10 @@ async def test_one_question_at_a_time_so_no_answer_is_taken_for_another(
 
 
 def test_no_server_text_reaches_the_terminal_raw_in_any_command(tmp_path: Path) -> None:
-    from raw_server import HOSTILE_TEXT
+    from helpers.client.raw_server import HOSTILE_TEXT
 
     log = tmp_path / "raw.log"
-    server = f"{sys.executable} {HERE / 'raw_server.py'} hostile"
+    server = f"{sys.executable} {HELPERS / 'client' / 'raw_server.py'} hostile"
     env = {"RAW_SERVER_LOG": str(log)}
     runs = {
         "discover": mcpkit(tmp_path, "discover", server, env=env),

@@ -1,4 +1,4 @@
-"""The client's side of Tasks against a scripted server (tests/client/task_peer.py): waiting,
+"""The client's side of Tasks against a scripted server (tests/helpers/client/task_peer.py): waiting,
 answering input once per key, the three ends, timeouts and cancellation, handles, reattaching,
 notifications, and the results a client must refuse (TASK-2, TASK-3)."""
 
@@ -9,8 +9,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from schema_tap import SchemaTap
-from task_peer import TASKS, TaskPeer, confirm, done, state
+from helpers.client.schema_tap import SchemaTap
+from helpers.client.task_peer import TASKS, TaskPeer, confirm, done, state
 
 from mcpkit.client import ClientOptions
 from mcpkit.clients import Client

@@ -1,4 +1,4 @@
-"""The client's side of Tasks against mcpkit's own Tasks runtime (tests/client/task_server.py),
+"""The client's side of Tasks against mcpkit's own Tasks runtime (tests/helpers/client/task_server.py),
 in memory with every message of both sides schema-checked, and over a real HTTP server, where
 the `Mcp-Name` header of every tasks/* request must carry its task id (TASK-15)."""
 
@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from http_peer import ServerProcess
-from task_server import make
+from helpers import HELPERS
+from helpers.client.task_server import make
+from helpers.transports.http_peer import ServerProcess
 
 from mcpkit.client import ClientOptions
 from mcpkit.clients import Client
@@ -22,7 +22,7 @@ from mcpkit.transports.http_client.transport import HTTPConnector
 TASKS = "io.modelcontextprotocol/tasks"
 DECLARE = ClientOptions(extensions={TASKS: {}}, timeout=20)
 POLL = ClientOptions(extensions={TASKS: {}}, timeout=20, task_notifications=False)
-SERVER_FILE = str(Path(__file__).resolve().parent / "task_server.py")
+SERVER_FILE = str(HELPERS / "client" / "task_server.py")
 MakeClient = Callable[..., Client]
 
 

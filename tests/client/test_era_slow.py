@@ -19,9 +19,10 @@ from typing import Any
 
 import orjson
 import pytest
-from resume_peer import replaying, request_body, serving
-from schema_tap import SchemaTap
-from wire import LEGACY, MODERN, check_client_message, check_server_message
+from helpers import HELPERS
+from helpers.client.schema_tap import SchemaTap
+from helpers.transports.resume_peer import replaying, request_body, serving
+from helpers.wire import LEGACY, MODERN, check_client_message, check_server_message
 
 from mcpkit import Client, ClientOptions, HTTPConnector, Server
 from mcpkit.errors import RequestTimeoutError, TransportError
@@ -172,8 +173,8 @@ async def test_a_slow_stdio_server_answering_the_probe_late_is_modern_on_the_sam
     # A real dual-era mcpkit server behind a relay that holds the probe until initialize comes:
     # the server then answers the probe (modern) and refuses initialize on that connection.
     tap = SchemaTap(check_server=False)
-    argv = [sys.executable, str(HERE / "holding_relay.py"), sys.executable, "-m", "mcpkit",
-            "run", str(HERE / "task_server.py")]
+    argv = [sys.executable, str(HELPERS / "client" / "holding_relay.py"), sys.executable, "-m", "mcpkit",
+            "run", str(HELPERS / "client" / "task_server.py")]
     async with stdio_client(argv, tap) as client:
         assert client.era == "modern" and client.protocol_version == MODERN
         result = await client.call_tool("slow", {"seconds": 0})
@@ -193,7 +194,7 @@ async def test_an_initialize_answered_with_a_modern_version_goes_on_in_the_moder
     # time, then initialize answered with 2026-07-28. Before, that was NoCommonVersionError.
     tap = SchemaTap(check_server=False)
     log = tmp_path / "raw.log"
-    argv = [sys.executable, str(HERE / "raw_server.py"), "modern-initialize"]
+    argv = [sys.executable, str(HELPERS / "client" / "raw_server.py"), "modern-initialize"]
     async with stdio_client(argv, tap, log) as client:
         assert client.era == "modern" and client.protocol_version == MODERN
         assert client.server_info == {"name": "raw", "version": "1"}  # from the new probe

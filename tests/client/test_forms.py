@@ -8,8 +8,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from form_server import PROFILE, server
-from wire import LEGACY, MODERN, SPEC_DIR, SPEC_MISSING, check, spec_available
+from helpers.client.form_server import PROFILE, server
+from helpers.wire import LEGACY, MODERN, SPEC_DIR, SPEC_MISSING, check, spec_available
 
 from mcpkit.client import (
     Client,

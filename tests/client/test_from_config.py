@@ -12,10 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from client_server import make_server
-from http_peer import ServerChecks, checked_httpx_options
-from listening import listening
-from schema_tap import ROOT, SchemaTap
+from helpers import HELPERS
+from helpers.client.client_server import make_server
+from helpers.client.schema_tap import ROOT, SchemaTap
+from helpers.transports.http_peer import ServerChecks, checked_httpx_options
+from helpers.transports.listening import listening
 
 from mcpkit import Client, Clients, SyncClient
 from mcpkit.client import ServerEntry, read_entries, read_entry
@@ -54,7 +55,7 @@ def stdio_entry(folder: Path) -> dict[str, Any]:
     """An entry that runs config_server.py in `folder/work`, named relative to the file."""
     (folder / "work").mkdir(exist_ok=True)
     return {"command": sys.executable,
-            "args": ["-m", "mcpkit", "run", str(HERE / "config_server.py")],
+            "args": ["-m", "mcpkit", "run", str(HELPERS / "client" / "config_server.py")],
             "env": {"GREETING": "${T28B_GREETING}", "FALLBACK": "${T28B_UNSET:-plain}"},
             "cwd": "work"}
 
@@ -210,7 +211,7 @@ def test_a_server_name_holding_the_separator_is_refused() -> None:
 async def test_clients_name_the_server_that_failed_to_connect(tmp_path: Path) -> None:
     config = write_config(tmp_path / "mcp.json", {
         "fine": {"command": sys.executable, "args": ["-m", "mcpkit", "run",
-                                                     str(HERE / "config_server.py")]},
+                                                     str(HELPERS / "client" / "config_server.py")]},
         "missing": {"command": "no-such-program-t28b"},
     })
     clients = Clients.from_config(config, connector_options={"stderr": "capture"})
@@ -223,7 +224,7 @@ async def test_clients_name_the_server_that_failed_to_connect(tmp_path: Path) ->
 def test_a_sync_client_starts_from_a_config_too(tmp_path: Path) -> None:
     config = write_config(tmp_path / "mcp.json", {"configured": {
         "command": sys.executable,
-        "args": ["-m", "mcpkit", "run", str(HERE / "config_server.py")],
+        "args": ["-m", "mcpkit", "run", str(HELPERS / "client" / "config_server.py")],
         "env": {"GREETING": "sync"}}})
     checked = Checked()
     with SyncClient.from_config(config, "configured", connector_options=checked) as client:
@@ -243,7 +244,7 @@ async def run_cli(*args: str) -> tuple[int, str, str]:
 async def test_the_cli_talks_to_an_entry_of_a_config_file(http_url: str, tmp_path: Path) -> None:
     config = write_config(tmp_path / "mcp.json", {
         "local": {"command": sys.executable,
-                  "args": ["-m", "mcpkit", "run", str(HERE / "config_server.py")]},
+                  "args": ["-m", "mcpkit", "run", str(HELPERS / "client" / "config_server.py")]},
         "remote": {"type": "http", "url": http_url, "headers": {"X-Api-Key": KEY}},
     })
     status, out, err = await run_cli("tools", "--config", str(config), "local")

@@ -1,5 +1,5 @@
 """mcpkit as the client of a hostile Streamable HTTP server (a scripted ASGI peer on a real
-uvicorn, tests/transports/servers/hostile_http.py).
+uvicorn, tests/helpers/transports/servers/hostile_http.py).
 
 The peer answers what no correct server would: a catalogue of 100,000 tools, a 100 MB tool
 result as a JSON body, as one SSE event and as an event that never ends, responses to other ids
@@ -21,8 +21,8 @@ from typing import Any
 
 import orjson
 import pytest
-from hostile_probes import Checked, Listener, grown_mib, measured
-from servers.hostile_http import Exchange, HostilePeer, Reply, result, serving
+from helpers.client.hostile_probes import Checked, Listener, grown_mib, measured
+from helpers.transports.servers.hostile_http import Exchange, HostilePeer, Reply, result, serving
 
 from mcpkit.client import Client, ClientOptions
 from mcpkit.errors import ProtocolViolation, RequestTimeoutError

@@ -19,18 +19,18 @@ import logging
 import re
 import sys
 from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-from hostile_probes import Listener, grown_mib, measured
-from schema_tap import SchemaTap
+from helpers import HELPERS
+from helpers.client.hostile_probes import Listener, grown_mib, measured
+from helpers.client.schema_tap import SchemaTap
 
 from mcpkit.client import Client, ClientOptions
 from mcpkit.errors import ProtocolViolation, RequestTimeoutError, TransportError
 from mcpkit.transports.stdio.client import StdioServer
 
-HOSTILE = str(Path(__file__).resolve().parent / "hostile_stdio.py")
+HOSTILE = str(HELPERS / "client" / "hostile_stdio.py")
 MIB = 1024 * 1024
 
 
@@ -171,7 +171,7 @@ async def test_remote_references_are_never_followed(tap: SchemaTap) -> None:
 async def test_a_legacy_server_flooding_requests_gets_64_answered_at_once() -> None:
     """A 2025-11-25 server may send requests, each a handler call (perhaps a person asked
     something): past `MAX_SERVER_REQUESTS` in progress, one more is refused on the spot."""
-    from wire import LEGACY, check_client_message
+    from helpers.wire import LEGACY, check_client_message
 
     from mcpkit.client.routing import MAX_SERVER_REQUESTS, StreamRouter
 
@@ -220,8 +220,8 @@ async def test_an_oversized_line_fails_only_the_request_its_opening_answers(
     """The id is read only where an encoder writes it first, at the top level, before a
     result or an error: a request of the server with the same id, an `id` inside the
     result, another id, or the integer 1 for the string "a-1" leave the request waiting."""
-    from http_peer import meta
-    from wire import MODERN, check_client_message
+    from helpers.transports.http_peer import meta
+    from helpers.wire import MODERN, check_client_message
 
     from mcpkit.client.routing import StreamRouter
 

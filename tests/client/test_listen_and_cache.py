@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from client_server import make_server
+from helpers.client.client_server import make_server
 
 from mcpkit import Server
 from mcpkit.client import Client, ClientOptions

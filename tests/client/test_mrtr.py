@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from raw_server import ECHO_STATE, TRICKY_STATE
+from helpers.client.raw_server import ECHO_STATE, TRICKY_STATE
 
 from mcpkit.client import Client, ClientOptions, InputRequest, InputRoundsExceededError
 from mcpkit.errors import ProtocolViolation

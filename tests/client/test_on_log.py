@@ -15,10 +15,10 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from client_server import make_server
-from http_peer import FEATURES, ServerProcess, checked_transport
-from schema_tap import ROOT, SchemaTap
-from wire import spec_available
+from helpers.client.client_server import make_server
+from helpers.client.schema_tap import ROOT, SchemaTap
+from helpers.transports.http_peer import FEATURES, ServerProcess, checked_transport
+from helpers.wire import spec_available
 
 from mcpkit.client import Client, ClientOptions
 from mcpkit.transports.memory import InMemory

@@ -16,8 +16,8 @@ from typing import Any, TypedDict
 
 import pydantic
 import pytest
-from client_server import make_server
-from schema_tap import SchemaTap
+from helpers.client.client_server import make_server
+from helpers.client.schema_tap import SchemaTap
 
 from mcpkit import Image, Server, ServerOptions
 from mcpkit.client import (

@@ -7,7 +7,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from schema_tap import RAW_SERVER
+from helpers.client.schema_tap import RAW_SERVER
 
 from mcpkit.client import Client, ClientOptions
 from mcpkit.errors import TransportError

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 import pytest
-from client_server import make_server
-from schema_tap import ROOT, SchemaTap
+from helpers.client.client_server import make_server
+from helpers.client.schema_tap import ROOT, SchemaTap
 
 from mcpkit import Client, Context, Elicit, Server, SyncClient
 from mcpkit import client as core
@@ -130,8 +130,8 @@ def test_a_client_dropped_unclosed_still_ends_its_server_and_thread() -> None:
 
 INTERRUPTED = """
     import os, signal, sys, threading, time
-    sys.path[:0] = [{client_dir!r}, {tests_dir!r}]
-    from client_server import make_server
+    sys.path[:0] = [{tests_dir!r}]
+    from helpers.client.client_server import make_server
     from mcpkit import SyncClient, InMemory
 
     server = make_server()
@@ -159,7 +159,7 @@ def test_ctrl_c_while_a_call_waits_cancels_that_call(tmp_path: Path) -> None:
     script = tmp_path / "interrupted.py"
     here = Path(__file__).resolve().parent
     script.write_text(textwrap.dedent(INTERRUPTED).format(
-        client_dir=str(here), tests_dir=str(here.parent)))
+        tests_dir=str(here.parent)))
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
                           timeout=90, cwd=ROOT)
     assert done.returncode == 0, done.stderr

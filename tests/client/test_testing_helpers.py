@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from client_server import make_server
-from schema_tap import SchemaTap
+from helpers.client.client_server import make_server
+from helpers.client.schema_tap import SchemaTap
 
 import mcpkit
 from mcpkit.client import ClientOptions

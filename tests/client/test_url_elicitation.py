@@ -7,12 +7,12 @@ import asyncio
 import sys
 import urllib.request
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-from schema_tap import SchemaTap
-from wire import LEGACY, check
+from helpers import HELPERS
+from helpers.client.schema_tap import SchemaTap
+from helpers.wire import LEGACY, check
 
 from mcpkit.client import Client, ClientOptions, InputRequest
 from mcpkit.client.legacy.completions import Completions
@@ -21,7 +21,7 @@ from mcpkit.client.url_elicitation import check_url, real_host
 from mcpkit.errors import ProtocolViolation, RPCError, URLElicitationRequiredError
 from mcpkit.transports.stdio.client import StdioServer
 
-SERVER = str(Path(__file__).resolve().parent / "url_elicit_server.py")
+SERVER = str(HELPERS / "client" / "url_elicit_server.py")
 MakeClient = Callable[..., Client]
 _DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 LOOKALIKE = "\u0440\u0430\u0443\u0440\u0430l.com"  # Cyrillic letters that imitate paypal.com

@@ -11,7 +11,7 @@ from typing import Any
 
 import everything_server as fixtures
 import pytest
-from wire import meta
+from helpers.wire import meta
 
 SERVER = fixtures.server
 

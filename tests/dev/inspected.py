@@ -19,8 +19,8 @@ from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import urlsplit
 
-from devtools import Browser, Frame, Page
-from schema_tap import SchemaTap
+from helpers.client.schema_tap import SchemaTap
+from helpers.devtools import Browser, Frame, Page
 
 from mcpkit.dev.command import Inspector, inspector
 from mcpkit.dev.targets import read_target

@@ -18,11 +18,11 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from devtools import Browser, launched
-from everything_catalogue import COMMAND, npm_env
-from everything_catalogue import installed as installed  # the fixture, shared
+from helpers.client.schema_tap import ROOT
+from helpers.devtools import Browser, launched
+from helpers.everything_catalogue import COMMAND, npm_env
+from helpers.everything_catalogue import installed as installed  # the fixture, shared
 from inspected import foreign, inspecting, requested
-from schema_tap import ROOT
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 
 import httpx
 import pytest
-from schema_tap import ROOT
+from helpers.client.schema_tap import ROOT
 
 QUICKSTART = str(ROOT / "examples" / "quickstart" / "server.py")
 WAIT = 60.0

@@ -20,9 +20,9 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from devtools import Browser, launched
+from helpers.client.schema_tap import ROOT
+from helpers.devtools import Browser, launched
 from inspected import Tab, foreign, inspecting, requested
-from schema_tap import ROOT
 
 from mcpkit.probe.budget import Counter, compact
 

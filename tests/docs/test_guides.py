@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from http_peer import ServerProcess, checked_transport
-from schema_tap import SchemaTap
-from wire import SPEC_DIR, spec_available
+from helpers.client.schema_tap import SchemaTap
+from helpers.transports.http_peer import ServerProcess, checked_transport
+from helpers.wire import SPEC_DIR, spec_available
 
 from mcpkit.testing import ServerWire
 from mcpkit.transports.http_client.transport import HTTPConnector

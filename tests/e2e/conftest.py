@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from schema_tap import SchemaTap, TappedConnector
+from helpers.client.schema_tap import SchemaTap, TappedConnector
 
 from mcpkit.client import Client, ClientOptions
 from mcpkit.transports.stdio.client import python_server

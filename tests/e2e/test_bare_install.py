@@ -6,7 +6,7 @@ The environment is built once per content of pyproject.toml and src/ and kept un
 Its `mcpkit run --http` serves the quickstart, `mcpkit discover|tools|call` talk to it, a tool
 that asks the user (the calendar's `create_event`) completes through sealed requestState, and a
 server needing an extra is refused with one line naming it. The server's answers are also read
-by a schema-checking peer (tests/transports/http_peer.py), so what the bare install sends is
+by a schema-checking peer (tests/helpers/transports/http_peer.py), so what the bare install sends is
 held to the official schema.
 """
 
@@ -18,7 +18,6 @@ import hashlib
 import os
 import re
 import shutil
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -31,7 +30,8 @@ from typing import Any
 
 import httpx
 import pytest
-from http_peer import Peer, ServerProcess
+from helpers.services import free_port
+from helpers.transports.http_peer import Peer, ServerProcess
 
 ROOT = Path(__file__).resolve().parents[2]
 CACHE = ROOT / ".cache" / "bare-install"
@@ -98,13 +98,6 @@ def run(bare: Path, *args: str, stdin: str = "", env: dict[str, str] | None = No
         args = (args[0], "--answers-from-stdin", *args[1:])
     return subprocess.run([str(bare / "mcpkit"), *args], input=stdin, capture_output=True,
                           text=True, cwd=ROOT, timeout=timeout, env=env or _clean_env())
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 @contextlib.contextmanager

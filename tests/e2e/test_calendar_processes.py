@@ -17,9 +17,9 @@ from typing import Any
 
 import httpx
 import pytest
-from http_peer import Peer, ServerProcess
-from stdio_peer import ROOT, StdioPeer
-from wire import LEGACY, MODERN, check_server_message, meta
+from helpers.transports.http_peer import Peer, ServerProcess
+from helpers.transports.stdio_peer import ROOT, StdioPeer
+from helpers.wire import LEGACY, MODERN, check_server_message, meta
 
 CALENDAR = "examples/calendar/server.py"
 WEEK = "calendar://week"

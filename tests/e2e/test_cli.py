@@ -11,9 +11,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from at_terminal import at_terminal
-from http_peer import ServerProcess
-from schema_tap import ROOT
+from helpers.at_terminal import at_terminal
+from helpers.client.schema_tap import ROOT
+from helpers.transports.http_peer import ServerProcess
 
 QUICKSTART = "examples/quickstart/server.py"
 CALENDAR = "examples/calendar/server.py"
@@ -22,7 +22,7 @@ WHEN = "2031-03-04T09:30:00+00:00"
 
 
 def mcpkit(*args: str, stdin: str = "", timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    """`mcpkit ARGS`; with `stdin`, its lines typed at a terminal (tests/at_terminal.py)."""
+    """`mcpkit ARGS`; with `stdin`, its lines typed at a terminal (tests/helpers/at_terminal.py)."""
     argv = [sys.executable, "-m", "mcpkit", *args]
     if stdin:
         return at_terminal(argv, stdin.splitlines(), cwd=ROOT, env=dict(os.environ),

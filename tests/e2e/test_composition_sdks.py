@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from listening import listening
-from sdk_process import TS_SDKS, install_python, install_typescript, run_client
-from wire import LEGACY, MODERN, check_client_message, check_server_message
+from helpers.auth.sdk_process import TS_SDKS, install_python, install_typescript, run_client
+from helpers.transports.listening import listening
+from helpers.wire import LEGACY, MODERN, check_client_message, check_server_message
 
 pytestmark = pytest.mark.asyncio
 

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from http_peer import ServerProcess
-from schema_tap import ROOT
+from helpers.client.schema_tap import ROOT
+from helpers.transports.http_peer import ServerProcess
 
 from mcpkit.client import Client, InputRequest
 from mcpkit.errors import NotJSONError

@@ -11,8 +11,8 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any, NamedTuple
 
 import pytest
-from fake_wire import problem_of
-from wire import LEGACY, MODERN, spec_available
+from helpers.client.fake_wire import problem_of
+from helpers.wire import LEGACY, MODERN, spec_available
 
 from mcpkit.client import Client
 
@@ -39,7 +39,7 @@ class LegacyApp:
     refuse a request they do not understand (`refusal`); two of the refusals are modern servers.
 
     Every JSON-RPC message it answers with is checked against the schema of its era before it
-    is sent (tests/client/fake_wire.py, as the stdio fakes do), so a fake gone off the schema
+    is sent (tests/helpers/client/fake_wire.py, as the stdio fakes do), so a fake gone off the schema
     cannot pass a client bug or fail a test for the wrong reason. A message off the schema is
     not sent: the request is answered 500 naming the problem, and `problems` keeps it for the
     `serve` fixture to fail the test with. A message meant to be off the schema carries

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from schema_tap import ROOT
+from helpers.client.schema_tap import ROOT
 
 from mcpkit.protocol.request_state import decode_key
 

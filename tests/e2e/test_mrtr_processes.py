@@ -12,8 +12,8 @@ from typing import Any
 
 import httpx
 import pytest
-from http_peer import ACCEPT, Peer, ServerProcess
-from stdio_peer import StdioPeer, meta
+from helpers.transports.http_peer import ACCEPT, Peer, ServerProcess
+from helpers.transports.stdio_peer import StdioPeer, meta
 
 from mcpkit.server.sealing import new_state_key
 

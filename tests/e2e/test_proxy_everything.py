@@ -24,10 +24,10 @@ from typing import Any
 
 import httpx
 import pytest
-from everything_catalogue import COMMAND, npm_env
-from everything_catalogue import installed as installed  # the fixture, shared
-from proxy_command import ROOT, ProxyProcess
-from schema_tap import SchemaTap, TappedConnector
+from helpers.client.schema_tap import SchemaTap, TappedConnector
+from helpers.everything_catalogue import COMMAND, npm_env
+from helpers.everything_catalogue import installed as installed  # the fixture, shared
+from helpers.proxy.proxy_command import ROOT, ProxyProcess
 from test_server_everything import elicit, sample
 
 from mcpkit.client import Client, ClientOptions

@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from everything_catalogue import COMMAND, check_catalogue, npm_env
-from everything_catalogue import installed as installed  # the fixture, shared
-from schema_tap import ROOT, SchemaTap
+from helpers.client.schema_tap import ROOT, SchemaTap
+from helpers.everything_catalogue import COMMAND, check_catalogue, npm_env
+from helpers.everything_catalogue import installed as installed  # the fixture, shared
 
 from mcpkit.client import Client, InputRequest
 from mcpkit.transports.stdio.client import StdioServer

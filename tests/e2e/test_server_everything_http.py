@@ -32,11 +32,11 @@ from typing import Any
 import httpx
 import orjson
 import pytest
-from everything_catalogue import PACKAGE, check_catalogue, npm_env
-from everything_catalogue import installed as installed  # the fixture, shared
-from schema_tap import ROOT, SchemaTap, TappedConnector
+from helpers.client.schema_tap import ROOT, SchemaTap, TappedConnector
+from helpers.everything_catalogue import PACKAGE, check_catalogue, npm_env
+from helpers.everything_catalogue import installed as installed  # the fixture, shared
+from helpers.wire import LEGACY, MODERN, check_client_message
 from test_server_everything import elicit, sample
-from wire import LEGACY, MODERN, check_client_message
 
 from mcpkit.client import Client, ClientOptions
 from mcpkit.errors import RPCError

@@ -17,10 +17,10 @@ from pathlib import Path
 
 import httpx
 import pytest
-from http_peer import ServerProcess, checked_transport
-from schema_tap import SchemaTap
-from stdio_peer import StdioPeer
-from wire import LEGACY, check_server_message
+from helpers.client.schema_tap import SchemaTap
+from helpers.transports.http_peer import ServerProcess, checked_transport
+from helpers.transports.stdio_peer import StdioPeer
+from helpers.wire import LEGACY, check_server_message
 
 from mcpkit import Client, ClientOptions, Server
 from mcpkit.transports.stdio.client import StdioServer

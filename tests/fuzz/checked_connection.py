@@ -16,8 +16,8 @@ import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
-from sample_server import make_server
-from wire import LEGACY, MODERN, check_server_message
+from helpers.sample_server import make_server
+from helpers.wire import LEGACY, MODERN, check_server_message
 
 from mcpkit.protocol.codec import encode
 from mcpkit.testing import ServerWire

@@ -1,6 +1,6 @@
 """A relay in front of a real stdio server that slips hostile lines in before an answer.
 
-`python injecting_relay.py` runs `python -m mcpkit run tests/sample_server.py:SERVER` and
+`python injecting_relay.py` runs `python -m mcpkit run tests/helpers/sample_server.py:SERVER` and
 passes every line between its own stdin/stdout and the server's. A `tools/call` of `echo`
 whose text starts with `INJECT:` carries a JSON list of strings: the relay writes each as one
 line to the client before passing the call on, so the client reads them just before the

@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from sample_server import make_server
+from helpers.sample_server import make_server
 
 server = make_server()

@@ -16,10 +16,10 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
+from helpers.sample_server import make_server
 from hypothesis import example, given
 from hypothesis import strategies as st
 from peer_values import json_values
-from sample_server import make_server
 
 from mcpkit.client import Client, ClientOptions
 from mcpkit.errors import MCPError

@@ -19,11 +19,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.sample_server import make_server
+from helpers.wire import LEGACY, MODERN, check_client_message, check_server_message
 from hypothesis import example, given
 from hypothesis import strategies as st
 from peer_values import near_miss_messages
-from sample_server import make_server
-from wire import LEGACY, MODERN, check_client_message, check_server_message
 
 from mcpkit.client import Client, ClientOptions
 from mcpkit.errors import InvalidRequestError, ProtocolViolation, TransportError

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from helpers.wire import MODERN, check_server_message
 from hypothesis import given
 from hypothesis import strategies as st
 from peer_values import json_values, meta_objects, near_miss_params
-from wire import MODERN, check_server_message
 
 from mcpkit.errors import (
     InvalidParamsError,

@@ -1,5 +1,5 @@
 """What the framing properties found, over a real HTTP response stream: a scripted peer under
-uvicorn on 127.0.0.1 (tests/transports/servers/hostile_http.py) and the client's
+uvicorn on 127.0.0.1 (tests/helpers/transports/servers/hostile_http.py) and the client's
 `HTTPClientTransport`, each message it posts schema-checked.
 
 An SSE `retry` field whose digits are not ASCII is ignored, and the response after it is
@@ -13,9 +13,9 @@ from typing import Any
 
 import orjson
 import pytest
-from http_peer import checked_transport, meta
-from servers.hostile_http import Exchange, HostilePeer, Reply, result, serving
-from wire import MODERN, check_server_message
+from helpers.transports.http_peer import checked_transport, meta
+from helpers.transports.servers.hostile_http import Exchange, HostilePeer, Reply, result, serving
+from helpers.wire import MODERN, check_server_message
 
 from mcpkit.errors import TransportError
 

@@ -26,10 +26,10 @@ from typing import Any
 import jsonschema
 import pytest
 from checked_connection import Tracebacks
+from helpers.wire import MODERN, check, check_server_message, meta
 from hypothesis import event, given
 from hypothesis import strategies as st
 from peer_values import json_values
-from wire import MODERN, check, check_server_message, meta
 
 from mcpkit import Server
 from mcpkit.openapi import OpenAPIError, OpenAPIOptions, Rule, add_openapi, asgi_client

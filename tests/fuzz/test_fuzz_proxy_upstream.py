@@ -1,4 +1,4 @@
-"""The proxy in front of a hostile upstream (tests/proxy/hostile_server.py, a real process on
+"""The proxy in front of a hostile upstream (tests/helpers/proxy/hostile_server.py, a real process on
 stdio, in each era): whatever the upstream answers a call with, whatever notifications it
 writes meanwhile, whatever it asks in the middle of the call (2025-11-25) and whatever tool
 list it announces, every message the proxy sends its client passes the official schema of the
@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from hostile import Bugs, Hostile
+from helpers.proxy.hostile import Bugs, Hostile
 from hypothesis import example, given
 from hypothesis import strategies as st
 from peer_values import json_values

@@ -23,10 +23,10 @@ import jsonschema
 import orjson
 import pytest
 from checked_connection import Tracebacks
+from helpers.wire import MODERN, check_server_message, meta
 from hypothesis import example, given
 from hypothesis import strategies as st
 from peer_values import json_values
-from wire import MODERN, check_server_message, meta
 
 from mcpkit import Server
 from mcpkit.protocol.codec import Request

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sample_server import make_server
+from helpers.sample_server import make_server
 
 from mcpkit.legacy.subscriptions import MAX_SUBSCRIPTIONS, MAX_URI_CHARS
 

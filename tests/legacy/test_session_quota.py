@@ -7,7 +7,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from wire import LEGACY, check_server_message
+from helpers.wire import LEGACY, check_server_message
 
 from mcpkit.legacy.session_quota import (
     CreationRate,

@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from store_urls import KINDS, make_url
-from task_fleet import (
+from helpers.store_urls import KINDS, make_url
+from helpers.task_fleet import (
     Fleet,
     LocalReplica,
     ReplicaDown,

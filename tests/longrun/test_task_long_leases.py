@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from store_urls import KINDS, make_url
-from task_fleet import Fleet, LocalReplica, check_effects, check_paths
+from helpers.store_urls import KINDS, make_url
+from helpers.task_fleet import Fleet, LocalReplica, check_effects, check_paths
 
 from mcpkit.ext.tasks import runtime_of
 

@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from store_urls import KINDS, make_url
-from task_fleet import Fleet, check_effects, check_paths, replicas_for
+from helpers.store_urls import KINDS, make_url
+from helpers.task_fleet import Fleet, check_effects, check_paths, replicas_for
 
 KILLS = 5
 

@@ -32,9 +32,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from services import free_port, postgres_bin
-from store_urls import make_url
-from task_fleet import Fleet, check_effects, check_paths, replicas_for
+from helpers.services import free_port, postgres_bin
+from helpers.store_urls import make_url
+from helpers.task_fleet import Fleet, check_effects, check_paths, replicas_for
 
 OUTAGE_S = 2.5
 

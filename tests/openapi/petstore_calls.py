@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from helpers.wire import MODERN, check, spec_available
 from petstore_app import PHOTO
-from wire import MODERN, check, spec_available
 
 from mcpkit.client import Client
 from mcpkit.schema.raw import prepare_raw_schema

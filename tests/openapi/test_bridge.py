@@ -13,10 +13,10 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import pytest
+from helpers.client.schema_tap import SchemaTap
 from openapi_docs import document, one_get, operation
 from petstore_app import KEY, PHOTO, create_app
 from petstore_calls import PETSTORE, text_of
-from schema_tap import SchemaTap
 
 from mcpkit import Server
 from mcpkit.client import Client

@@ -13,7 +13,7 @@ from typing import Any
 import orjson
 import pytest
 import yaml
-from listening import listening
+from helpers.transports.listening import listening
 from openapi_docs import document, json_response, one_get, operation
 from petstore_app import KEY, create_app
 from petstore_calls import PETSTORE, PETSTORE_30

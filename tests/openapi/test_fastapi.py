@@ -8,9 +8,9 @@ import socket
 from typing import Any
 
 import pytest
+from helpers.client.schema_tap import SchemaTap
 from petstore_app import KEY, PHOTO, create_app
 from petstore_calls import check_definitions, text_of
-from schema_tap import SchemaTap
 
 from mcpkit import Server
 from mcpkit.openapi import OpenAPIOptions

@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers.client.schema_tap import SchemaTap
 from petstore_calls import PETSTORE
-from schema_tap import SchemaTap
 
 from mcpkit.client import Client
 from mcpkit.transports.stdio.client import StdioServer

@@ -10,11 +10,11 @@ import sys
 from collections.abc import AsyncIterator
 
 import pytest
-from http_peer import ServerProcess, checked_transport
-from listening import listening
+from helpers.client.schema_tap import SchemaTap
+from helpers.transports.http_peer import ServerProcess, checked_transport
+from helpers.transports.listening import listening
 from petstore_app import KEY, create_app
 from petstore_calls import PETSTORE, PETSTORE_30, exercise, text_of
-from schema_tap import SchemaTap
 
 from mcpkit import Server
 from mcpkit.client import Client

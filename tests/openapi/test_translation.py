@@ -9,8 +9,8 @@ from typing import Any
 
 import jsonschema
 import pytest
+from helpers.wire import MODERN, check
 from openapi_docs import document, json_response, one_get, operation
-from wire import MODERN, check
 
 from mcpkit import Server
 from mcpkit.openapi import OpenAPIOptions, Rule

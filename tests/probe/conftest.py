@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.wire import LEGACY, MODERN, check_client_message
 from probe_support import DOCS
-from wire import LEGACY, MODERN, check_client_message
 
 _URL = "https://openaipublic.blob.core.windows.net/encodings/{}.tiktoken"
 DELIBERATE_METHODS = {"server/discover", "tools/list", "mcpkit/probe-unknown-method", "ping",

@@ -10,8 +10,8 @@ import shlex
 from pathlib import Path
 
 import pytest
-from everything_catalogue import COMMAND, npm_env
-from everything_catalogue import installed as installed  # the fixture, shared
+from helpers.everything_catalogue import COMMAND, npm_env
+from helpers.everything_catalogue import installed as installed  # the fixture, shared
 from probe_support import compact, mcpkit
 
 from mcpkit.probe.catalogue import parse_caps

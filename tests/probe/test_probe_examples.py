@@ -7,7 +7,7 @@ import sys
 from collections.abc import Iterator
 
 import pytest
-from http_peer import ServerProcess
+from helpers.transports.http_peer import ServerProcess
 from probe_support import ROOT
 
 from mcpkit.probe.catalogue import parse_caps

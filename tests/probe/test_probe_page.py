@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from chromium import FLAGS, chromium
+from helpers.chromium import FLAGS, chromium
 from probe_support import BROKEN, mcpkit
 
 from mcpkit.probe.checks import CHECKS

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from wire import MODERN, SPEC_DIR, SPEC_MISSING, meta, spec_available, validator
+from helpers.wire import MODERN, SPEC_DIR, SPEC_MISSING, meta, spec_available, validator
 
 from mcpkit.errors import InvalidParamsError
 from mcpkit.schema.params import compile_params, params_check

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from wire import LEGACY, MODERN, SPEC_DIR, spec_available
+from helpers.wire import LEGACY, MODERN, SPEC_DIR, spec_available
 
 from mcpkit import Server
 from mcpkit.ext.tasks.wire import TaskMethod

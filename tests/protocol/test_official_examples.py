@@ -12,8 +12,8 @@ from typing import Any
 
 import orjson
 import pytest
-from sample_server import make_server
-from wire import MODERN, RESULT_TYPES, SPEC_DIR, SPEC_MISSING, check, spec_available
+from helpers.sample_server import make_server
+from helpers.wire import MODERN, RESULT_TYPES, SPEC_DIR, SPEC_MISSING, check, spec_available
 
 from mcpkit import Server
 from mcpkit.protocol.codec import (

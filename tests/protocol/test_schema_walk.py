@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from child_memory import traced
+from helpers.child_memory import traced
 
 from mcpkit.client.tools import vet_tool
 from mcpkit.schema import pointers as schema_pointers
@@ -173,7 +173,7 @@ def test_a_tool_with_boolean_subschemas_is_kept() -> None:
 
 def peak_memory(schema: str, limits: Limits = COSTED) -> int:
     """Bytes allocated at the peak of one check of the schema the expression `schema` builds
-    (the schema itself excluded), in an interpreter of its own (tests/child_memory.py)."""
+    (the schema itself excluded), in an interpreter of its own (tests/helpers/child_memory.py)."""
     return traced(f"""
         from mcpkit.schema.walk import check_schema_structure
         from mcpkit.schema.walked import Limits, Wording

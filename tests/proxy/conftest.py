@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import pytest
-from proxied import ERAS, Proxied
+from helpers.proxy.proxied import ERAS, Proxied
 
 
 @pytest.fixture(params=ERAS)

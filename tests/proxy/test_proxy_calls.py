@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from proxied import Proxied, answer_form, answer_sample
+from helpers.proxy.proxied import Proxied, answer_form, answer_sample
 
 from mcpkit import Client, InvalidParamsError, RPCError
 from mcpkit.errors import MissingRequiredClientCapabilityError

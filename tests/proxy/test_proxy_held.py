@@ -11,7 +11,7 @@ from typing import Any
 
 import orjson
 import pytest
-from proxied import Proxied, answer_form
+from helpers.proxy.proxied import Proxied, answer_form
 
 from mcpkit import InputRequest
 from mcpkit.errors import (

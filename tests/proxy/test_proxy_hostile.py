@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from hostile import Bugs, Hostile
+from helpers.proxy.hostile import Bugs, Hostile
 
 from mcpkit import Client, InvalidParamsError, RPCError
 from mcpkit.errors import InternalError, RequestTimeoutError

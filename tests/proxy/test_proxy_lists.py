@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from proxied import Proxied
+from helpers.proxy.proxied import Proxied
 
 WAIT_S = 10.0
 

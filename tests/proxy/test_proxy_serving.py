@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from http_peer import ServerProcess
-from proxied import answer_form
-from proxy_command import ROOT, UPSTREAM_SERVER, ProxyProcess, python_upstream
-from schema_tap import SchemaTap, TappedConnector
-from services import free_port
+from helpers.client.schema_tap import SchemaTap, TappedConnector
+from helpers.proxy.proxied import answer_form
+from helpers.proxy.proxy_command import ROOT, UPSTREAM_SERVER, ProxyProcess, python_upstream
+from helpers.services import free_port
+from helpers.transports.http_peer import ServerProcess
 
 from mcpkit import Client, ClientOptions, InMemory, Server, StdioServer
 from mcpkit.errors import InternalError
@@ -89,7 +89,7 @@ def _gone(pid: int) -> bool:
 async def test_the_asgi_lifespan_starts_the_proxy_and_stops_its_upstream() -> None:
     port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "uvicorn", "asgi_proxy:app", "--host", "127.0.0.1", "--port",
+        [sys.executable, "-m", "uvicorn", "helpers.proxy.asgi_proxy:app", "--host", "127.0.0.1", "--port",
          str(port), "--lifespan", "on"], cwd=HERE, stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
         env={**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), str(ROOT / "tests"),

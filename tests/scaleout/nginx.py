@@ -9,12 +9,12 @@ temporary files in that folder. Its access log records which replica served each
 `Replica` is one `mcpkit run FILE --http 127.0.0.1:PORT/mcp --store URL` process on a port of
 its own (kept across restarts, since nginx names it), which `kill()` ends with SIGKILL and
 `start()` runs again. `Cluster` is three of them behind one `Balancer`, sharing one store URL
-(PostgreSQL or Redis, from tests/services.py), one home folder and one calendar database,
+(PostgreSQL or Redis, from tests/helpers/services.py), one home folder and one calendar database,
 and any settings and `mcpkit run` options of the replicas' own (`extra_env`, `extra_args`).
 `Replica.stop()` is SIGTERM (a drain, as a deploy stops a replica).
 
 When nginx is missing the tests skip with one line naming the package; where every real part
-is required (CI, tests/real_parts.py) they fail instead.
+is required (CI, tests/helpers/real_parts.py) they fail instead.
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ import time
 from pathlib import Path
 
 import httpx
-import real_parts
-from services import free_port
+from helpers import real_parts
+from helpers.services import free_port
 
 __all__ = ["ROOT", "Balancer", "Cluster", "Replica", "nginx_binary"]
 
@@ -82,7 +82,7 @@ http {{
 
 
 def nginx_binary() -> str:
-    """nginx's path; missing, a skip or a failure naming it (tests/real_parts.py)."""
+    """nginx's path; missing, a skip or a failure naming it (tests/helpers/real_parts.py)."""
     found = real_parts.nginx_binary()
     if found is None:
         real_parts.missing("nginx")

@@ -16,9 +16,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
-from http_peer import Peer, mirrored
+from helpers.transports.http_peer import Peer, mirrored
+from helpers.wire import LEGACY, check_server_message, meta
 from nginx import Cluster
-from wire import LEGACY, check_server_message, meta
 
 WRITES = 60
 CLIENTS = 4

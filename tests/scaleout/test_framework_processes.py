@@ -13,9 +13,9 @@ from pathlib import Path
 
 import httpx
 import pytest
-from http_peer import ServerProcess, checked_transport
-from schema_tap import SchemaTap
-from services import free_port
+from helpers.client.schema_tap import SchemaTap
+from helpers.services import free_port
+from helpers.transports.http_peer import ServerProcess, checked_transport
 from test_workers import stop, workers_of
 
 from mcpkit import Client

@@ -19,11 +19,11 @@ from typing import Any
 
 import httpx
 import pytest
-from http_peer import Peer
+from helpers.client.schema_tap import SchemaTap, TappedConnector
+from helpers.proxy.proxy_command import ProxyProcess, python_upstream
+from helpers.transports.http_peer import Peer
+from helpers.wire import LEGACY
 from nginx import Balancer, nginx_binary
-from proxy_command import ProxyProcess, python_upstream
-from schema_tap import SchemaTap, TappedConnector
-from wire import LEGACY
 
 from mcpkit.client import Client, ClientOptions
 from mcpkit.errors import InvalidParamsError

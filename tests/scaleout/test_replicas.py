@@ -13,9 +13,9 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
-from http_peer import Peer
+from helpers.transports.http_peer import Peer
+from helpers.wire import LEGACY
 from nginx import Cluster
-from wire import LEGACY
 
 CAPS = {"io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}}}
 ACCEPT = {"confirm": {"action": "accept", "content": {"note": "gift"}}}
@@ -141,7 +141,7 @@ async def test_a_legacy_stream_resumes_with_last_event_id_on_another_replica(
 async def event_ids(response: httpx.Response, peer: Peer | None = None
                     ) -> AsyncIterator[tuple[str, dict[str, Any] | None]]:
     """(event id, message or None for a priming event) of each SSE event with an id."""
-    from wire import check_server_message
+    from helpers.wire import check_server_message
 
     buffer = b""
     async for chunk in response.aiter_bytes():

@@ -1,7 +1,7 @@
 """A rolling restart behind nginx under task load, on PostgreSQL and on Redis.
 
 Three `mcpkit run --grace 1` replicas (heartbeats every 0.5 s, leases of 3 s: replicas
-starting on a loaded machine must not starve a running one past its lease) of the long-running tests' worker (tests/task_worker.py:
+starting on a loaded machine must not starve a running one past its lease) of the long-running tests' worker (tests/helpers/task_worker.py:
 tasks that report progress at every step and ask one question) behind a round-robin nginx.
 Nine tasks are started through nginx, five resumable and four not (one of them, W8, left
 waiting for its answer until the restart is over, so it is running whenever its replica
@@ -27,8 +27,8 @@ from pathlib import Path
 
 import httpx
 import pytest
+from helpers.task_fleet import WORKER, Balanced, Fleet, check_effects, check_paths
 from nginx import Cluster, nginx_binary
-from task_fleet import WORKER, Balanced, Fleet, check_effects, check_paths
 
 
 @pytest.fixture(params=["postgres", "redis"])

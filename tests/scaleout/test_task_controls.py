@@ -16,7 +16,7 @@ from typing import Any
 
 import httpx
 import pytest
-from http_peer import Peer
+from helpers.transports.http_peer import Peer
 from nginx import Cluster, nginx_binary
 from test_tasks_balanced import CAPS, WAIT_S, task_request, until_status
 

@@ -8,7 +8,7 @@ import asyncio
 from typing import Any
 
 import httpx
-from http_peer import Peer
+from helpers.transports.http_peer import Peer
 from nginx import Cluster
 
 TASKS = "io.modelcontextprotocol/tasks"

@@ -13,9 +13,9 @@ from typing import Any
 
 import httpx
 import pytest
-from http_peer import Peer
+from helpers.services import free_port
+from helpers.transports.http_peer import Peer
 from nginx import REPLICA_SERVER, ROOT
-from services import free_port
 
 
 def children(pid: int) -> list[int]:

@@ -11,7 +11,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
-from schema_tap import SchemaTap
+from helpers.client.schema_tap import SchemaTap
 
 from mcpkit import Context, Elicited, Server, ToolResult
 from mcpkit.client import ClientOptions

@@ -18,8 +18,8 @@ from typing import Any
 import httpx
 import orjson
 import pytest
-from http_peer import Peer
-from listening import listening
+from helpers.transports.http_peer import Peer
+from helpers.transports.listening import listening
 
 from mcpkit import Context, Server
 from mcpkit.protocol.codec import MAX_NESTING

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sample_server import make_server
+from helpers.sample_server import make_server
 
 
 async def initialize(wire: Any, version: str = "2025-11-25") -> dict[str, Any]:

@@ -7,7 +7,7 @@ from contextlib import asynccontextmanager
 from typing import Annotated, Any
 
 import pytest
-from schema_tap import SchemaTap
+from helpers.client.schema_tap import SchemaTap
 
 from mcpkit import Context, Server
 from mcpkit.errors import InternalError

@@ -7,7 +7,7 @@ import threading
 from typing import Any
 
 import pytest
-from sample_server import make_server
+from helpers.sample_server import make_server
 
 from mcpkit import Context, Server
 

@@ -10,7 +10,7 @@ import logging
 from typing import Any
 
 import pytest
-from schema_tap import SchemaTap
+from helpers.client.schema_tap import SchemaTap
 
 from mcpkit import Context, Server, ToolError
 from mcpkit.client import ClientOptions

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from schema_tap import SchemaTap
+from helpers.client.schema_tap import SchemaTap
 
 from mcpkit import Context, Server, ServerOptions
 from mcpkit.server.middleware import (

@@ -8,7 +8,7 @@ from datetime import UTC, date, datetime
 from typing import Annotated, Any, Literal
 
 import pytest
-from wire import MODERN, check
+from helpers.wire import MODERN, check
 
 from mcpkit.errors import InvalidParamsError
 from mcpkit.schema.forms import check_form_schema, form_of, looks_secret

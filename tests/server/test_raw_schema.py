@@ -10,7 +10,7 @@ from typing import Any
 
 import orjson
 import pytest
-from wire import meta
+from helpers.wire import meta
 
 from mcpkit import Server
 from mcpkit.schema.bounds import MAX_EXPANDED, MAX_FAN_OUT

@@ -6,7 +6,7 @@ import asyncio
 from typing import Any
 
 import pytest
-from wire import MODERN, check_server_message
+from helpers.wire import MODERN, check_server_message
 
 from mcpkit import Context, Server
 from mcpkit.testing import ServerWire

@@ -8,7 +8,7 @@ import threading
 from typing import Any
 
 import pytest
-from wire import meta
+from helpers.wire import meta
 
 from mcpkit import Context, Server
 

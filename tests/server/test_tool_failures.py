@@ -18,8 +18,8 @@ from typing import Any
 
 import httpx
 import pytest
-from http_peer import Peer, ServerProcess
-from stdio_peer import StdioPeer
+from helpers.transports.http_peer import Peer, ServerProcess
+from helpers.transports.stdio_peer import StdioPeer
 
 from mcpkit import Context, Server, ToolError
 from mcpkit.errors import InternalError, InvalidParamsError, MissingRequiredClientCapabilityError

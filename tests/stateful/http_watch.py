@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
-from resume_peer import Event, SSEReader
+from helpers.transports.resume_peer import Event, SSEReader
 
 from mcpkit.store.legacy.events import MemoryEventStore
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from helpers.wire import LEGACY, MODERN, check_server_message
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     Bundle,
@@ -40,7 +41,6 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 from stateful_runs import Tally, machine_settings
-from wire import LEGACY, MODERN, check_server_message
 
 from mcpkit.protocol.codec import Notification, Request, Response
 from mcpkit.protocol.connection import (

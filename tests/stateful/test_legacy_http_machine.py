@@ -39,6 +39,8 @@ from typing import Any
 
 import httpx
 import orjson
+from helpers.transports.resume_peer import Recorder, on_free_port
+from helpers.wire import LEGACY, check_client_message
 from http_watch import BOUND, Conn, Exchanges, ObservedEvents
 from hypothesis import strategies as st
 from hypothesis.stateful import (
@@ -50,9 +52,7 @@ from hypothesis.stateful import (
     rule,
     run_state_machine_as_test,
 )
-from resume_peer import Recorder, on_free_port
 from stateful_runs import Tally, machine_settings
-from wire import LEGACY, check_client_message
 
 from mcpkit import Context, Server
 from mcpkit.store.legacy.sessions import MemorySessionStore

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.wire import MODERN, check_server_message, meta
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     Bundle,
@@ -41,7 +42,6 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 from stateful_runs import Tally, machine_settings
-from wire import MODERN, check_server_message, meta
 
 from mcpkit import Context, Server, ServerOptions
 from mcpkit.auth.server_config import Principal

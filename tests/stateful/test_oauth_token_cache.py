@@ -28,11 +28,11 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import httpx
+from helpers.transports.resume_peer import request_body
+from helpers.wire import MODERN, check_client_message, meta
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
-from resume_peer import request_body
-from wire import MODERN, check_client_message, meta
 
 from mcpkit.store.tokens import MemoryTokenStorage
 from mcpkit.transports.oauth.flow import OAuth

@@ -29,6 +29,7 @@ import os
 from typing import Any
 
 import orjson
+from helpers.wire import LEGACY, MODERN, check_client_message, check_server_message, meta
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     RuleBasedStateMachine,
@@ -38,7 +39,6 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 from stateful_runs import Tally, machine_settings
-from wire import LEGACY, MODERN, check_client_message, check_server_message, meta
 
 from mcpkit import Server
 from mcpkit.transports.stdio.server import serve_stdio

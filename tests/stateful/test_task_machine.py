@@ -34,6 +34,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.store_urls import KINDS, Clock, make_url
+from helpers.task_fleet import Tapped
+from helpers.wire import MODERN, check_server_message
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     Bundle,
@@ -44,9 +47,6 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 from stateful_runs import Tally, machine_settings
-from store_urls import KINDS, Clock, make_url
-from task_fleet import Tapped
-from wire import MODERN, check_server_message
 
 from mcpkit import Context, Server
 from mcpkit.errors import InternalError

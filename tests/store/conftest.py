@@ -1,7 +1,7 @@
 """The backends every store contract test runs on, and the opener that closes what it opened.
 
 `url` is one of memory, SQLite, PostgreSQL and Redis (the last two real servers from
-tests/services.py); `shared_url` only the two that replicas share."""
+tests/helpers/services.py); `shared_url` only the two that replicas share."""
 
 from __future__ import annotations
 

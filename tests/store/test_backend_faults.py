@@ -20,10 +20,10 @@ from typing import Any
 import httpx
 import pytest
 from backends import SHARED, Clock, make_url
-from http_peer import Peer
-from listening import listening
+from helpers.transports.http_peer import Peer
+from helpers.transports.listening import listening
+from helpers.wire import LEGACY
 from redeem_server import make_server
-from wire import LEGACY
 
 from mcpkit import Context
 from mcpkit.errors import StoreUnavailableError

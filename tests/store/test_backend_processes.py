@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 import pytest
 from backends import SHARED, make_url
-from http_peer import Peer, ServerProcess
+from helpers.transports.http_peer import Peer, ServerProcess
 
 TARGET = str(Path(__file__).with_name("redeem_server.py"))
 CAPS = {"io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}}}

@@ -130,8 +130,8 @@ def test_rotation_keeps_the_new_key_out_of_sealing_until_its_time() -> None:
 async def test_a_legacy_session_opened_on_one_replica_is_served_by_another(
         shared_url: str) -> None:
     import httpx
-    from http_peer import Peer
-    from listening import listening
+    from helpers.transports.http_peer import Peer
+    from helpers.transports.listening import listening
 
     servers = [replica(shared_url), replica(shared_url)]
     try:

@@ -1,5 +1,5 @@
 """One behavioural contract for every backend a store URL opens: memory, SQLite, PostgreSQL
-and Redis (real servers, tests/services.py).
+and Redis (real servers, tests/helpers/services.py).
 
 Single use is first-writer-wins under concurrency (two pools racing where the backend is
 shared), records expire by the clock, and legacy sessions keep the memory store's caps, owner

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from backends import Clock
-from wire import MODERN, check_server_message
+from helpers.wire import MODERN, check_server_message
 
 from mcpkit import Context, Server
 from mcpkit.ext.tasks.records import TaskRecord

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from http_peer import Peer, ServerProcess
+from helpers.transports.http_peer import Peer, ServerProcess
 
 TARGET = str(Path(__file__).with_name("redeem_server.py"))
 CAPS = {"io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}}}

@@ -17,9 +17,9 @@ from urllib.parse import urlsplit
 
 import httpx
 import pytest
-from http_peer import Peer, checked_transport
+from helpers.transports.http_peer import Peer, checked_transport
+from helpers.transports.resume_peer import on_free_port
 from opentelemetry.trace import SpanKind
-from resume_peer import on_free_port
 from span_capture import Spans
 
 from mcpkit import Server

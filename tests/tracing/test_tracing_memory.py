@@ -12,9 +12,9 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from helpers.client.schema_tap import SchemaTap
 from opentelemetry import baggage, context
 from opentelemetry.trace import SpanKind, StatusCode
-from schema_tap import SchemaTap
 from span_capture import Spans
 
 from mcpkit import Server, ToolError

@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.client.schema_tap import SchemaTap
+from helpers.wire import LEGACY, MODERN, check_client_message, check_server_message
 from opentelemetry.trace import SpanKind
-from schema_tap import SchemaTap
 from span_capture import Spans
-from wire import LEGACY, MODERN, check_client_message, check_server_message
 
 from mcpkit.client import Client, ClientOptions
 from mcpkit.transports.stdio.client import StdioServer

@@ -8,9 +8,9 @@ from collections.abc import AsyncIterator, Iterator
 
 import httpx
 import pytest
-from http_peer import FEATURES, Peer, ServerProcess
-from resume_peer import TIMEOUT
-from resume_server import Gates
+from helpers.transports.http_peer import FEATURES, Peer, ServerProcess
+from helpers.transports.resume_peer import TIMEOUT
+from helpers.transports.resume_server import Gates
 
 
 @pytest.fixture(scope="module")

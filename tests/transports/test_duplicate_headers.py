@@ -14,8 +14,8 @@ from typing import Any
 import orjson
 import pytest
 import uvicorn
-from http_peer import ServerProcess, meta, read_response
-from wire import LEGACY, MODERN, check_server_message
+from helpers.transports.http_peer import ServerProcess, meta, read_response
+from helpers.wire import LEGACY, MODERN, check_server_message
 
 from mcpkit import Server
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 
 import pytest
-from child_memory import run_here, traced
+from helpers.child_memory import run_here, traced
 
 from mcpkit.store.legacy.events import EventReplayError, MemoryEventStore, parse_event_id
 

@@ -5,7 +5,7 @@ refuses the same address on another port, with 403 (DNS-rebinding protection).""
 from __future__ import annotations
 
 import httpx
-from http_peer import FEATURES, Peer, ServerProcess
+from helpers.transports.http_peer import FEATURES, Peer, ServerProcess
 
 
 async def test_an_allowed_ipv6_host_and_port_passes_and_another_port_is_refused() -> None:

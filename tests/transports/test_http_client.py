@@ -10,9 +10,9 @@ from typing import Any
 
 import orjson
 import pytest
-from http_peer import ServerProcess, checked_transport, meta
-from resume_peer import on_free_port, request_body
-from wire import LEGACY, MODERN, check_client_message, check_server_message
+from helpers.transports.http_peer import ServerProcess, checked_transport, meta
+from helpers.transports.resume_peer import on_free_port, request_body
+from helpers.wire import LEGACY, MODERN, check_client_message, check_server_message
 
 from mcpkit.errors import TransportError
 from mcpkit.transports.http_client.transport import (

@@ -2,7 +2,7 @@
 notification carries its version in `MCP-Protocol-Version` (HTTP-10: every POST), a legacy one
 the session's id and version (LEG-14); neither carries the request-only `Mcp-Method`.
 
-The peer is a scripted ASGI app on a real uvicorn (servers/hostile_http.py) that records every
+The peer is a scripted ASGI app on a real uvicorn (tests/helpers/transports/servers/hostile_http.py) that records every
 header it receives; every message the client sends is schema-checked (`checked_transport`)."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from http_peer import checked_transport, meta
-from servers.hostile_http import SESSION, Exchange, HostilePeer, Reply, serving
-from wire import LEGACY, MODERN
+from helpers.transports.http_peer import checked_transport, meta
+from helpers.transports.servers.hostile_http import SESSION, Exchange, HostilePeer, Reply, serving
+from helpers.wire import LEGACY, MODERN
 
 from mcpkit.transports.http_client.transport import HTTPClientTransport
 

@@ -3,7 +3,7 @@
 or brings nothing, and a notification that meets a network error or an ended session.
 
 No correct server misbehaves like this, so most peers are a scripted ASGI app on a real uvicorn
-(servers/hostile_http.py); the ended session is a real `mcpkit run --http` process. Every POST
+(tests/helpers/transports/servers/hostile_http.py); the ended session is a real `mcpkit run --http` process. Every POST
 the client sends is schema-checked (`checked_transport`), and so is every message the scripted
 peer sends that is meant to be valid.
 """
@@ -19,9 +19,16 @@ from typing import Any
 import httpx
 import orjson
 import pytest
-from http_peer import ServerProcess, checked_transport, meta
-from servers.hostile_http import SESSION, Exchange, HostilePeer, Reply, result, serving
-from wire import LEGACY, MODERN, check_server_message
+from helpers.transports.http_peer import ServerProcess, checked_transport, meta
+from helpers.transports.servers.hostile_http import (
+    SESSION,
+    Exchange,
+    HostilePeer,
+    Reply,
+    result,
+    serving,
+)
+from helpers.wire import LEGACY, MODERN, check_server_message
 
 from mcpkit.errors import TransportError
 from mcpkit.transports.http_client.streams import BlockSize

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from http_peer import ServerProcess
-from schema_tap import ROOT, SchemaTap
+from helpers.client.schema_tap import ROOT, SchemaTap
+from helpers.transports.http_peer import ServerProcess
 
 from mcpkit.client import Client, ClientOptions, InputRequest
 from mcpkit.transports.http_client.transport import HTTPConnector

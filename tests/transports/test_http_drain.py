@@ -26,9 +26,10 @@ from typing import Any
 
 import httpx
 import pytest
-from http_peer import Peer, ServerProcess
+from helpers import HELPERS
+from helpers.transports.http_peer import Peer, ServerProcess
 
-SERVER = str(Path(__file__).parent / "servers" / "drain_server.py")
+SERVER = str(HELPERS / "transports" / "servers" / "drain_server.py")
 GRACE = "1.5"
 TASKS = "io.modelcontextprotocol/tasks"
 CAPS = {"io.modelcontextprotocol/clientCapabilities": {"extensions": {TASKS: {}}}}

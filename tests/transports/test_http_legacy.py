@@ -7,7 +7,7 @@ import asyncio
 from typing import Any
 
 import httpx
-from http_peer import Peer, Reply, ServerProcess
+from helpers.transports.http_peer import Peer, Reply, ServerProcess
 
 from mcpkit.protocol.http import classify_era
 

@@ -13,9 +13,9 @@ from typing import Any
 
 import httpx
 import pytest
-from hostile_ids import BAD_REQUEST_IDS
-from http_peer import Peer, ServerProcess
-from wire import LEGACY
+from helpers.transports.hostile_ids import BAD_REQUEST_IDS
+from helpers.transports.http_peer import Peer, ServerProcess
+from helpers.wire import LEGACY
 
 
 def gate_call(request_id: Any) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import orjson
 import pytest
-from resume_peer import (
+from helpers.transports.resume_peer import (
     TIMEOUT,
     LegacyClient,
     Recorded,
@@ -22,8 +22,8 @@ from resume_peer import (
     results,
     serving,
 )
-from resume_server import RETRY_MS, Gates, app
-from wire import LEGACY, MODERN, check_client_message, meta
+from helpers.transports.resume_server import RETRY_MS, Gates, app
+from helpers.wire import LEGACY, MODERN, check_client_message, meta
 
 from mcpkit import Client, ClientOptions, HTTPConnector
 from mcpkit.store.legacy.events import MemoryEventStore

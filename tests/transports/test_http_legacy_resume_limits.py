@@ -12,8 +12,15 @@ from typing import Any
 import httpx
 import orjson
 import pytest
-from resume_peer import TIMEOUT, LegacyClient, collect, legacy_session, results, serving
-from resume_server import Gates, app
+from helpers.transports.resume_peer import (
+    TIMEOUT,
+    LegacyClient,
+    collect,
+    legacy_session,
+    results,
+    serving,
+)
+from helpers.transports.resume_server import Gates, app
 
 from mcpkit.protocol.http import SESSION
 from mcpkit.store.legacy.events import MemoryEventStore

@@ -10,11 +10,11 @@ from typing import Any
 import httpx
 import pytest
 import uvicorn
-from http_peer import checked_transport, meta
+from helpers.transports.http_peer import checked_transport, meta
+from helpers.wire import MODERN, check_server_message
 from starlette.applications import Starlette
 from starlette.responses import PlainTextResponse
 from starlette.routing import Mount, Route
-from wire import MODERN, check_server_message
 
 from mcpkit import Context, Server
 

@@ -12,8 +12,8 @@ from typing import Any
 
 import orjson
 import pytest
-from resume_peer import on_free_port, request_body
-from wire import LEGACY, MODERN, check_client_message
+from helpers.transports.resume_peer import on_free_port, request_body
+from helpers.wire import LEGACY, MODERN, check_client_message
 
 from mcpkit.errors import TransportError
 from mcpkit.transports.http_client.transport import HTTPClientTransport

@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 import uvicorn
-from http_peer import ROOT, Peer, ServerProcess
+from helpers.transports.http_peer import ROOT, Peer, ServerProcess
 
 from mcpkit import Server
 from mcpkit.legacy.session import LegacyState

@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 import httpx
 import orjson
 import pytest
-from http_peer import (
+from helpers.transports.http_peer import (
     FEATURES,
     Peer,
     Reply,
@@ -22,7 +22,7 @@ from http_peer import (
     raw_post,
     read_response,
 )
-from wire import MODERN, check_server_message
+from helpers.wire import MODERN, check_server_message
 
 from mcpkit.protocol.http import STATUS_BY_CODE
 

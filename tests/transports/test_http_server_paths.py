@@ -20,10 +20,10 @@ from typing import Any
 import httpx
 import orjson
 import pytest
-from http_peer import FEATURES, Peer, ServerProcess, chunk, head, read_response
-from resume_peer import serving
-from resume_server import Gates
-from wire import LEGACY, MODERN, check_server_message, meta
+from helpers.transports.http_peer import FEATURES, Peer, ServerProcess, chunk, head, read_response
+from helpers.transports.resume_peer import serving
+from helpers.transports.resume_server import Gates
+from helpers.wire import LEGACY, MODERN, check_server_message, meta
 
 from mcpkit import Context, Server
 from mcpkit.legacy.session import LegacyState

@@ -19,9 +19,9 @@ from typing import Any
 
 import httpx
 import pytest
-from http_peer import Peer, Reply
-from listening import BOUND, listening
-from wire import LEGACY
+from helpers.transports.http_peer import Peer, Reply
+from helpers.transports.listening import BOUND, listening
+from helpers.wire import LEGACY
 
 from mcpkit import Server
 from mcpkit.legacy.session_quota import SessionLimits

@@ -21,7 +21,7 @@ import asyncio
 from typing import Any
 
 import orjson
-from wire import LEGACY, MODERN, check_server_message
+from helpers.wire import LEGACY, MODERN, check_server_message
 
 from mcpkit import Server
 from mcpkit.transports.http_server.app import HTTPApp

@@ -14,7 +14,7 @@ import httpx
 import pytest
 import uvicorn
 from fastapi import FastAPI
-from http_peer import checked_transport
+from helpers.transports.http_peer import checked_transport
 from starlette.applications import Starlette
 from starlette.routing import Mount, Route
 

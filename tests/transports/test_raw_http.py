@@ -23,9 +23,9 @@ from typing import Any
 import httpx
 import orjson
 import pytest
-from http_peer import FEATURES, Peer, ServerProcess
-from listening import BOUND, Listening, listening
-from wire import MODERN, check_server_message
+from helpers.transports.http_peer import FEATURES, Peer, ServerProcess
+from helpers.transports.listening import BOUND, Listening, listening
+from helpers.wire import MODERN, check_server_message
 
 from mcpkit import Server
 from mcpkit.transports.http_server.limits import ListenerLimits

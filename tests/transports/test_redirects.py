@@ -15,11 +15,11 @@ import httpx
 import orjson
 import pytest
 import uvicorn
-from http_peer import checked_transport, meta
+from helpers.transports.http_peer import checked_transport, meta
+from helpers.wire import MODERN, check_server_message
 from starlette.applications import Starlette
 from starlette.responses import Response
 from starlette.routing import Mount, Route
-from wire import MODERN, check_server_message
 
 from mcpkit import Client, ClientOptions, Server
 from mcpkit.errors import HTTPStatusError

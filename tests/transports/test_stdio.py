@@ -10,10 +10,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from stdio_peer import ROOT, StdioPeer, meta
+from helpers import HELPERS
+from helpers.transports.stdio_peer import ROOT, StdioPeer, meta
 
 QUICKSTART = "examples/quickstart/server.py"
-NOISY = str(Path(__file__).parent / "servers" / "noisy.py")
+NOISY = str(HELPERS / "transports" / "servers" / "noisy.py")
 
 
 @pytest.fixture

@@ -15,14 +15,15 @@ from typing import Any
 
 import orjson
 import pytest
-from hostile_ids import BAD_REQUEST_IDS
-from stdio_peer import ROOT, StdioPeer, meta
-from wire import MODERN, check_server_message
+from helpers import HELPERS
+from helpers.transports.hostile_ids import BAD_REQUEST_IDS
+from helpers.transports.stdio_peer import ROOT, StdioPeer, meta
+from helpers.wire import MODERN, check_server_message
 
 from mcpkit import Server
 from mcpkit.transports.stream import StreamConnection
 
-FEATURES = str(Path(__file__).parent / "servers" / "http_features.py")
+FEATURES = str(HELPERS / "transports" / "servers" / "http_features.py")
 QUICKSTART = "examples/quickstart/server.py"
 
 

@@ -1,7 +1,7 @@
 // The official MCP TypeScript SDK's client on the composed server (two examples mounted):
 // `node compose_client.mjs URL PACKAGE`, PACKAGE `@modelcontextprotocol/client` (2.x, asked to
 // negotiate 2026-07-28) or `@modelcontextprotocol/sdk` (1.x, 2025-11-25), installed by
-// tests/auth/sdk_process.py (the test copies this script beside them). It lists everything, calls a tool of each mounted server, reads a
+// tests/helpers/auth/sdk_process.py (the test copies this script beside them). It lists everything, calls a tool of each mounted server, reads a
 // namespaced resource and gets a namespaced prompt, and prints one JSON line of what it saw.
 const [url, pkg] = process.argv.slice(2);
 const v2 = pkg === '@modelcontextprotocol/client';

@@ -1,5 +1,5 @@
 """The official MCP Python SDK's client (`mcp==2.3.0`, in an environment of its own that
-`tests/auth/sdk_process.py` makes) on the composed server: `python compose_client.py URL [legacy]`.
+`tests/helpers/auth/sdk_process.py` makes) on the composed server: `python compose_client.py URL [legacy]`.
 
 It lists everything, calls a tool of each mounted server, reads a namespaced resource and
 gets a namespaced prompt, and prints one JSON line of what it saw: at 2026-07-28 (the SDK's

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from schema_tap import SchemaTap
+from helpers.client.schema_tap import SchemaTap
 
 from mcpkit import Server
 from mcpkit.client import Client, ClientOptions

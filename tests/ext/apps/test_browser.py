@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from devtools import launched
-from http_peer import ServerProcess
-from schema_tap import ROOT, SchemaTap, TappedConnector
+from helpers.client.schema_tap import ROOT, SchemaTap, TappedConnector
+from helpers.devtools import launched
+from helpers.transports.http_peer import ServerProcess
 
 from mcpkit.client import Client, ClientOptions
 from mcpkit.ext.apps import APPS, MIME_TYPE

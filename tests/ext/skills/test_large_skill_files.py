@@ -21,8 +21,8 @@ from pathlib import Path
 import httpx
 import orjson
 import pytest
-from http_peer import Peer, ServerProcess
-from schema_tap import SchemaTap, TappedConnector
+from helpers.client.schema_tap import SchemaTap, TappedConnector
+from helpers.transports.http_peer import Peer, ServerProcess
 
 from mcpkit.client import Client, ClientOptions
 from mcpkit.errors import InternalError

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from listening import listening
-from schema_tap import SchemaTap, TappedConnector
+from helpers.client.schema_tap import SchemaTap, TappedConnector
+from helpers.transports.listening import listening
 from skill_tree import FORMS, LOGO, PDF_SKILL, skill_tree
 
 from mcpkit import Context, Server

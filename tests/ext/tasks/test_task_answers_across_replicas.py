@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from store_urls import KINDS, make_url
+from helpers.store_urls import KINDS, make_url
 from test_task_shares import CAPS, Caller
 
 from mcpkit import Context, Server

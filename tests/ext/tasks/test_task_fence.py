@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from store_urls import Clock
+from helpers.store_urls import Clock
 from test_task_shares import Caller
 
 from mcpkit import Server

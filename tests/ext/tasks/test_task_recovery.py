@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from store_urls import Clock
+from helpers.store_urls import Clock
 
 from mcpkit import Server
 from mcpkit.ext.tasks import TaskOptions, runtime_of

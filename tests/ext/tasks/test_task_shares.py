@@ -19,10 +19,10 @@ from typing import Any
 
 import httpx
 import pytest
-from http_peer import Peer
-from listening import listening
-from store_urls import KINDS, Clock, make_url
-from wire import MODERN, check_server_message
+from helpers.store_urls import KINDS, Clock, make_url
+from helpers.transports.http_peer import Peer
+from helpers.transports.listening import listening
+from helpers.wire import MODERN, check_server_message
 
 from mcpkit import Context, Server
 from mcpkit.ext.tasks import TaskOptions, runtime_of

@@ -11,8 +11,8 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
-from http_peer import Peer
-from listening import listening
+from helpers.transports.http_peer import Peer
+from helpers.transports.listening import listening
 from tasks_server import tasks_server
 
 from mcpkit import Context

@@ -16,7 +16,8 @@ from typing import Any
 
 import httpx
 import pytest
-from wire import MODERN, check_server_message
+from helpers.services import free_port
+from helpers.wire import MODERN, check_server_message
 
 from mcpkit.ext.tasks.wire import check_create_task_result, check_get_task_result
 from mcpkit.protocol.extensions import TASKS
@@ -25,12 +26,6 @@ from mcpkit.types.constants import CLIENT_CAPABILITIES_KEY, PROTOCOL_VERSION_KEY
 SERVER = Path(__file__).with_name("restart_server.py")
 META = {PROTOCOL_VERSION_KEY: "2026-07-28", CLIENT_CAPABILITIES_KEY: {"extensions": {TASKS: {}}},
         "io.modelcontextprotocol/clientInfo": {"name": "restart-test", "version": "1"}}
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class Process:

@@ -1,5 +1,6 @@
 """The Tasks extension over a real stream connection, every message the server sends checked
-against the schema (tests/wire.py: the core envelope, and ext/tasks/wire's shapes for the rest)."""
+against the schema (tests/helpers/wire.py: the core envelope, and ext/tasks/wire's shapes for the
+rest)."""
 
 from __future__ import annotations
 

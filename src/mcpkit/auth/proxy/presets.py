@@ -12,7 +12,7 @@ Okta domain, a Keycloak realm URL) and becomes either
   authorization server, a Keycloak audience mapper, an Entra app that exposes an API).
 
 The endpoints are those each provider publishes in its discovery document (the tests hold the
-documents' fields, `tests/auth/provider_documents.py`); `oidc` takes any OpenID provider by
+documents' fields, `tests/helpers/auth/provider_documents.py`); `oidc` takes any OpenID provider by
 its discovery URL, whose endpoints are read when the proxy starts. docs/auth.md has the
 console steps for each. No I/O.
 """

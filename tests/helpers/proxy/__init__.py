@@ -1,0 +1,1 @@
+"""The upstreams and hostile peers the proxy tests put behind the proxy."""

@@ -1,0 +1,1 @@
+"""The peers and servers the transport tests run."""

@@ -1,0 +1,1 @@
+"""The servers the transport tests run as processes or mount on uvicorn."""
