@@ -12,7 +12,12 @@ import pytest
 
 import mcpkit.ext.tasks  # noqa: F401  (registers the `task` kind, as mcpkit.Client does)
 from mcpkit.client import Client, ClientOptions
-from mcpkit.client.result_kinds import RESULT_KINDS, register_result_kind
+from mcpkit.client.result_kinds import (
+    RESULT_KINDS,
+    is_extension_kind,
+    refuse_unfollowed,
+    register_result_kind,
+)
 from mcpkit.errors import ProtocolViolation
 
 MakeRaw = Callable[..., Client]
@@ -57,3 +62,13 @@ async def test_the_core_client_refuses_an_admitted_kind_it_does_not_follow(
     assert not hasattr(client, "start_tool")
     with pytest.raises(ProtocolViolation, match=r"admits but does not follow; use mcpkit\.Client"):
         await client.call_tool("weird_type")
+
+
+@pytest.mark.parametrize("kind", [[], {}, ["task"], {"task": 1}, 3, None])
+def test_a_result_type_that_is_no_string_is_of_no_registered_kind(kind: Any) -> None:
+    # A peer's `"resultType": []` is looked up in no table (a list cannot be): it is an
+    # unknown kind, refused as such by the caller, never a TypeError.
+    assert "task" in RESULT_KINDS
+    assert is_extension_kind({"resultType": kind}) is False
+    refuse_unfollowed({"resultType": kind}, "tools/call 'x'")  # not admitted: nothing raised
+

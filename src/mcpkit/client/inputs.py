@@ -36,7 +36,7 @@ from typing import Any, Final, Protocol
 from mcpkit.client.forms import FormSchemaError, check_answer, check_url_answer, read_form
 from mcpkit.client.legacy.completions import MAX_ID_LENGTH, Completions
 from mcpkit.client.options import InputRoundsExceededError
-from mcpkit.client.result_kinds import RESULT_KINDS
+from mcpkit.client.result_kinds import is_extension_kind
 from mcpkit.client.url_elicitation import check_url
 from mcpkit.errors import InvalidParamsError, MethodNotFoundError, ProtocolViolation
 from mcpkit.types.methods import Method
@@ -381,7 +381,7 @@ async def run_rounds(
     rounds = 0
     while True:
         kind = result.get("resultType", "complete")
-        if kind == "complete" or kind in RESULT_KINDS:
+        if kind == "complete" or is_extension_kind(result):
             return result  # an extension's kind (a task) ends the rounds; the caller admits it
         if kind != "input_required":
             raise ProtocolViolation(

@@ -56,8 +56,10 @@ def register_result_kind(kind: str, admission: Admission) -> None:
 
 
 def is_extension_kind(result: Mapping[str, Any]) -> bool:
-    """Whether `result` is of a kind an extension registered."""
-    return result.get("resultType") in RESULT_KINDS
+    """Whether `result` is of a kind an extension registered (a `resultType` that is no string,
+    a peer's `[]` or `{}`, is of none)."""
+    kind = result.get("resultType")
+    return isinstance(kind, str) and kind in RESULT_KINDS
 
 
 def admit(method: str, params: Mapping[str, Any], result: Mapping[str, Any], what: str) -> None:
@@ -70,7 +72,7 @@ def refuse_unfollowed(result: Mapping[str, Any], what: str) -> None:
     (a core client asked for the extension in `ClientOptions.extensions` but is not the
     extension's client class)."""
     kind = result.get("resultType")
-    if kind in RESULT_KINDS:
+    if isinstance(kind, str) and kind in RESULT_KINDS:
         raise ProtocolViolation(
             f"{what}: the server answered with resultType {kind!r}, which the core client "
             "admits but does not follow; use mcpkit.Client, which follows it")
