@@ -1,4 +1,5 @@
-"""What the test modules share: the schema checks of every message (wire), the real parts a run starts (services, real_parts), and the servers, peers and stand-ins they run."""
+"""What the test modules share: the schema checks of every message (wire), the real parts a
+run starts (services, real_parts), and the servers, peers and stand-ins they run."""
 
 from pathlib import Path
 

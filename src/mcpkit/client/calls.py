@@ -3,9 +3,9 @@ its `resultType` calls for.
 
 A call (`tools/call`, `resources/read`, `prompts/get`) is the one kind of request that may not
 be answered at once. `complete` ends it; `input_required` enters the MRTR loop
-(`mcpkit.client.inputs.run_rounds`); a kind an extension registered (`mcpkit.client.result_kinds`: the Tasks
-extension's `task`) is admitted by the extension's check and returned for the caller to follow;
-any other is refused. The lists and `complete` do not come here: they are answered at once.
+(`mcpkit.client.inputs.run_rounds`); a kind an extension registered
+(`mcpkit.client.result_kinds`: the Tasks extension's `task`) is admitted by the extension's
+check and returned for the caller to follow; any other is refused. The lists and `complete` do not come here: they are answered at once.
 
 Takes the client's `ClientCore` (`mcpkit.client.core`). May import `mcpkit.types`,
 `mcpkit.errors` and the client's own lower modules.

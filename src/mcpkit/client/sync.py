@@ -15,8 +15,9 @@ raises `RuntimeError` at once instead of hanging.
 joins the thread; a `SyncClient` that is dropped unclosed does the same when collected or at
 exit. The API is `Client`'s, method for method (an extension's client half adds its own, as
 `mcpkit.ext.tasks.SyncTaskClient` adds `start_tool` and `task` to `mcpkit.SyncClient`), and a
-test holds the two to the same names and parameters; the one design rule it bends (one way to do each thing) is bent here only, as a thin
-shell over the async client, with no logic of its own.
+test holds the two to the same names and parameters; the one design rule it bends (one way to
+do each thing) is bent here only, as a thin shell over the async client, with no logic of its
+own.
 
 May import the client's own modules and the standard library.
 """

@@ -1,1 +1,2 @@
-"""The authorization servers, protected servers, browsers and SDK clients the authorization tests run."""
+"""The authorization servers, protected servers, browsers and SDK clients the authorization
+tests run."""
